@@ -1,0 +1,68 @@
+"""Audio outputs: WAV files (16-bit PCM or 32-bit float) and the default speaker.
+
+The speaker needs the optional `sounddevice` package (`pip install hearth-tts[play]`) and a
+PortAudio output device; `default_output_available` tells whether both exist.
+"""
+
+from __future__ import annotations
+
+import struct
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+__all__ = ["SAMPLE_FORMATS", "to_pcm", "write_wav", "default_output_available", "play"]
+
+SAMPLE_FORMATS = ("s16", "f32")
+
+
+def to_pcm(samples: np.ndarray, sample_format: str) -> bytes:
+    """Little-endian interleaved bytes of mono float samples in [-1, 1]."""
+    x = np.asarray(samples, dtype=np.float32).reshape(-1)
+    if sample_format == "s16":
+        return (np.clip(x, -1.0, 1.0) * 32767.0).round().astype("<i2").tobytes()
+    if sample_format == "f32":
+        return x.astype("<f4").tobytes()
+    raise ValueError(f"sample format must be one of {', '.join(SAMPLE_FORMATS)}, got {sample_format!r}")
+
+
+def _wav_header(num_bytes: int, sample_rate: int, sample_format: str) -> bytes:
+    bits = 16 if sample_format == "s16" else 32
+    fmt_tag = 1 if sample_format == "s16" else 3  # PCM / IEEE float
+    block = bits // 8
+    fmt = struct.pack("<HHIIHH", fmt_tag, 1, sample_rate, sample_rate * block, block, bits)
+    chunks = b"fmt " + struct.pack("<I", len(fmt)) + fmt
+    if fmt_tag == 3:  # non-PCM formats carry a fact chunk with the frame count
+        chunks += b"fact" + struct.pack("<II", 4, num_bytes // block)
+    chunks += b"data" + struct.pack("<I", num_bytes)
+    return b"RIFF" + struct.pack("<I", 4 + len(chunks) + num_bytes) + b"WAVE" + chunks
+
+
+def write_wav(target: Path | BinaryIO, samples: np.ndarray, sample_rate: int, sample_format: str = "s16") -> None:
+    data = to_pcm(samples, sample_format)
+    blob = _wav_header(len(data), sample_rate, sample_format) + data
+    if isinstance(target, (str, Path)):
+        tmp = Path(str(target) + ".part")
+        tmp.write_bytes(blob)
+        tmp.replace(target)
+    else:
+        target.write(blob)
+        target.flush()
+
+
+def default_output_available() -> bool:
+    try:
+        import sounddevice as sd  # type: ignore[import-not-found]
+    except (ImportError, OSError):
+        return False
+    try:
+        return sd.query_devices(kind="output") is not None
+    except Exception:  # PortAudio raises its own error types when there is no device
+        return False
+
+
+def play(samples: np.ndarray, sample_rate: int) -> None:
+    import sounddevice as sd  # type: ignore[import-not-found]
+
+    sd.play(np.asarray(samples, dtype=np.float32), sample_rate, blocking=True)

@@ -1,0 +1,209 @@
+"""Find, download, verify and load a checkpoint in the official Hugging Face layout.
+
+Loading is disciplined: modules are built on the meta device, every tensor name and shape in the
+files is checked against what the config implies (missing, unexpected and misshapen tensors are
+all errors), and weights are assigned from memory-mapped safetensors. The speech tokenizer's
+encoder tensors are never read.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+
+from .config import CodecDecoderConfig, ConfigError, GenerationDefaults, ModelConfig, read_json
+from .model.codec import CodecDecoder
+from .model.talker import Talker
+from .safetensors_mmap import SafetensorsError, SafetensorsFile
+from .text import TextTokenizer
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "CheckpointError",
+    "Checkpoint",
+    "resolve",
+    "open_checkpoint",
+    "talker_tensor_shapes",
+    "codec_tensor_shapes",
+    "load_talker",
+    "load_codec",
+]
+
+DEFAULT_MODEL = "Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice"
+
+REQUIRED_FILES = (
+    "config.json",
+    "generation_config.json",
+    "model.safetensors",
+    "vocab.json",
+    "merges.txt",
+    "tokenizer_config.json",
+    "speech_tokenizer/config.json",
+    "speech_tokenizer/model.safetensors",
+)
+
+_HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+
+
+class CheckpointError(RuntimeError):
+    """The checkpoint cannot be used; the message names the file and the fix."""
+
+
+def _fetch_hint(model: str) -> str:
+    repo = model if _HUB_ID.match(model) else DEFAULT_MODEL
+    return f"fetch it with: hf download {repo} --local-dir <dir>   (then pass --model <dir>)"
+
+
+def resolve(model: str | os.PathLike[str], progress: bool = True) -> Path:
+    """A local checkpoint directory, or a hub id fetched into the Hugging Face cache."""
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return path
+    name = str(model)
+    if path.exists():
+        raise CheckpointError(f"{path} is a file; pass the checkpoint directory that contains config.json")
+    if not _HUB_ID.match(name) or name.startswith((".", "/", "~")):
+        raise CheckpointError(f"checkpoint directory {path} does not exist; {_fetch_hint(name)}")
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+        from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
+    except ImportError as e:  # pragma: no cover - a core dependency
+        raise CheckpointError("huggingface_hub is not installed; pip install huggingface_hub") from e
+    patterns = [f for f in REQUIRED_FILES] + ["preprocessor_config.json", "speech_tokenizer/*.json"]
+    try:
+        return Path(snapshot_download(name, allow_patterns=patterns, local_files_only=True))
+    except (LocalEntryNotFoundError, FileNotFoundError, OSError):
+        pass
+    if not progress:
+        disable_progress_bars()
+    try:
+        return Path(snapshot_download(name, allow_patterns=patterns))
+    except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as e:
+        raise CheckpointError(
+            f"could not download {name} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no network'}); "
+            f"on a machine with network, {_fetch_hint(name)}"
+        ) from e
+    finally:
+        enable_progress_bars()
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """One checkpoint: its directory and its typed configuration."""
+
+    path: Path
+    config: ModelConfig
+    codec: CodecDecoderConfig
+    generation: GenerationDefaults
+
+    def tokenizer(self) -> TextTokenizer:
+        try:
+            return TextTokenizer.from_dir(self.path)
+        except Exception as e:
+            raise CheckpointError(
+                f"{self.path}: vocab.json / merges.txt / tokenizer_config.json cannot be read ({e}); "
+                f"re-download the checkpoint"
+            ) from e
+
+
+def open_checkpoint(model: str | os.PathLike[str], progress: bool = True) -> Checkpoint:
+    path = resolve(model, progress=progress)
+    missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]
+    if missing:
+        raise CheckpointError(
+            f"{path} is missing {', '.join(missing)}; it is not a complete Qwen3-TTS CustomVoice checkpoint. "
+            + _fetch_hint(str(model))
+        )
+    try:
+        config = ModelConfig.from_json(read_json(path / "config.json"), str(path / "config.json"))
+        codec_path = path / "speech_tokenizer/config.json"
+        codec = CodecDecoderConfig.from_json(read_json(codec_path), str(codec_path))
+        gen_path = path / "generation_config.json"
+        generation = GenerationDefaults.from_json(read_json(gen_path), str(gen_path))
+    except ConfigError as e:
+        raise CheckpointError(str(e)) from e
+    return Checkpoint(path, config, codec, generation)
+
+
+def _shapes(module: nn.Module, prefix: str) -> dict[str, tuple[int, ...]]:
+    return {prefix + k: tuple(v.shape) for k, v in module.state_dict().items()}
+
+
+def talker_tensor_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor model.safetensors must hold, with its shape."""
+    with torch.device("meta"):
+        talker = Talker(config.talker)
+    shapes = _shapes(talker, "talker.")
+    t = config.talker
+    shapes["talker.model.text_embedding.weight"] = (t.text_vocab_size, t.text_hidden_size)
+    return shapes
+
+
+def codec_tensor_shapes(codec: CodecDecoderConfig) -> dict[str, tuple[int, ...]]:
+    """Every decoder tensor speech_tokenizer/model.safetensors must hold (encoder tensors are ignored)."""
+    with torch.device("meta"):
+        decoder = CodecDecoder(codec)
+    return _shapes(decoder, "decoder.")
+
+
+def _open_checked(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefix: str | None) -> SafetensorsFile:
+    try:
+        f = SafetensorsFile(path)
+    except SafetensorsError as e:
+        raise CheckpointError(f"{e}") from e
+    present = {n for n in f.tensors if ignore_prefix is None or not n.startswith(ignore_prefix)}
+    missing = sorted(set(expected) - present)
+    extra = sorted(present - set(expected))
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} tensors missing (first: {', '.join(missing[:3])})")
+    if extra:
+        problems.append(f"{len(extra)} unexpected tensors (first: {', '.join(extra[:3])})")
+    for name in sorted(set(expected) & present):
+        info = f.tensors[name]
+        if info.shape != expected[name]:
+            problems.append(f"tensor {name} has shape {list(info.shape)}, the config implies {list(expected[name])}")
+            break
+        if not info.dtype.is_floating_point:
+            problems.append(f"tensor {name} has dtype {info.dtype}, expected a floating-point type")
+            break
+    if problems:
+        raise CheckpointError(
+            f"{path} does not match its config: {'; '.join(problems)}. The weights and config.json come from "
+            "different models, or the file is damaged; re-download the checkpoint"
+        )
+    return f
+
+
+def _assign(module: nn.Module, f: SafetensorsFile, prefix: str, dtype: torch.dtype) -> None:
+    state = {}
+    for name in module.state_dict():
+        state[name] = f.get(prefix + name).to(dtype)
+    module.load_state_dict(state, strict=True, assign=True)
+    module.eval().requires_grad_(False)
+
+
+def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
+    path = ckpt.path / "model.safetensors"
+    f = _open_checked(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+    with torch.device("meta"):
+        talker = Talker(ckpt.config.talker)
+    _assign(talker, f, "talker.", dtype)
+    # Left memory-mapped in its stored dtype: only the rows of tokens in use are ever paged in.
+    talker.text_embedding = f.get("talker.model.text_embedding.weight")
+    return talker
+
+
+def load_codec(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> CodecDecoder:
+    path = ckpt.path / "speech_tokenizer/model.safetensors"
+    f = _open_checked(path, codec_tensor_shapes(ckpt.codec), ignore_prefix="encoder.")
+    with torch.device("meta"):
+        decoder = CodecDecoder(ckpt.codec)
+    _assign(decoder, f, "decoder.", dtype)
+    return decoder

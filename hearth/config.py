@@ -1,0 +1,314 @@
+"""Typed configuration built from a checkpoint's JSON files: the one place raw JSON is read.
+
+The official config classes accept unknown keys silently; here every key we depend on is
+required and type-checked, so a wrong or truncated config fails at load with its file name.
+`head_dim` is always read from the JSON, never derived from hidden size / heads.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = [
+    "ConfigError",
+    "TransformerConfig",
+    "TalkerConfig",
+    "CodecDecoderConfig",
+    "ModelConfig",
+    "GenerationDefaults",
+    "read_json",
+]
+
+
+class ConfigError(ValueError):
+    """A checkpoint config file is missing a key or holds a value of the wrong kind."""
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ConfigError(f"{path}: not valid JSON ({e}); re-download the checkpoint") from e
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: expected a JSON object")
+    return data
+
+
+class _Reader:
+    """Reads typed values from one JSON object, naming the file and key path in every error."""
+
+    def __init__(self, data: dict[str, Any], where: str):
+        self.data = data
+        self.where = where
+
+    def _get(self, key: str, kinds: tuple[type, ...], default: Any = ...) -> Any:
+        if key not in self.data or self.data[key] is None:
+            if default is ...:
+                raise ConfigError(f"{self.where}: missing key '{key}'")
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) and bool not in kinds:
+            raise ConfigError(f"{self.where}: '{key}' must be {kinds[0].__name__}, got {value!r}")
+        if not isinstance(value, kinds):
+            raise ConfigError(f"{self.where}: '{key}' must be {kinds[0].__name__}, got {value!r}")
+        return value
+
+    def int(self, key: str, default: Any = ...) -> int:
+        value = self._get(key, (int,), default)
+        if value is not None and value < 0:
+            raise ConfigError(f"{self.where}: '{key}' must not be negative, got {value}")
+        return value
+
+    def float(self, key: str, default: Any = ...) -> float:
+        return float(self._get(key, (float, int), default))
+
+    def str(self, key: str, default: Any = ...) -> str:
+        return self._get(key, (str,), default)
+
+    def bool(self, key: str, default: Any = ...) -> bool:
+        return self._get(key, (bool,), default)
+
+    def dict(self, key: str) -> dict[str, Any]:
+        return self._get(key, (dict,))
+
+    def list(self, key: str) -> list[Any]:
+        return self._get(key, (list,))
+
+    def sub(self, key: str) -> _Reader:
+        return _Reader(self.dict(key), f"{self.where}.{key}")
+
+
+@dataclass(frozen=True)
+class TransformerConfig:
+    """A Qwen3-style decoder stack (talker or code predictor)."""
+
+    hidden_size: int
+    intermediate_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    vocab_size: int
+
+    @classmethod
+    def read(cls, r: _Reader) -> TransformerConfig:
+        cfg = cls(
+            hidden_size=r.int("hidden_size"),
+            intermediate_size=r.int("intermediate_size"),
+            num_layers=r.int("num_hidden_layers"),
+            num_heads=r.int("num_attention_heads"),
+            num_kv_heads=r.int("num_key_value_heads"),
+            head_dim=r.int("head_dim"),
+            rms_norm_eps=r.float("rms_norm_eps"),
+            rope_theta=r.float("rope_theta"),
+            vocab_size=r.int("vocab_size"),
+        )
+        if cfg.num_kv_heads == 0 or cfg.num_heads % cfg.num_kv_heads:
+            raise ConfigError(f"{r.where}: num_attention_heads must be a multiple of num_key_value_heads")
+        if cfg.head_dim % 2:
+            raise ConfigError(f"{r.where}: head_dim must be even for rotary embeddings")
+        return cfg
+
+
+@dataclass(frozen=True)
+class TalkerConfig:
+    stack: TransformerConfig
+    predictor: TransformerConfig
+    num_code_groups: int
+    text_vocab_size: int
+    text_hidden_size: int
+    codec_pad_id: int
+    codec_bos_id: int
+    codec_eos_id: int
+    codec_think_id: int
+    codec_nothink_id: int
+    codec_think_bos_id: int
+    codec_think_eos_id: int
+    speaker_ids: dict[str, int]
+    speaker_dialects: dict[str, str | None]
+    language_ids: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """config.json of a CustomVoice checkpoint."""
+
+    talker: TalkerConfig
+    im_start_id: int
+    im_end_id: int
+    assistant_id: int
+    tts_bos_id: int
+    tts_eos_id: int
+    tts_pad_id: int
+    model_size: str
+    model_type: str
+
+    @property
+    def voices(self) -> list[str]:
+        return sorted(self.talker.speaker_ids)
+
+    @property
+    def languages(self) -> list[str]:
+        """'auto' plus every language that is not a dialect (dialects follow from the voice)."""
+        return ["auto"] + sorted(k for k in self.talker.language_ids if "dialect" not in k)
+
+    @property
+    def honours_instruct(self) -> bool:
+        # The official wrapper drops instruct whenever tts_model_size is a substring of "0b6".
+        return self.model_size not in "0b6"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "config.json") -> ModelConfig:
+        r = _Reader(data, where)
+        model_type = r.str("tts_model_type")
+        if model_type != "custom_voice":
+            raise ConfigError(
+                f"{where}: tts_model_type is '{model_type}'; Hearth runs CustomVoice checkpoints "
+                "(for example Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice)"
+            )
+        t = r.sub("talker_config")
+        p = t.sub("code_predictor_config")
+        stack = TransformerConfig.read(t)
+        predictor = TransformerConfig.read(p)
+        groups = t.int("num_code_groups")
+        if p.int("num_code_groups", groups) != groups:
+            raise ConfigError(f"{where}: talker and code predictor disagree on num_code_groups")
+        speakers = {k.lower(): int(v) for k, v in t.dict("spk_id").items()}
+        languages = {k.lower(): int(v) for k, v in t.dict("codec_language_id").items()}
+        dialects_raw = t.dict("spk_is_dialect")
+        dialects: dict[str, str | None] = {}
+        for name in speakers:
+            d = dialects_raw.get(name, False)
+            dialects[name] = d if isinstance(d, str) and d else None
+            if dialects[name] is not None and dialects[name] not in languages:
+                raise ConfigError(f"{where}: speaker {name} names unknown dialect {dialects[name]}")
+        talker = TalkerConfig(
+            stack=stack,
+            predictor=predictor,
+            num_code_groups=groups,
+            text_vocab_size=t.int("text_vocab_size"),
+            text_hidden_size=t.int("text_hidden_size"),
+            codec_pad_id=t.int("codec_pad_id"),
+            codec_bos_id=t.int("codec_bos_id"),
+            codec_eos_id=t.int("codec_eos_token_id"),
+            codec_think_id=t.int("codec_think_id"),
+            codec_nothink_id=t.int("codec_nothink_id"),
+            codec_think_bos_id=t.int("codec_think_bos_id"),
+            codec_think_eos_id=t.int("codec_think_eos_id"),
+            speaker_ids=speakers,
+            speaker_dialects=dialects,
+            language_ids=languages,
+        )
+        for key in ("codec_pad_id", "codec_bos_id", "codec_eos_id"):
+            if getattr(talker, key) >= stack.vocab_size:
+                raise ConfigError(f"{where}: {key} lies outside the codec vocabulary")
+        return cls(
+            talker=talker,
+            im_start_id=r.int("im_start_token_id"),
+            im_end_id=r.int("im_end_token_id"),
+            assistant_id=r.int("assistant_token_id"),
+            tts_bos_id=r.int("tts_bos_token_id"),
+            tts_eos_id=r.int("tts_eos_token_id"),
+            tts_pad_id=r.int("tts_pad_token_id"),
+            model_size=r.str("tts_model_size"),
+            model_type=model_type,
+        )
+
+
+@dataclass(frozen=True)
+class CodecDecoderConfig:
+    """speech_tokenizer/config.json, decoder half (the encoder is never used)."""
+
+    num_quantizers: int
+    codebook_size: int
+    codebook_dim: int
+    latent_dim: int
+    decoder_dim: int
+    hidden_size: int
+    intermediate_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    rms_norm_eps: float
+    rope_theta: float
+    sliding_window: int
+    layer_scale: float
+    upsample_rates: tuple[int, ...]
+    upsampling_ratios: tuple[int, ...]
+    sample_rate: int
+    upsample: int
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "speech_tokenizer/config.json") -> CodecDecoderConfig:
+        r = _Reader(data, where)
+        d = r.sub("decoder_config")
+        cfg = cls(
+            num_quantizers=d.int("num_quantizers"),
+            codebook_size=d.int("codebook_size"),
+            codebook_dim=d.int("codebook_dim"),
+            latent_dim=d.int("latent_dim"),
+            decoder_dim=d.int("decoder_dim"),
+            hidden_size=d.int("hidden_size"),
+            intermediate_size=d.int("intermediate_size"),
+            num_layers=d.int("num_hidden_layers"),
+            num_heads=d.int("num_attention_heads"),
+            num_kv_heads=d.int("num_key_value_heads"),
+            head_dim=d.int("head_dim"),
+            rms_norm_eps=d.float("rms_norm_eps"),
+            rope_theta=d.float("rope_theta"),
+            sliding_window=d.int("sliding_window"),
+            layer_scale=d.float("layer_scale_initial_scale", 0.01),
+            upsample_rates=tuple(int(x) for x in d.list("upsample_rates")),
+            upsampling_ratios=tuple(int(x) for x in d.list("upsampling_ratios")),
+            sample_rate=r.int("output_sample_rate"),
+            upsample=r.int("decode_upsample_rate"),
+        )
+        total = 1
+        for f in cfg.upsample_rates + cfg.upsampling_ratios:
+            total *= f
+        if total != cfg.upsample:
+            raise ConfigError(f"{where}: upsampling factors multiply to {total}, not decode_upsample_rate")
+        if cfg.decoder_dim % (2 ** len(cfg.upsample_rates)):
+            raise ConfigError(f"{where}: decoder_dim must halve cleanly through every upsampling block")
+        return cfg
+
+
+@dataclass(frozen=True)
+class GenerationDefaults:
+    """generation_config.json; the official hard defaults fill any key it lacks."""
+
+    do_sample: bool = True
+    temperature: float = 0.9
+    top_k: int = 50
+    top_p: float = 1.0
+    repetition_penalty: float = 1.05
+    subtalker_do_sample: bool = True
+    subtalker_temperature: float = 0.9
+    subtalker_top_k: int = 50
+    subtalker_top_p: float = 1.0
+    max_new_tokens: int = 8192
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "generation_config.json") -> GenerationDefaults:
+        r = _Reader(data, where)
+        base = cls()
+        return cls(
+            do_sample=r.bool("do_sample", base.do_sample),
+            temperature=r.float("temperature", base.temperature),
+            top_k=r.int("top_k", base.top_k),
+            top_p=r.float("top_p", base.top_p),
+            repetition_penalty=r.float("repetition_penalty", base.repetition_penalty),
+            subtalker_do_sample=r.bool("subtalker_dosample", base.subtalker_do_sample),
+            subtalker_temperature=r.float("subtalker_temperature", base.subtalker_temperature),
+            subtalker_top_k=r.int("subtalker_top_k", base.subtalker_top_k),
+            subtalker_top_p=r.float("subtalker_top_p", base.subtalker_top_p),
+            max_new_tokens=r.int("max_new_tokens", base.max_new_tokens),
+        )

@@ -1,0 +1,194 @@
+"""The public engine: load a checkpoint once, then turn text into codes and audio.
+
+    import hearth
+    engine = hearth.load("Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice")
+    audio = engine.synthesize("Hello there.", voice="ryan", language="english", seed=7)
+    audio.samples  # float32 numpy array at audio.sample_rate (24 kHz)
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from typing import Literal
+
+import numpy as np
+import torch
+
+from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
+from .config import ModelConfig
+from .generate import FrameBudget, FrameGenerator, GenerationStats, SamplingOptions, embed_prompt
+from .text import Prompt, build_prompt
+
+__all__ = ["InputError", "Codes", "Audio", "Engine", "load", "MAX_TEXT_TOKENS"]
+
+log = logging.getLogger(__name__)
+
+# Prefill plus generated frames must stay inside the talker's 32768 positions; longer texts belong
+# to the sentence splitter of the resident service, not to one prompt.
+MAX_TEXT_TOKENS = 4096
+
+TextMode = Literal["whole", "stream"]
+_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
+
+
+class InputError(ValueError):
+    """A request the engine cannot serve as given; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class Codes:
+    codes: torch.Tensor  # [frames, 16] int64
+    seed: int | None  # None for greedy decoding
+    stats: GenerationStats
+
+
+@dataclass(frozen=True)
+class Audio:
+    samples: np.ndarray  # float32 mono in [-1, 1]
+    sample_rate: int
+    codes: Codes
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / self.sample_rate
+
+
+class Engine:
+    """A loaded checkpoint. Thread-compatible, not thread-safe: one request at a time."""
+
+    def __init__(self, checkpoint: Checkpoint, dtype: torch.dtype = torch.float32):
+        self.checkpoint = checkpoint
+        self.config: ModelConfig = checkpoint.config
+        self.tokenizer = checkpoint.tokenizer()
+        self.talker = load_talker(checkpoint, dtype)
+        # The vocoder stays fp32 here; reduced-precision vocoding belongs to the fast backend.
+        self.codec = load_codec(checkpoint, torch.float32)
+        self.sample_rate = checkpoint.codec.sample_rate
+        self.samples_per_frame = checkpoint.codec.upsample
+
+    @property
+    def voices(self) -> list[str]:
+        return self.config.voices
+
+    @property
+    def languages(self) -> list[str]:
+        return self.config.languages
+
+    def check_voice(self, voice: str) -> str:
+        v = voice.strip().lower()
+        if v not in self.config.talker.speaker_ids:
+            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}")
+        return v
+
+    def check_language(self, language: str) -> str:
+        lang = language.strip().lower()
+        if lang not in self.languages:
+            raise InputError(f"unknown language {language!r}; choose one of: {', '.join(self.languages)}")
+        return lang
+
+    def prompt(self, text: str, instruct: str | None = None) -> Prompt:
+        if not isinstance(text, str) or not text.strip():
+            raise InputError("the text is empty; give some words to speak")
+        if instruct and not self.config.honours_instruct:
+            log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
+            instruct = None
+        if len(text) > 8 * MAX_TEXT_TOKENS:  # cheap bound before tokenizing megabytes
+            raise InputError(
+                f"the text is {len(text)} characters, too long for one prompt (limit {MAX_TEXT_TOKENS} tokens); "
+                "split it into sentences or paragraphs"
+            )
+        p = build_prompt(self.tokenizer, text, instruct)
+        if len(p.text) > MAX_TEXT_TOKENS:
+            raise InputError(
+                f"the text is {len(p.text)} tokens, more than one prompt takes ({MAX_TEXT_TOKENS}); "
+                "split it into sentences or paragraphs"
+            )
+        return p
+
+    def sampling(self, greedy: bool = False, **overrides: object) -> SamplingOptions:
+        opts = SamplingOptions.from_defaults(self.checkpoint.generation, **overrides)
+        return opts.greedy() if greedy else opts
+
+    def frames(
+        self,
+        text: str,
+        voice: str,
+        language: str = "auto",
+        *,
+        instruct: str | None = None,
+        text_mode: TextMode = "whole",
+        options: SamplingOptions | None = None,
+        rng: torch.Generator | None = None,
+        budget: FrameBudget | None = FrameBudget(),
+    ) -> FrameGenerator:
+        """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed."""
+        voice = self.check_voice(voice)
+        language = self.check_language(language)
+        if text_mode not in ("whole", "stream"):
+            raise InputError(f"text mode must be 'whole' or 'stream', got {text_mode!r}")
+        options = options or self.sampling()
+        try:
+            options.validate()
+        except ValueError as e:
+            raise InputError(str(e)) from e
+        prompt = self.prompt(text, instruct)
+        with torch.inference_mode():
+            embeds = embed_prompt(self.talker, self.config, prompt, voice, language, text_mode)
+        return FrameGenerator(self.talker, self.config, embeds, options, rng, budget)
+
+    def generate_codes(
+        self,
+        text: str,
+        voice: str,
+        language: str = "auto",
+        *,
+        instruct: str | None = None,
+        text_mode: TextMode = "whole",
+        seed: int | None = None,
+        greedy: bool = False,
+        max_new_tokens: int | None = None,
+        options: SamplingOptions | None = None,
+        budget: FrameBudget | None = FrameBudget(),
+    ) -> Codes:
+        """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
+        if options is None:
+            options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
+        rng = None
+        if options.do_sample or options.sub_do_sample:
+            seed = secrets.randbits(63) if seed is None else seed
+            rng = torch.Generator().manual_seed(seed)
+        else:
+            seed = None
+        gen = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
+                          rng=rng, budget=budget)
+        frames = list(gen)
+        codes = torch.stack(frames) if frames else torch.zeros(0, self.config.talker.num_code_groups, dtype=torch.long)
+        return Codes(codes, seed, gen.stats)
+
+    def decode(self, codes: torch.Tensor) -> np.ndarray:
+        """Whole-sequence decode: [frames, 16] codes -> float32 samples (1920 per frame)."""
+        if codes.shape[0] == 0:
+            return np.zeros(0, dtype=np.float32)
+        with torch.inference_mode():
+            return self.codec(codes).to(torch.float32).numpy()
+
+    def synthesize(self, text: str, voice: str, language: str = "auto", **kwargs: object) -> Audio:
+        """Text to audio in one call; keyword arguments as for `generate_codes`."""
+        codes = self.generate_codes(text, voice, language, **kwargs)  # type: ignore[arg-type]
+        return Audio(self.decode(codes.codes), self.sample_rate, codes)
+
+
+def load(
+    model: str | os.PathLike[str] = DEFAULT_MODEL, dtype: str = "float32", progress: bool = True
+) -> Engine:
+    """Load a checkpoint directory or hub id. dtype: "float32" (reference) or "bfloat16"."""
+    if dtype not in _DTYPES:
+        raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+    t0 = time.perf_counter()
+    engine = Engine(open_checkpoint(model, progress=progress), _DTYPES[dtype])
+    log.info("loaded %s in %.1f s", engine.checkpoint.path, time.perf_counter() - t0)
+    return engine

@@ -1,0 +1,101 @@
+"""A memory-mapped, validating reader for .safetensors files.
+
+The format is an 8-byte little-endian header length, a JSON header naming each tensor's dtype,
+shape and byte range, then the raw bytes. Reading it here (rather than through a loader that
+copies) lets a 622 MB embedding table stay on disk until rows of it are used, and lets a truncated
+or corrupt file be reported with its name before any tensor is built.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import struct
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+__all__ = ["SafetensorsError", "TensorInfo", "SafetensorsFile"]
+
+_DTYPES = {
+    "F32": torch.float32,
+    "F16": torch.float16,
+    "BF16": torch.bfloat16,
+    "F64": torch.float64,
+    "I64": torch.int64,
+    "I32": torch.int32,
+    "I16": torch.int16,
+    "I8": torch.int8,
+    "U8": torch.uint8,
+    "BOOL": torch.bool,
+}
+
+_MAX_HEADER = 100 * 1024 * 1024
+
+
+class SafetensorsError(ValueError):
+    """The file is not a readable safetensors file (truncated, corrupt, or of another format)."""
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    dtype: torch.dtype
+    shape: tuple[int, ...]
+    begin: int  # absolute byte offset in the file
+    end: int
+
+
+class SafetensorsFile:
+    """Tensors of one file as zero-copy views of a private (copy-on-write) memory map."""
+
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        try:
+            f = open(self.path, "rb")
+        except OSError as e:
+            raise SafetensorsError(f"{self.path}: cannot open ({e.strerror})") from e
+        with f:
+            size = f.seek(0, 2)
+            f.seek(0)
+            if size < 8:
+                raise SafetensorsError(f"{self.path}: file is {size} bytes, too short to be safetensors")
+            (header_len,) = struct.unpack("<Q", f.read(8))
+            if header_len > min(_MAX_HEADER, size - 8):
+                raise SafetensorsError(f"{self.path}: header length {header_len} is impossible; file corrupt")
+            try:
+                header = json.loads(f.read(header_len))
+            except (json.JSONDecodeError, UnicodeDecodeError) as e:
+                raise SafetensorsError(f"{self.path}: header is not valid JSON; file corrupt") from e
+            # ACCESS_COPY gives writable pages (torch.frombuffer requires that) that are never
+            # written back; untouched pages cost no resident memory.
+            self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY) if size > 0 else None
+        data_start = 8 + header_len
+        self.metadata = header.pop("__metadata__", None) or {}
+        self.tensors: dict[str, TensorInfo] = {}
+        for name, spec in header.items():
+            try:
+                dtype = _DTYPES[spec["dtype"]]
+                shape = tuple(int(d) for d in spec["shape"])
+                begin, end = (int(x) for x in spec["data_offsets"])
+            except (KeyError, TypeError, ValueError) as e:
+                raise SafetensorsError(f"{self.path}: entry '{name}' is malformed") from e
+            count = 1
+            for d in shape:
+                count *= d
+            if end - begin != count * dtype.itemsize or begin < 0:
+                raise SafetensorsError(f"{self.path}: entry '{name}' has a byte range that does not fit its shape")
+            if data_start + end > size:
+                raise SafetensorsError(
+                    f"{self.path}: truncated ({size} bytes, tensor '{name}' ends at {data_start + end}); "
+                    "re-download the file"
+                )
+            self.tensors[name] = TensorInfo(dtype, shape, data_start + begin, data_start + end)
+
+    def get(self, name: str) -> torch.Tensor:
+        info = self.tensors[name]
+        count = (info.end - info.begin) // info.dtype.itemsize
+        if count == 0:
+            return torch.empty(info.shape, dtype=info.dtype)
+        flat = torch.frombuffer(self._map, dtype=info.dtype, count=count, offset=info.begin)
+        return flat.view(info.shape)

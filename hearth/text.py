@@ -1,0 +1,96 @@
+"""Text front end: the Qwen2 byte-level BPE tokenizer and the prompt layout.
+
+The tokenizer is built with `tokenizers` from vocab.json + merges.txt (no tokenizer.json ships
+with the checkpoints): NFC normalisation, the standard Qwen2 split regex, byte-level mapping, no
+BOS/EOS, and the added special tokens of tokenizer_config.json kept whole.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
+
+__all__ = ["QWEN2_SPLIT_PATTERN", "TextTokenizer", "Prompt", "build_prompt"]
+
+# The standard Qwen2 pre-tokenizer split (what the hub-id load of the official package uses).
+QWEN2_SPLIT_PATTERN = (
+    r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+
+
+class TextTokenizer:
+    def __init__(self, vocab_file: Path, merges_file: Path, tokenizer_config: dict):
+        bpe = models.BPE.from_file(str(vocab_file), str(merges_file), unk_token=None, fuse_unk=False)
+        tok = Tokenizer(bpe)
+        tok.normalizer = normalizers.NFC()
+        tok.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(QWEN2_SPLIT_PATTERN), behavior="isolated", invert=False),
+                pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+            ]
+        )
+        tok.decoder = decoders.ByteLevel()
+        added = tokenizer_config.get("added_tokens_decoder", {})
+        specials = []
+        for token_id, spec in sorted(added.items(), key=lambda kv: int(kv[0])):
+            specials.append((int(token_id), spec))
+        # Added tokens must land on their configured ids: they follow the BPE vocabulary directly.
+        base = tok.get_vocab_size()
+        for expected, (token_id, _) in enumerate(specials, start=base):
+            if token_id != expected:
+                raise ValueError(
+                    f"tokenizer_config.json: added token id {token_id} does not follow the vocabulary "
+                    f"(expected {expected}); vocab.json and tokenizer_config.json do not match"
+                )
+        for _, spec in specials:
+            token = AddedToken(
+                spec["content"],
+                single_word=bool(spec.get("single_word", False)),
+                lstrip=bool(spec.get("lstrip", False)),
+                rstrip=bool(spec.get("rstrip", False)),
+                normalized=bool(spec.get("normalized", False)),
+                special=bool(spec.get("special", True)),
+            )
+            if token.special:
+                tok.add_special_tokens([token])
+            else:
+                tok.add_tokens([token])
+        self._tok = tok
+
+    def encode(self, text: str) -> list[int]:
+        return self._tok.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids: list[int]) -> str:
+        return self._tok.decode(ids, skip_special_tokens=False)
+
+    def token_id(self, token: str) -> int | None:
+        return self._tok.token_to_id(token)
+
+    @classmethod
+    def from_dir(cls, path: Path) -> TextTokenizer:
+        with open(path / "tokenizer_config.json", encoding="utf-8") as f:
+            config = json.load(f)
+        return cls(path / "vocab.json", path / "merges.txt", config)
+
+
+@dataclass(frozen=True)
+class Prompt:
+    role: list[int]  # "<|im_start|>assistant\n"
+    text: list[int]  # the text to speak
+    instruct: list[int] | None  # "<|im_start|>user\n{instruct}<|im_end|>\n" (1.7B only)
+
+
+def build_prompt(tokenizer: TextTokenizer, text: str, instruct: str | None) -> Prompt:
+    """Tokenize as the official wrapper does: the whole chat-formatted string at once, then slice.
+
+    Tokenizing the whole string matters: a text starting with a newline merges with the role's
+    newline, and the official model then takes the first three ids as the role regardless.
+    """
+    ids = tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n")
+    instruct_ids = None
+    if instruct:
+        instruct_ids = tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n")
+    return Prompt(role=ids[:3], text=ids[3:-5], instruct=instruct_ids)
