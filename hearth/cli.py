@@ -1,0 +1,174 @@
+"""The `hearth` command. Stdout carries only data (JSON, audio); logs and messages go to stderr.
+
+Exit codes: 0 success, 1 unexpected failure, 2 bad input or unusable checkpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+
+from .audio import SAMPLE_FORMATS, default_output_available, play, write_wav
+from .checkpoint import DEFAULT_MODEL, CheckpointError, open_checkpoint
+from .engine import Engine, InputError, load
+
+__all__ = ["main"]
+
+log = logging.getLogger("hearth")
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, minus the traceback risk
+        self.print_usage(sys.stderr)
+        print(f"hearth: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help=f"checkpoint directory or hub id (default {DEFAULT_MODEL})")
+
+
+def _add_generation(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", help="text to speak, or - to read it from stdin")
+    p.add_argument("--voice", default="vivian", help="speaker (see `hearth voices`; default vivian)")
+    p.add_argument("--language", default="auto", help="language, or auto (default)")
+    _add_model(p)
+    p.add_argument("--instruct", default=None, help="style instruction (1.7B models only)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
+    mode.add_argument("--seed", type=int, default=None, help="seed of the sampling generator (default: random)")
+    p.add_argument("--max-new-tokens", type=int, default=None,
+                   help="upper bound on generated tokens (frames + 1; default from generation_config.json)")
+    p.add_argument("--text-mode", choices=("whole", "stream"), default="whole",
+                   help="whole text in the prompt (official default) or one text token per frame")
+    p.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
+    p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32", help="talker compute precision")
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(prog="hearth", description="On-device speech synthesis with Qwen3-TTS CustomVoice.")
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging on stderr")
+    sub = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    say = sub.add_parser("say", help="speak a text (to --out, else the speaker, else hearth.wav)")
+    _add_generation(say)
+    say.add_argument("--out", type=Path, default=None, help="write a WAV file instead of playing")
+    say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
+
+    codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
+    _add_generation(codes)
+
+    voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")
+    _add_model(voices)
+    voices.add_argument("--json", action="store_true", help="print JSON")
+    return parser
+
+
+def _read_text(arg: str) -> str:
+    if arg != "-":
+        return arg
+    data = sys.stdin.buffer.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"stdin is not valid UTF-8 (byte {e.start}); convert the text to UTF-8") from e
+
+
+def _generate(engine: Engine, args: argparse.Namespace):
+    from .generate import FrameBudget
+
+    text = _read_text(args.text)
+    codes = engine.generate_codes(
+        text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode,
+        seed=args.seed, greedy=args.greedy, max_new_tokens=args.max_new_tokens,
+        budget=None if args.no_guard else FrameBudget(),
+    )
+    s = codes.stats
+    log.info("%d frames (%.2f s of audio), stopped by %s%s", s.frames, s.frames * 0.08, s.stop_reason,
+             f", seed {codes.seed}" if codes.seed is not None else ", greedy")
+    return codes
+
+
+def _cmd_say(args: argparse.Namespace) -> int:
+    engine = load(args.model, dtype=args.dtype)
+    codes = _generate(engine, args)
+    samples = engine.decode(codes.codes)
+    out = args.out
+    if out is None and default_output_available():
+        log.info("playing %.2f s on the default output device", len(samples) / engine.sample_rate)
+        play(samples, engine.sample_rate)
+        return EXIT_OK
+    if out is None:
+        out = Path("hearth.wav")
+        log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
+    if str(out) == "-":
+        write_wav(sys.stdout.buffer, samples, engine.sample_rate, args.sample_format)
+    else:
+        write_wav(out, samples, engine.sample_rate, args.sample_format)
+        log.info("wrote %s (%.2f s, %s)", out, len(samples) / engine.sample_rate, args.sample_format)
+    return EXIT_OK
+
+
+def _cmd_codes(args: argparse.Namespace) -> int:
+    engine = load(args.model, dtype=args.dtype)
+    codes = _generate(engine, args)
+    json.dump(
+        {
+            "codes": codes.codes.tolist(),
+            "frames": codes.stats.frames,
+            "stop_reason": codes.stats.stop_reason,
+            "seed": codes.seed,
+            "voice": args.voice.lower(),
+            "language": args.language.lower(),
+            "text_mode": args.text_mode,
+        },
+        sys.stdout,
+    )
+    sys.stdout.write("\n")
+    return EXIT_OK
+
+
+def _cmd_voices(args: argparse.Namespace) -> int:
+    cfg = open_checkpoint(args.model).config
+    info = {
+        "voices": cfg.voices,
+        "languages": cfg.languages,
+        "dialects": {v: d for v, d in cfg.talker.speaker_dialects.items() if d},
+        "instruct": cfg.honours_instruct,
+    }
+    if args.json:
+        json.dump(info, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print("voices:    " + ", ".join(info["voices"]))
+        print("languages: " + ", ".join(info["languages"]))
+        for voice, dialect in info["dialects"].items():
+            print(f"  {voice} speaks {dialect} when the language is chinese or auto")
+    return EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
+                        format="hearth: %(message)s")
+    handlers = {"say": _cmd_say, "codes": _cmd_codes, "voices": _cmd_voices}
+    try:
+        return handlers[args.command](args)
+    except (InputError, CheckpointError) as e:
+        print(f"hearth: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hearth: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return EXIT_FAILURE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
