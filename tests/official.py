@@ -51,9 +51,7 @@ def reference_tokenizer(path: Path):
     """The standard Qwen2 tokenizer (hub-id behaviour: standard split regex), slow Python version."""
     from transformers import Qwen2Tokenizer
 
-    return Qwen2Tokenizer(str(path / "vocab.json"), str(path / "merges.txt"), errors="replace",
-                          unk_token=None, bos_token=None, eos_token="<|im_end|>", pad_token="<|endoftext|>",
-                          add_prefix_space=False)
+    return Qwen2Tokenizer.from_pretrained(str(path))
 
 
 def official_codes(
