@@ -269,6 +269,10 @@ def _random_tensor(name: str, shape: tuple[int, ...], gen: torch.Generator) -> t
     for d in shape[1:]:
         fan_in *= d
     std = 0.02 if "embedding" in name else (1.0 / max(fan_in, 1)) ** 0.5
+    if ".conv2." in name:  # keep the vocoder's residual units from compounding into clipping
+        std *= 0.3
+    if shape[:2] == (1, shape[1]) and len(shape) == 3 and name.startswith("decoder.decoder."):
+        std *= 0.1  # the single-channel output conv: random audio at a modest level, rarely clipped
     return std * torch.randn(shape, generator=gen)
 
 
