@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["SAMPLE_FORMATS", "to_pcm", "write_wav", "default_output_available", "play"]
+__all__ = ["SAMPLE_FORMATS", "default_output_available", "play", "to_pcm", "write_wav"]
 
 SAMPLE_FORMATS = ("s16", "f32")
 
@@ -58,7 +58,7 @@ def default_output_available() -> bool:
         return False
     try:
         return sd.query_devices(kind="output") is not None
-    except Exception:  # PortAudio raises its own error types when there is no device
+    except Exception:  # noqa: BLE001 - PortAudio raises its own error types when there is no device
         return False
 
 

@@ -24,14 +24,14 @@ from .text import TextTokenizer
 
 __all__ = [
     "DEFAULT_MODEL",
-    "CheckpointError",
     "Checkpoint",
-    "resolve",
-    "open_checkpoint",
-    "talker_tensor_shapes",
+    "CheckpointError",
     "codec_tensor_shapes",
-    "load_talker",
     "load_codec",
+    "load_talker",
+    "open_checkpoint",
+    "resolve",
+    "talker_tensor_shapes",
 ]
 
 DEFAULT_MODEL = "Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice"

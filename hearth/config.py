@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "ConfigError",
-    "TransformerConfig",
-    "TalkerConfig",
     "CodecDecoderConfig",
-    "ModelConfig",
+    "ConfigError",
     "GenerationDefaults",
+    "ModelConfig",
+    "TalkerConfig",
+    "TransformerConfig",
     "read_json",
 ]
 

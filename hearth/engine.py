@@ -20,10 +20,10 @@ import torch
 
 from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
 from .config import ModelConfig
-from .generate import FrameBudget, FrameGenerator, GenerationStats, SamplingOptions, embed_prompt
+from .generate import DEFAULT_BUDGET, FrameBudget, FrameGenerator, GenerationStats, SamplingOptions, embed_prompt
 from .text import Prompt, build_prompt
 
-__all__ = ["InputError", "Codes", "Audio", "Engine", "load", "MAX_TEXT_TOKENS"]
+__all__ = ["MAX_TEXT_TOKENS", "Audio", "Codes", "Engine", "InputError", "load"]
 
 log = logging.getLogger(__name__)
 
@@ -123,7 +123,7 @@ class Engine:
         text_mode: TextMode = "whole",
         options: SamplingOptions | None = None,
         rng: torch.Generator | None = None,
-        budget: FrameBudget | None = FrameBudget(),
+        budget: FrameBudget | None = DEFAULT_BUDGET,
     ) -> FrameGenerator:
         """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed."""
         voice = self.check_voice(voice)
@@ -152,7 +152,7 @@ class Engine:
         greedy: bool = False,
         max_new_tokens: int | None = None,
         options: SamplingOptions | None = None,
-        budget: FrameBudget | None = FrameBudget(),
+        budget: FrameBudget | None = DEFAULT_BUDGET,
     ) -> Codes:
         """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
         if options is None:

@@ -20,12 +20,13 @@ from .model.talker import Talker
 from .text import Prompt
 
 __all__ = [
-    "SamplingOptions",
     "FrameBudget",
+    "DEFAULT_BUDGET",
+    "FrameGenerator",
     "GenerationStats",
     "PromptEmbeds",
+    "SamplingOptions",
     "embed_prompt",
-    "FrameGenerator",
 ]
 
 log = logging.getLogger(__name__)
@@ -90,6 +91,9 @@ class FrameBudget:
         return self.base + self.per_token * text_tokens
 
 
+DEFAULT_BUDGET = FrameBudget()
+
+
 @dataclass
 class GenerationStats:
     frames: int = 0
@@ -144,7 +148,8 @@ def embed_prompt(
         parts.insert(0, talker.embed_text(prompt.instruct))
     text = prompt.text
     if text_mode == "whole":
-        body = torch.cat((talker.embed_text(text), tts_eos), dim=1) + talker.embed_codec([t.codec_pad_id] * (len(text) + 1))
+        pads = talker.embed_codec([t.codec_pad_id] * (len(text) + 1))
+        body = torch.cat((talker.embed_text(text), tts_eos), dim=1) + pads
         parts += [body, tts_pad + talker.embed_codec([t.codec_bos_id])]
         trailing = tts_pad
     elif text_mode == "stream":
@@ -212,7 +217,7 @@ class FrameGenerator:
         embeds: PromptEmbeds,
         options: SamplingOptions,
         rng: torch.Generator | None = None,
-        budget: FrameBudget | None = FrameBudget(),
+        budget: FrameBudget | None = DEFAULT_BUDGET,
     ):
         options.validate()
         self.talker = talker

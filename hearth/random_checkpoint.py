@@ -24,10 +24,10 @@ from .checkpoint import codec_tensor_shapes, talker_tensor_shapes
 from .config import CodecDecoderConfig, ModelConfig
 
 __all__ = [
-    "reference_configs",
-    "tiny_configs",
-    "size_configs",
     "qwen2_vocabulary",
+    "reference_configs",
+    "size_configs",
+    "tiny_configs",
     "write_checkpoint",
 ]
 

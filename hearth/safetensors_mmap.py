@@ -16,7 +16,7 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["SafetensorsError", "TensorInfo", "SafetensorsFile"]
+__all__ = ["SafetensorsError", "SafetensorsFile", "TensorInfo"]
 
 _DTYPES = {
     "F32": torch.float32,
@@ -52,7 +52,7 @@ class SafetensorsFile:
     def __init__(self, path: Path):
         self.path = Path(path)
         try:
-            f = open(self.path, "rb")
+            f = open(self.path, "rb")  # noqa: SIM115 - closed by the with-block below
         except OSError as e:
             raise SafetensorsError(f"{self.path}: cannot open ({e.strerror})") from e
         with f:

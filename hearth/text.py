@@ -13,7 +13,7 @@ from pathlib import Path
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-__all__ = ["QWEN2_SPLIT_PATTERN", "TextTokenizer", "Prompt", "build_prompt"]
+__all__ = ["QWEN2_SPLIT_PATTERN", "Prompt", "TextTokenizer", "build_prompt"]
 
 # The standard Qwen2 pre-tokenizer split (what the hub-id load of the official package uses).
 QWEN2_SPLIT_PATTERN = (

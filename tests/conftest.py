@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from hearth.random_checkpoint import tiny_configs, write_checkpoint  # noqa: E402
+from hearth.random_checkpoint import tiny_configs, write_checkpoint
 
 
 @pytest.fixture(scope="session")

@@ -86,7 +86,9 @@ def test_unreachable_hub_id(monkeypatch, tmp_path):
     expect_error("someone/not-a-real-model", "could not download", "hf download someone/not-a-real-model")
 
 
-@pytest.mark.parametrize("name", ["config.json", "model.safetensors", "merges.txt", "speech_tokenizer/model.safetensors"])
+@pytest.mark.parametrize(
+    "name", ["config.json", "model.safetensors", "merges.txt", "speech_tokenizer/model.safetensors"]
+)
 def test_missing_file(tmp_path, tiny_dir, name):
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
     (path / name).unlink()

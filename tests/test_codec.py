@@ -21,9 +21,9 @@ def official_decoder(path):
     from safetensors.torch import load_file
 
     _, _, tokenizer_mod = import_official()
-    from qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Config
-
     import json
+
+    from qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Config
 
     cfg = Qwen3TTSTokenizerV2Config(**json.loads((path / "speech_tokenizer/config.json").read_text()))
     model = tokenizer_mod.Qwen3TTSTokenizerV2Model(cfg).eval()

@@ -13,7 +13,7 @@ from torch import nn
 
 from ..config import TransformerConfig
 
-__all__ = ["RMSNorm", "Rotary", "KVCache", "Attention", "GatedMLP", "DecoderLayer", "rotate_half"]
+__all__ = ["Attention", "DecoderLayer", "GatedMLP", "KVCache", "RMSNorm", "Rotary", "rotate_half"]
 
 
 class RMSNorm(nn.Module):

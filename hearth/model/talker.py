@@ -14,7 +14,7 @@ from torch import nn
 from ..config import TalkerConfig
 from .layers import DecoderStack, KVCache
 
-__all__ = ["Talker", "CodePredictor", "TextProjection"]
+__all__ = ["CodePredictor", "Talker", "TextProjection"]
 
 
 class TextProjection(nn.Module):
