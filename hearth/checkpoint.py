@@ -184,7 +184,11 @@ def _open_checked(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefi
 def _assign(module: nn.Module, f: SafetensorsFile, prefix: str, dtype: torch.dtype) -> None:
     state = {}
     for name in module.state_dict():
-        state[name] = f.get(prefix + name).to(dtype)
+        stored = f.get(prefix + name)
+        state[name] = stored.to(dtype)
+        if state[name].data_ptr() != stored.data_ptr():
+            # Converted copy: the file's pages are no longer needed, keep peak memory near one copy.
+            f.release(prefix + name)
     module.load_state_dict(state, strict=True, assign=True)
     module.eval().requires_grad_(False)
 

@@ -99,3 +99,17 @@ class SafetensorsFile:
             return torch.empty(info.shape, dtype=info.dtype)
         flat = torch.frombuffer(self._map, dtype=info.dtype, count=count, offset=info.begin)
         return flat.view(info.shape)
+
+    def release(self, name: str) -> None:
+        """Drop the resident pages of a tensor already copied elsewhere (they are re-read if touched).
+
+        Only whole pages inside the tensor's byte range are dropped, so neighbours stay intact.
+        """
+        if self._map is None or not hasattr(mmap, "MADV_DONTNEED"):
+            return
+        info = self.tensors[name]
+        page = mmap.PAGESIZE
+        start = -(-info.begin // page) * page
+        end = (info.end // page) * page
+        if end > start:
+            self._map.madvise(mmap.MADV_DONTNEED, start, end - start)
