@@ -67,3 +67,60 @@ def test_rejects_wrong_codebook_count(tiny_dir):
     ours = load_codec(open_checkpoint(tiny_dir))
     with pytest.raises(ValueError, match="shape"):
         ours(torch.zeros(4, 15, dtype=torch.long))
+
+
+def decode_in_chunks(decoder, codes, sizes):
+    """Decode with a repeating pattern of chunk sizes; each call must return exactly 1920 * k samples."""
+    stream = decoder.start()
+    out, i, j = [], 0, 0
+    with torch.inference_mode():
+        while i < codes.shape[0]:
+            k = min(sizes[j % len(sizes)], codes.shape[0] - i)
+            samples = decoder.decode(codes[i : i + k], stream)
+            assert samples.shape == (k * 1920,)
+            out.append(samples)
+            i, j = i + k, j + 1
+    return torch.cat(out)
+
+
+@pytest.mark.parametrize("sizes", [[1], [2], [3], [5], [8], [2, 5], [7, 1, 3]])
+@pytest.mark.parametrize("which", ["window8", "window72"])
+def test_chunked_equals_whole(tiny_dir, small_window_dir, sizes, which):
+    path = small_window_dir if which == "window8" else tiny_dir
+    decoder = load_codec(open_checkpoint(path))
+    frames = 40 if which == "window8" else 170  # the window is crossed 5 and 2 times
+    codes = torch.randint(0, 2048, (frames, 16), generator=torch.Generator().manual_seed(len(sizes)))
+    with torch.inference_mode():
+        whole = decoder(codes)
+    chunked = decode_in_chunks(decoder, codes, sizes)
+    assert snr_db(whole, chunked) >= 100
+
+
+def test_chunked_equals_official_whole(small_window_dir):
+    ref_dec = official_decoder(small_window_dir)
+    ours = load_codec(open_checkpoint(small_window_dir))
+    codes = torch.randint(0, 2048, (45, 16), generator=torch.Generator().manual_seed(3))
+    with torch.inference_mode():
+        ref = ref_dec(codes.T[None])[0, 0]
+    assert snr_db(ref, decode_in_chunks(ours, codes, [5])) >= 100
+
+
+def test_prefix_output_is_output_prefix(tiny_dir):
+    decoder = load_codec(open_checkpoint(tiny_dir))
+    codes = torch.randint(0, 2048, (30, 16), generator=torch.Generator().manual_seed(9))
+    with torch.inference_mode():
+        whole = decoder(codes)
+        prefix = decoder(codes[:11])
+    assert snr_db(whole[: 11 * 1920], prefix) >= 100
+
+
+def test_streams_are_independent(tiny_dir):
+    decoder = load_codec(open_checkpoint(tiny_dir))
+    a = torch.randint(0, 2048, (6, 16), generator=torch.Generator().manual_seed(1))
+    b = torch.randint(0, 2048, (6, 16), generator=torch.Generator().manual_seed(2))
+    with torch.inference_mode():
+        sa, sb = decoder.start(), decoder.start()
+        a1, b1 = decoder.decode(a[:3], sa), decoder.decode(b[:3], sb)
+        a2, b2 = decoder.decode(a[3:], sa), decoder.decode(b[3:], sb)
+        assert snr_db(decoder(a), torch.cat((a1, a2))) >= 100
+        assert snr_db(decoder(b), torch.cat((b1, b2))) >= 100

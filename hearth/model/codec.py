@@ -1,11 +1,16 @@
 """The speech-tokenizer decoder: 16 codebooks per 80 ms frame -> 1920 samples at 24 kHz.
 
-Whole-sequence forward. Every layer is causal, so the streaming decoder (carrying conv histories,
-transposed-conv overlaps and the attention window between chunks) must reproduce this exactly.
+Every layer is causal, so the decoder streams: `start()` opens a `CodecStream` holding each stateful
+layer's private state (conv input histories, transposed-conv overlap tails, the attention window of
+keys and values with its absolute position), and `decode(codes, stream)` turns k frames into exactly
+1920 * k samples, carrying that state. A whole-sequence decode is the same call on a fresh stream,
+so any chunking concatenates to the whole decode; nothing is re-decoded and nothing is cross-faded.
 Attribute names follow the checkpoint (`decoder.` prefix in speech_tokenizer/model.safetensors).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import torch
 import torch.nn.functional as F
@@ -14,7 +19,32 @@ from torch import nn
 from ..config import CodecDecoderConfig
 from .layers import RMSNorm, Rotary, rotate_half
 
-__all__ = ["CodecDecoder"]
+__all__ = ["CodecDecoder", "CodecStream"]
+
+
+class CodecStream:
+    """The state of one decoding stream: per-layer state objects and the frames decoded so far."""
+
+    def __init__(self, states: dict[nn.Module, object]):
+        self.states = states
+        self.frames = 0
+
+    def __getitem__(self, layer: nn.Module):
+        return self.states[layer]
+
+
+@dataclass
+class _History:
+    """The last `left` input samples of a causal conv (zeros before the stream starts)."""
+
+    tail: torch.Tensor  # [1, C, left]
+
+
+@dataclass
+class _Overlap:
+    """A transposed conv's pre-bias output that overlaps the next chunk's first samples."""
+
+    tail: torch.Tensor | None  # [1, C, kernel - stride], None until the first chunk
 
 
 class CausalConv(nn.Module):
@@ -23,19 +53,41 @@ class CausalConv(nn.Module):
         self.conv = nn.Conv1d(cin, cout, kernel, dilation=dilation, groups=groups)
         self.left = (kernel - 1) * dilation  # input samples of history each output needs
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.conv(F.pad(x, (self.left, 0)))
+    def init_state(self, dtype: torch.dtype) -> _History | None:
+        if self.left == 0:
+            return None
+        return _History(torch.zeros(1, self.conv.in_channels, self.left, dtype=dtype))
+
+    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        if self.left == 0:
+            return self.conv(x)
+        state: _History = stream[self]
+        full = torch.cat((state.tail, x), dim=-1)  # [1, C, left + n]
+        state.tail = full[..., full.shape[-1] - self.left :]
+        return self.conv(full)
 
 
 class CausalTransConv(nn.Module):
     def __init__(self, cin: int, cout: int, kernel: int, stride: int):
         super().__init__()
         self.conv = nn.ConvTranspose1d(cin, cout, kernel, stride=stride)
-        self.trim = kernel - stride  # the overlap tail that belongs to the next input frame
+        self.stride = stride
+        self.overlap = kernel - stride  # output samples that spill into the next input frame
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        y = self.conv(x)
-        return y[..., : y.shape[-1] - self.trim] if self.trim else y
+    def init_state(self, dtype: torch.dtype) -> _Overlap | None:
+        return _Overlap(None) if self.overlap else None
+
+    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        if not self.overlap:
+            return self.conv(x)
+        state: _Overlap = stream[self]
+        # Bias is added once, after the spill-over of the previous chunk has been summed in.
+        y = F.conv_transpose1d(x, self.conv.weight, None, stride=self.stride)  # [1, C, n*stride + overlap]
+        if state.tail is not None:
+            y[..., : self.overlap] += state.tail
+        n = x.shape[-1] * self.stride
+        state.tail = y[..., n:].clone()
+        return y[..., :n] + self.conv.bias[None, :, None]
 
 
 class SnakeBeta(nn.Module):
@@ -61,8 +113,8 @@ class ConvNeXtBlock(nn.Module):
         self.pwconv2 = nn.Linear(4 * dim, dim)
         self.gamma = nn.Parameter(torch.ones(dim))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        h = self.dwconv(x).permute(0, 2, 1)
+    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        h = self.dwconv(x, stream).permute(0, 2, 1)
         h = self.pwconv2(F.gelu(self.pwconv1(self.norm(h))))
         return x + (self.gamma * h).permute(0, 2, 1)
 
@@ -75,8 +127,8 @@ class ResidualUnit(nn.Module):
         self.act2 = SnakeBeta(dim)
         self.conv2 = CausalConv(dim, dim, 1)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return x + self.conv2(self.act2(self.conv1(self.act1(x))))
+    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        return x + self.conv2(self.act2(self.conv1(self.act1(x), stream)), stream)
 
 
 class DecoderBlock(nn.Module):
@@ -87,9 +139,10 @@ class DecoderBlock(nn.Module):
             + [ResidualUnit(cout, d) for d in (1, 3, 9)]
         )
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        for layer in self.block:
-            x = layer(x)
+    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        x = self.block[0](x)
+        for layer in self.block[1:]:
+            x = layer(x, stream)
         return x
 
 
@@ -148,10 +201,19 @@ class _LayerScale(nn.Module):
         self.scale = nn.Parameter(torch.ones(dim))
 
 
+@dataclass
+class _KVWindow:
+    """Keys (after RoPE) and values of the last `window - 1` frames of one attention layer."""
+
+    k: torch.Tensor  # [1, heads, <= window - 1, head_dim]
+    v: torch.Tensor
+
+
 class _WindowAttention(nn.Module):
     def __init__(self, cfg: CodecDecoderConfig):
         super().__init__()
         self.head_dim = cfg.head_dim
+        self.window = cfg.sliding_window
         inner = cfg.num_heads * cfg.head_dim
         kv = cfg.num_kv_heads * cfg.head_dim
         self.q_proj = nn.Linear(cfg.hidden_size, inner, bias=False)
@@ -159,16 +221,28 @@ class _WindowAttention(nn.Module):
         self.v_proj = nn.Linear(cfg.hidden_size, kv, bias=False)
         self.o_proj = nn.Linear(inner, cfg.hidden_size, bias=False)
         self.groups = cfg.num_heads // cfg.num_kv_heads
+        self.num_kv_heads = cfg.num_kv_heads
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    def init_state(self, dtype: torch.dtype) -> _KVWindow:
+        empty = torch.zeros(1, self.num_kv_heads, 0, self.head_dim, dtype=dtype)
+        return _KVWindow(empty, empty)
+
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, stream: CodecStream
+    ) -> torch.Tensor:
         b, n, _ = x.shape
         q = self.q_proj(x).view(b, n, -1, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(b, n, -1, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(b, n, -1, self.head_dim).transpose(1, 2)
         q = (q * cos) + (rotate_half(q) * sin)
         k = (k * cos) + (rotate_half(k) * sin)
+        state: _KVWindow = stream[self]
+        keys = torch.cat((state.k, k), dim=2)
+        values = torch.cat((state.v, v), dim=2)
+        keep = self.window - 1  # the next frame sees itself and the window - 1 before it
+        state.k, state.v = keys[:, :, -keep:], values[:, :, -keep:]
         out = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, scale=self.head_dim**-0.5, enable_gqa=self.groups > 1
+            q, keys, values, attn_mask=mask, scale=self.head_dim**-0.5, enable_gqa=self.groups > 1
         )
         return self.o_proj(out.transpose(1, 2).reshape(b, n, -1))
 
@@ -183,8 +257,11 @@ class _TransformerLayer(nn.Module):
         self.self_attn_layer_scale = _LayerScale(cfg.hidden_size)
         self.mlp_layer_scale = _LayerScale(cfg.hidden_size)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        x = x + self.self_attn_layer_scale.scale * self.self_attn(self.input_layernorm(x), cos, sin, mask)
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, stream: CodecStream
+    ) -> torch.Tensor:
+        attn = self.self_attn(self.input_layernorm(x), cos, sin, mask, stream)
+        x = x + self.self_attn_layer_scale.scale * attn
         return x + self.mlp_layer_scale.scale * self.mlp(self.post_attention_layernorm(x))
 
 
@@ -200,7 +277,7 @@ class _MLP(nn.Module):
 
 
 class PreTransformer(nn.Module):
-    """Sliding-window (causal, `window` positions including itself) transformer over frames."""
+    """Sliding-window (causal, `window` frames including itself) transformer over frames."""
 
     def __init__(self, cfg: CodecDecoderConfig):
         super().__init__()
@@ -211,16 +288,18 @@ class PreTransformer(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.rotary = Rotary(cfg.head_dim, cfg.rope_theta)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        """x [1, T, latent] -> [1, T, latent]"""
+    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        """x [1, n, latent] at absolute frames stream.frames .. + n - 1 -> [1, n, latent]"""
         n = x.shape[1]
+        start = stream.frames
         h = self.input_proj(x)
-        cos, sin = self.rotary.get(0, n, h.dtype)
-        i = torch.arange(n)
-        # query i sees keys j with i - window < j <= i
-        mask = (i[None, :] <= i[:, None]) & (i[None, :] > i[:, None] - self.window)
+        cos, sin = self.rotary.get(start, n, h.dtype)
+        cached = min(start, self.window - 1)
+        q_pos = torch.arange(start, start + n)[:, None]
+        k_pos = torch.arange(start - cached, start + n)[None, :]
+        mask = (k_pos <= q_pos) & (k_pos > q_pos - self.window)  # [n, cached + n]
         for layer in self.layers:
-            h = layer(h, cos, sin, mask)
+            h = layer(h, cos, sin, mask, stream)
         return self.output_proj(self.norm(h))
 
 
@@ -244,15 +323,35 @@ class CodecDecoder(nn.Module):
         blocks += [SnakeBeta(out_dim), CausalConv(out_dim, 1, 7)]
         self.decoder = nn.ModuleList(blocks)
 
-    def forward(self, codes: torch.Tensor) -> torch.Tensor:
-        """codes [T, n_q] (int) -> waveform [T * upsample] in [-1, 1]."""
-        if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers:
-            raise ValueError(f"expected codes of shape [frames, {self.cfg.num_quantizers}], got {tuple(codes.shape)}")
-        h = self.quantizer.decode(codes.T[None].clamp(min=0))  # [1, codebook_dim, T]
-        h = self.pre_conv(h).transpose(1, 2)
-        h = self.pre_transformer(h).permute(0, 2, 1)  # [1, latent, T]
+    def start(self) -> CodecStream:
+        """A fresh stream: zero conv histories, no overlap tails, an empty attention window."""
+        dtype = self.pre_conv.conv.weight.dtype
+        states = {}
+        for module in self.modules():
+            if hasattr(module, "init_state"):
+                state = module.init_state(dtype)
+                if state is not None:
+                    states[module] = state
+        return CodecStream(states)
+
+    def decode(self, codes: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+        """codes [n, n_q] (int) -> the next n * upsample samples of the stream, in [-1, 1]."""
+        if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
+            raise ValueError(
+                f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
+            )
+        h = self.quantizer.decode(codes.T[None].clamp(min=0))  # [1, codebook_dim, n]
+        h = self.pre_conv(h, stream).transpose(1, 2)
+        h = self.pre_transformer(h, stream).permute(0, 2, 1)  # [1, latent, n]
         for trans, block in self.upsample:
-            h = block(trans(h))
-        for layer in self.decoder:
-            h = layer(h)
+            h = block(trans(h, stream), stream)
+        h = self.decoder[0](h, stream)
+        for layer in self.decoder[1:-1]:
+            h = layer(h, stream) if isinstance(layer, DecoderBlock) else layer(h)
+        h = self.decoder[-1](h, stream)
+        stream.frames += codes.shape[0]
         return h.clamp(min=-1, max=1)[0, 0]
+
+    def forward(self, codes: torch.Tensor) -> torch.Tensor:
+        """Whole-sequence decode: codes [T, n_q] -> waveform [T * upsample]."""
+        return self.decode(codes, self.start())
