@@ -12,7 +12,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["SAMPLE_FORMATS", "default_output_available", "play", "to_pcm", "write_wav"]
+__all__ = ["SAMPLE_FORMATS", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm", "write_wav"]
 
 SAMPLE_FORMATS = ("s16", "f32")
 
@@ -39,6 +39,56 @@ def _wav_header(num_bytes: int, sample_rate: int, sample_format: str) -> bytes:
     return b"RIFF" + struct.pack("<I", 4 + len(chunks) + num_bytes) + b"WAVE" + chunks
 
 
+class WavWriter:
+    """Writes a WAV file chunk by chunk as audio arrives.
+
+    A seekable target gets its sizes patched on close; a pipe gets the conventional "unknown
+    length" sizes (0xFFFFFFFF), which players read to the end of the stream.
+    """
+
+    def __init__(self, target: Path | BinaryIO, sample_rate: int, sample_format: str = "s16"):
+        if sample_format not in SAMPLE_FORMATS:
+            raise ValueError(f"sample format must be one of {', '.join(SAMPLE_FORMATS)}, got {sample_format!r}")
+        self.sample_rate = sample_rate
+        self.sample_format = sample_format
+        self.path = Path(target) if isinstance(target, (str, Path)) else None
+        self._file: BinaryIO = open(str(self.path) + ".part", "wb") if self.path else target  # noqa: SIM115
+        self._seekable = self.path is not None or _is_seekable(self._file)
+        self._start = self._file.tell() if self._seekable else 0
+        self._bytes = 0
+        header = _wav_header(0 if self._seekable else 0xFFFFFFFF - 64, sample_rate, sample_format)
+        self._file.write(header)
+
+    def write(self, samples: np.ndarray) -> None:
+        data = to_pcm(samples, self.sample_format)
+        self._file.write(data)
+        self._file.flush()
+        self._bytes += len(data)
+
+    def close(self) -> None:
+        if self._seekable:
+            self._file.seek(self._start)
+            self._file.write(_wav_header(self._bytes, self.sample_rate, self.sample_format))
+            self._file.seek(0, 2)
+        self._file.flush()
+        if self.path is not None:
+            self._file.close()
+            Path(str(self.path) + ".part").replace(self.path)
+
+    def __enter__(self) -> WavWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _is_seekable(f: BinaryIO) -> bool:
+    try:
+        return f.seekable()
+    except (AttributeError, OSError):
+        return False
+
+
 def write_wav(target: Path | BinaryIO, samples: np.ndarray, sample_rate: int, sample_format: str = "s16") -> None:
     data = to_pcm(samples, sample_format)
     blob = _wav_header(len(data), sample_rate, sample_format) + data
@@ -63,6 +113,28 @@ def default_output_available() -> bool:
 
 
 def play(samples: np.ndarray, sample_rate: int) -> None:
-    import sounddevice as sd  # type: ignore[import-not-found]
+    with Speaker(sample_rate) as speaker:
+        speaker.write(samples)
 
-    sd.play(np.asarray(samples, dtype=np.float32), sample_rate, blocking=True)
+
+class Speaker:
+    """The default output device as a blocking sink: `write` returns once the audio is queued."""
+
+    def __init__(self, sample_rate: int):
+        import sounddevice as sd  # type: ignore[import-not-found]
+
+        self._stream = sd.OutputStream(samplerate=sample_rate, channels=1, dtype="float32")
+        self._stream.start()
+
+    def write(self, samples: np.ndarray) -> None:
+        self._stream.write(np.asarray(samples, dtype=np.float32).reshape(-1, 1))
+
+    def close(self) -> None:
+        self._stream.stop()  # plays out what is queued
+        self._stream.close()
+
+    def __enter__(self) -> Speaker:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -11,7 +11,7 @@ import logging
 import sys
 from pathlib import Path
 
-from .audio import SAMPLE_FORMATS, default_output_available, play, write_wav
+from .audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from .checkpoint import DEFAULT_MODEL, CheckpointError, open_checkpoint
 from .engine import Engine, InputError, load
 
@@ -60,6 +60,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_generation(say)
     say.add_argument("--out", type=Path, default=None, help="write a WAV file instead of playing")
     say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
+    say.add_argument("--chunk-frames", type=int, default=5, help="frames (80 ms each) per streamed chunk")
+    say.add_argument("--first-chunk-frames", type=int, default=2, help="frames in the first chunk (earlier audio)")
 
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
     _add_generation(codes)
@@ -96,22 +98,34 @@ def _generate(engine: Engine, args: argparse.Namespace):
 
 
 def _cmd_say(args: argparse.Namespace) -> int:
+    from .generate import FrameBudget
+
     engine = load(args.model, dtype=args.dtype)
-    codes = _generate(engine, args)
-    samples = engine.decode(codes.codes)
+    text = _read_text(args.text)
+    stream = engine.stream(
+        text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode, seed=args.seed,
+        greedy=args.greedy, max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
+        chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames,
+    )
     out = args.out
     if out is None and default_output_available():
-        log.info("playing %.2f s on the default output device", len(samples) / engine.sample_rate)
-        play(samples, engine.sample_rate)
-        return EXIT_OK
-    if out is None:
-        out = Path("hearth.wav")
-        log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
-    if str(out) == "-":
-        write_wav(sys.stdout.buffer, samples, engine.sample_rate, args.sample_format)
+        sink, where = Speaker(engine.sample_rate), "the default output device"
     else:
-        write_wav(out, samples, engine.sample_rate, args.sample_format)
-        log.info("wrote %s (%.2f s, %s)", out, len(samples) / engine.sample_rate, args.sample_format)
+        if out is None:
+            out = Path("hearth.wav")
+            log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
+        target = sys.stdout.buffer if str(out) == "-" else out
+        sink, where = WavWriter(target, engine.sample_rate, args.sample_format), str(out)
+    seconds, first = 0.0, None
+    with stream, sink:
+        for chunk in stream:
+            if first is None:
+                first = chunk.timing.decoded_at
+            sink.write(chunk.samples)
+            seconds += chunk.duration_s
+    g = stream.generation
+    log.info("%.2f s of audio to %s; first audio after %.2f s; %d frames, stopped by %s%s", seconds, where,
+             first or 0.0, g.frames, g.stop_reason, f", seed {stream.seed}" if stream.seed is not None else "")
     return EXIT_OK
 
 

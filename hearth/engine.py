@@ -21,9 +21,12 @@ import torch
 from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
 from .config import ModelConfig
 from .generate import DEFAULT_BUDGET, FrameBudget, FrameGenerator, GenerationStats, SamplingOptions, embed_prompt
+from .stream import AudioChunk, AudioStream, ChunkPlan
 from .text import Prompt, build_prompt
 
-__all__ = ["MAX_TEXT_TOKENS", "Audio", "Codes", "Engine", "InputError", "load"]
+__all__ = [
+    "MAX_TEXT_TOKENS", "Audio", "AudioChunk", "AudioStream", "ChunkPlan", "Codes", "Engine", "InputError", "load"
+]
 
 log = logging.getLogger(__name__)
 
@@ -140,6 +143,48 @@ class Engine:
             embeds = embed_prompt(self.talker, self.config, prompt, voice, language, text_mode)
         return FrameGenerator(self.talker, self.config, embeds, options, rng, budget)
 
+    def _sampling_rng(self, options: SamplingOptions, seed: int | None) -> tuple[torch.Generator | None, int | None]:
+        if not (options.do_sample or options.sub_do_sample):
+            return None, None
+        seed = secrets.randbits(63) if seed is None else seed
+        return torch.Generator().manual_seed(seed), seed
+
+    def stream(
+        self,
+        text: str,
+        voice: str,
+        language: str = "auto",
+        *,
+        instruct: str | None = None,
+        text_mode: TextMode = "whole",
+        seed: int | None = None,
+        greedy: bool = False,
+        max_new_tokens: int | None = None,
+        options: SamplingOptions | None = None,
+        budget: FrameBudget | None = DEFAULT_BUDGET,
+        chunk_frames: int = 5,
+        first_chunk_frames: int = 2,
+        max_ready: int = 4,
+    ) -> AudioStream:
+        """Audio chunks as they are made: generation and vocoding run in workers while you consume.
+
+        The first chunk holds `first_chunk_frames` frames (80 ms each), the others `chunk_frames`;
+        at most `max_ready` decoded chunks wait for the consumer. Close the stream (or use it in a
+        `with` block) to stop early; generation then stops within one frame.
+        """
+        try:
+            plan = ChunkPlan(chunk_frames, first_chunk_frames)
+        except ValueError as e:
+            raise InputError(str(e)) from e
+        if options is None:
+            options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
+        rng, seed = self._sampling_rng(options, seed)
+        frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
+                             rng=rng, budget=budget)
+        audio = AudioStream(frames, self.codec, self.sample_rate, plan, max_ready)
+        audio.seed = seed
+        return audio
+
     def generate_codes(
         self,
         text: str,
@@ -157,12 +202,7 @@ class Engine:
         """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
         if options is None:
             options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
-        rng = None
-        if options.do_sample or options.sub_do_sample:
-            seed = secrets.randbits(63) if seed is None else seed
-            rng = torch.Generator().manual_seed(seed)
-        else:
-            seed = None
+        rng, seed = self._sampling_rng(options, seed)
         gen = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                           rng=rng, budget=budget)
         frames = list(gen)
@@ -177,9 +217,14 @@ class Engine:
             return self.codec(codes).to(torch.float32).numpy()
 
     def synthesize(self, text: str, voice: str, language: str = "auto", **kwargs: object) -> Audio:
-        """Text to audio in one call; keyword arguments as for `generate_codes`."""
-        codes = self.generate_codes(text, voice, language, **kwargs)  # type: ignore[arg-type]
-        return Audio(self.decode(codes.codes), self.sample_rate, codes)
+        """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`."""
+        chunks = []
+        with self.stream(text, voice, language, **kwargs) as audio:  # type: ignore[arg-type]
+            chunks = list(audio)
+        groups = self.config.talker.num_code_groups
+        codes = torch.cat([c.codes for c in chunks]) if chunks else torch.zeros(0, groups, dtype=torch.long)
+        samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
+        return Audio(samples, self.sample_rate, Codes(codes, audio.seed, audio.generation))
 
 
 def load(
