@@ -1,0 +1,154 @@
+"""The streaming pipeline: chunked audio equals the whole decode, codes are unchanged, failures
+reach the caller, and closing or abandoning a stream stops generation."""
+
+from __future__ import annotations
+
+import gc
+import threading
+import time
+
+import numpy as np
+import pytest
+import torch
+
+import hearth
+from hearth.random_checkpoint import tiny_configs, write_checkpoint
+
+
+def snr_db(ref: np.ndarray, got: np.ndarray) -> float:
+    ref, got = ref.astype(np.float64), got.astype(np.float64)
+    noise = max(float(((ref - got) ** 2).sum()), 1e-300)
+    return 10 * np.log10(float((ref**2).sum()) / noise)
+
+
+@pytest.fixture(scope="module")
+def window_engine(tmp_path_factory):
+    """A tiny model whose vocoder attends over only 12 frames, so long streams cross it many times."""
+    config, codec = tiny_configs("0b6", hidden=32, layers=1, window=12)
+    return hearth.load(write_checkpoint(tmp_path_factory.mktemp("win12"), config, codec, seed=77))
+
+
+@pytest.fixture(scope="module")
+def long_codes(window_engine):
+    return window_engine.generate_codes("A long utterance for the stream.", "vivian", seed=1, max_new_tokens=171,
+                                        budget=None)
+
+
+@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8])
+def test_streamed_audio_equals_whole_decode(window_engine, long_codes, chunk):
+    assert long_codes.codes.shape[0] == 170
+    whole = window_engine.decode(long_codes.codes)
+    with window_engine.stream("A long utterance for the stream.", "vivian", seed=1, max_new_tokens=171, budget=None,
+                              chunk_frames=chunk, first_chunk_frames=min(2, chunk)) as stream:
+        chunks = list(stream)
+    codes = torch.cat([c.codes for c in chunks])
+    assert torch.equal(codes, long_codes.codes)  # streaming does not change generation
+    assert [c.index for c in chunks] == list(range(len(chunks)))
+    assert [c.start_frame for c in chunks] == [sum(x.frames for x in chunks[:i]) for i in range(len(chunks))]
+    assert all(len(c.samples) == 1920 * c.frames for c in chunks)
+    assert chunks[-1].is_last and not any(c.is_last for c in chunks[:-1])
+    assert all(c.frames == chunk for c in chunks[1:-1])
+    assert snr_db(whole, np.concatenate([c.samples for c in chunks])) >= 100
+
+
+@pytest.mark.parametrize("text_mode", ["whole", "stream"])
+def test_streamed_codes_equal_plain_codes(engine, text_mode):
+    plain = engine.generate_codes("Same codes either way.", "ono_anna", "japanese", seed=12, max_new_tokens=23,
+                                  text_mode=text_mode)
+    audio = engine.synthesize("Same codes either way.", "ono_anna", "japanese", seed=12, max_new_tokens=23,
+                              text_mode=text_mode, chunk_frames=4, first_chunk_frames=1)
+    assert torch.equal(audio.codes.codes, plain.codes)
+    assert audio.codes.seed == 12
+
+
+def test_first_chunk_is_small(engine):
+    with engine.stream("Early audio.", "aiden", seed=2, max_new_tokens=30, chunk_frames=6,
+                       first_chunk_frames=2) as stream:
+        first = next(stream)
+        second = next(stream)
+    assert (first.frames, second.frames) == (2, 6)
+    assert first.timing.decoded_at <= second.timing.decoded_at
+
+
+def test_end_on_a_chunk_boundary_gives_empty_last_chunk(engine):
+    with engine.stream("Boundary.", "aiden", seed=2, max_new_tokens=8, chunk_frames=5, first_chunk_frames=2) as s:
+        chunks = list(s)
+    assert [c.frames for c in chunks] == [2, 5, 0]
+    assert chunks[-1].is_last and len(chunks[-1].samples) == 0
+
+
+def test_vocoder_failure_reaches_caller_and_engine_recovers(engine, monkeypatch):
+    clean = engine.synthesize("After a failure.", "sohee", seed=5, max_new_tokens=16)
+    real_decode = engine.codec.decode
+    calls = {"n": 0}
+
+    def failing_decode(codes, stream):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise RuntimeError("injected vocoder fault")
+        return real_decode(codes, stream)
+
+    monkeypatch.setattr(engine.codec, "decode", failing_decode)
+    received = []
+    fault = pytest.raises(RuntimeError, match="injected vocoder fault")
+    with fault, engine.stream("Doomed.", "sohee", seed=5, max_new_tokens=40) as stream:
+        for chunk in stream:
+            received.append(chunk.index)
+    assert received == [0]  # nothing after the failed chunk
+    monkeypatch.undo()
+    again = engine.synthesize("After a failure.", "sohee", seed=5, max_new_tokens=16)
+    assert torch.equal(again.codes.codes, clean.codes.codes)
+    assert np.array_equal(again.samples, clean.samples)
+
+
+def test_generation_failure_reaches_caller(engine, monkeypatch):
+    real_forward = engine.talker.forward
+    calls = {"n": 0}
+
+    def failing_forward(embeds, cache):
+        calls["n"] += 1
+        if calls["n"] == 4:
+            raise ValueError("injected talker fault")
+        return real_forward(embeds, cache)
+
+    monkeypatch.setattr(engine.talker, "forward", failing_forward)
+    fault = pytest.raises(ValueError, match="injected talker fault")
+    with fault, engine.stream("Doomed.", "eric", seed=1, max_new_tokens=40) as stream:
+        list(stream)
+
+
+def _workers():
+    return [t for t in threading.enumerate() if t.name in ("hearth-generate", "hearth-vocoder")]
+
+
+def test_close_stops_generation(engine):
+    stream = engine.stream("Stop me early.", "ryan", seed=3, max_new_tokens=2000, budget=None)
+    first = next(stream)
+    assert first.index == 0
+    stream.close()
+    frames_at_close = stream.generation.frames
+    time.sleep(0.3)
+    assert stream.generation.frames == frames_at_close
+    # At most the bounded queues' worth of frames beyond what was consumed: nowhere near 2000.
+    assert frames_at_close < 2 + 5 * 8
+    assert stream.generation.stop_reason == "closed"
+    assert not _workers()
+
+
+def test_abandoned_iterator_stops_generation(engine):
+    stream = engine.stream("Abandon me.", "ryan", seed=3, max_new_tokens=2000, budget=None)
+    next(stream)
+    stats = stream.generation
+    workers = [stream._pipe.generator, stream._pipe.vocoder]
+    del stream
+    gc.collect()
+    for w in workers:
+        w.join(timeout=10)
+        assert not w.is_alive()
+    assert stats.stop_reason == "closed"
+    assert stats.frames < 2 + 5 * 8
+
+
+def test_bad_chunk_sizes(engine):
+    with pytest.raises(hearth.InputError):
+        engine.stream("x", "ryan", chunk_frames=0)
