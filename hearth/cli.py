@@ -66,6 +66,20 @@ def _parser() -> argparse.ArgumentParser:
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
     _add_generation(codes)
 
+    bench = sub.add_parser("bench", help="measure first audio, real-time factor, CPU and memory")
+    bench.add_argument("--model", default=None,
+                       help="checkpoint directory (default: a random one with the true 0.6B shapes, made once)")
+    bench.add_argument("--frames", type=int, default=25, help="frames per run (80 ms each; default 25)")
+    bench.add_argument("--runs", type=int, default=3, help="measured runs after one warm-up (default 3)")
+    bench.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    bench.add_argument("--chunk-frames", type=int, default=5)
+    bench.add_argument("--first-chunk-frames", type=int, default=2)
+    bench.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    bench.add_argument("--text", default=None, help="the sentence to speak")
+    bench.add_argument("--compare-official", action="store_true",
+                       help="also run the official qwen-tts package on the same checkpoint")
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+
     voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")
     _add_model(voices)
     voices.add_argument("--json", action="store_true", help="print JSON")
@@ -148,6 +162,18 @@ def _cmd_codes(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _cmd_bench(args: argparse.Namespace) -> int:
+    from .bench import SENTENCE, BenchSettings, main_bench
+
+    if args.frames < 1 or args.runs < 1:
+        raise InputError("--frames and --runs must be at least 1")
+    settings = BenchSettings(
+        model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
+        first_chunk_frames=args.first_chunk_frames, dtype=args.dtype, text=args.text or SENTENCE,
+    )
+    return main_bench(settings, args.compare_official, args.json)
+
+
 def _cmd_voices(args: argparse.Namespace) -> int:
     cfg = open_checkpoint(args.model).config
     info = {
@@ -171,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="hearth: %(message)s")
-    handlers = {"say": _cmd_say, "codes": _cmd_codes, "voices": _cmd_voices}
+    handlers = {"say": _cmd_say, "codes": _cmd_codes, "voices": _cmd_voices, "bench": _cmd_bench}
     try:
         return handlers[args.command](args)
     except (InputError, CheckpointError) as e:

@@ -1,0 +1,236 @@
+"""`hearth bench`: the one benchmark harness (see shared/docs/performance.md for the method).
+
+It runs the streaming engine on a checkpoint (by default a random-weight checkpoint with the true
+0.6B shapes, written on first use into the cache directory), a warm-up and then several runs of
+one sentence with a fixed frame count (end-of-speech masked, greedy decoding), and reports medians.
+With `--compare-official` it runs the official qwen-tts package on the same checkpoint, in a
+subprocess with the same thread count, and adds its figures and the ratios.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BenchSettings", "bench_checkpoint", "run_hearth", "run_official", "format_table"]
+
+SENTENCE = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
+VOICE, LANGUAGE = "ryan", "english"
+# An id the talker can never sample (it lies in the suppressed control range): passed to the
+# official generate as its end-of-speech id so that both engines run exactly --frames frames.
+_NEVER_SAMPLED = 3071
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    model: str | None = None
+    frames: int = 25
+    runs: int = 3
+    threads: int | None = None
+    chunk_frames: int = 5
+    first_chunk_frames: int = 2
+    dtype: str = "float32"
+    text: str = SENTENCE
+
+
+def _cache_dir() -> Path:
+    root = os.environ.get("HEARTH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hearth")
+    return Path(root)
+
+
+def bench_checkpoint(size: str = "0.6b") -> Path:
+    """The true-shape random checkpoint, written once into the cache directory."""
+    from .random_checkpoint import size_configs, write_checkpoint
+
+    path = _cache_dir() / "bench" / f"random-{size}-seed0"
+    if not (path / "speech_tokenizer" / "model.safetensors").is_file():
+        print(f"hearth bench: writing a random {size} checkpoint to {path} (once)", file=sys.stderr)
+        tmp = path.with_name(path.name + ".part")
+        config, codec = size_configs(size)
+        write_checkpoint(tmp, config, codec, seed=0)
+        tmp.replace(path)
+    return path
+
+
+def _process_age_s() -> float:
+    """Seconds since this process started (Linux), for start-to-ready figures."""
+    try:
+        ticks = os.sysconf("SC_CLK_TCK")
+        with open("/proc/self/stat") as f:
+            start = int(f.read().rsplit(")", 1)[1].split()[19]) / ticks
+        with open("/proc/uptime") as f:
+            return float(f.read().split()[0]) - start
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def _p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(0.95 * (len(ordered) - 1)))]
+
+
+def run_hearth(s: BenchSettings, model: Path) -> dict[str, Any]:
+    import torch
+
+    from . import load
+
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    t = time.perf_counter()
+    engine = load(model, dtype=s.dtype, progress=False)
+    load_engine_s = time.perf_counter() - t
+    load_s = _process_age_s()
+    options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
+    runs = []
+    for i in range(s.runs + 1):  # the first run warms up
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        ttfa, samples, decode = None, 0, []
+        with engine.stream(s.text, VOICE, LANGUAGE, options=options, budget=None, chunk_frames=s.chunk_frames,
+                           first_chunk_frames=s.first_chunk_frames) as stream:
+            for chunk in stream:
+                if ttfa is None and chunk.frames:
+                    ttfa = time.perf_counter() - t0
+                samples += len(chunk.samples)
+                if chunk.frames:
+                    decode.append(chunk.timing.decode_s)
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        g = stream.generation
+        audio_s = samples / engine.sample_rate
+        if i == 0:
+            continue
+        runs.append({
+            "ttfa_s": ttfa, "wall_s": wall, "cpu_s": cpu, "audio_s": audio_s, "frames": g.frames,
+            "prefill_ms": 1000 * g.prefill_s, "talker_step_ms": 1000 * g.talker_s / max(g.frames, 1),
+            "predictor_frame_ms": 1000 * g.predictor_s / max(g.frames, 1),
+            "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
+        })
+    return _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
+
+
+def _summarise(runs: list[dict[str, Any]], load_s: float, load_engine_s: float, threads: int,
+               engine: str) -> dict[str, Any]:
+    med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
+    return {
+        "engine": engine,
+        "ttfa_s": med["ttfa_s"],
+        "ttfa_p95_s": _p95([r["ttfa_s"] for r in runs]),
+        "rtf": statistics.median(r["wall_s"] / r["audio_s"] for r in runs),
+        "cpu_s_per_audio_s": statistics.median(r["cpu_s"] / r["audio_s"] for r in runs),
+        "peak_rss_mb": _peak_rss_mb(),
+        "audio_s": med["audio_s"],
+        "frames": med["frames"],
+        "load_s": load_s,
+        "load_engine_s": load_engine_s,
+        "runs": len(runs),
+        "threads": threads,
+        "stages_ms": {k: med[k] for k in ("prefill_ms", "talker_step_ms", "predictor_frame_ms", "vocoder_chunk_ms")
+                      if k in med},
+    }
+
+
+def _official_worker(s: BenchSettings, model: Path) -> dict[str, Any]:
+    """Runs inside the subprocess: the official path, text in hand to all audio out."""
+    import torch
+
+    from .reference import load_official, official_generate, official_input_ids
+
+    if s.threads:
+        torch.set_num_threads(s.threads)
+    t = time.perf_counter()
+    official = load_official(model)
+    load_engine_s = time.perf_counter() - t
+    load_s = _process_age_s()
+    runs = []
+    for i in range(s.runs + 1):
+        cpu0, t0 = time.process_time(), time.perf_counter()
+        ids = official_input_ids(official, s.text)
+        codes = official_generate(official, ids, VOICE, LANGUAGE, greedy=True, max_new_tokens=s.frames + 1,
+                                  eos_token_id=_NEVER_SAMPLED)
+        t1 = time.perf_counter()
+        with torch.inference_mode():
+            wavs, sr = official.model.speech_tokenizer.decode([{"audio_codes": codes}])
+        wall, cpu = time.perf_counter() - t0, time.process_time() - cpu0
+        if i == 0:
+            continue
+        frames = codes.shape[0]
+        runs.append({
+            "ttfa_s": wall, "wall_s": wall, "cpu_s": cpu, "audio_s": len(wavs[0]) / sr, "frames": frames,
+            "lm_frame_ms": 1000 * (t1 - t0) / max(frames, 1), "decode_ms": 1000 * (t0 + wall - t1),
+        })
+    out = _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="official")
+    out["stages_ms"] = {k: statistics.median(r[k] for r in runs) for k in ("lm_frame_ms", "decode_ms")}
+    return out
+
+
+def run_official(s: BenchSettings, model: Path) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "hearth.bench", "--official-worker", json.dumps(s.__dict__), str(model)]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the official benchmark failed:\n{proc.stderr.strip()[-2000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+_ROWS = [
+    ("first audio, median (s)", "ttfa_s", "{:.3f}"),
+    ("first audio, p95 (s)", "ttfa_p95_s", "{:.3f}"),
+    ("real-time factor", "rtf", "{:.2f}"),
+    ("CPU-s per audio-s", "cpu_s_per_audio_s", "{:.2f}"),
+    ("peak RSS (MB)", "peak_rss_mb", "{:.0f}"),
+    ("audio per run (s)", "audio_s", "{:.2f}"),
+    ("start to ready (s)", "load_s", "{:.1f}"),
+]
+
+
+def format_table(result: dict[str, Any]) -> str:
+    ours, ref = result["hearth"], result.get("official")
+    lines = [f"{'':28}{'hearth':>12}" + (f"{'official':>12}{'ratio':>9}" if ref else "")]
+    for label, key, fmt in _ROWS:
+        line = f"{label:28}{fmt.format(ours[key]):>12}"
+        if ref:
+            line += f"{fmt.format(ref[key]):>12}{ours[key] / ref[key]:>9.3f}"
+        lines.append(line)
+    lines.append("hearth stages (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in ours["stages_ms"].items()))
+    if ref:
+        lines.append("official stages (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in ref["stages_ms"].items()))
+    return "\n".join(lines)
+
+
+def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
+    model = Path(s.model) if s.model else bench_checkpoint()
+    result: dict[str, Any] = {"model": str(model), "frames": s.frames, "runs": s.runs, "text": s.text,
+                              "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames,
+                              "dtype": s.dtype}
+    result["hearth"] = run_hearth(s, model)
+    result.update({k: v for k, v in result["hearth"].items() if k != "engine"})
+    if compare_official:
+        print("hearth bench: running the official package for comparison ...", file=sys.stderr)
+        ref = run_official(s, model)
+        result["official"] = ref
+        result["ratios"] = {k: result["hearth"][k] / ref[k] for _, k, _ in _ROWS if ref.get(k)}
+    if as_json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(format_table(result))
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 4 and sys.argv[1] == "--official-worker":
+        settings = BenchSettings(**json.loads(sys.argv[2]))
+        print(json.dumps(_official_worker(settings, Path(sys.argv[3]))))
+        sys.exit(0)
+    print("usage: hearth bench ... (this module is run through the hearth command)", file=sys.stderr)
+    sys.exit(2)

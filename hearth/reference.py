@@ -1,0 +1,97 @@
+"""Adapter for the official `qwen-tts` 0.1.1 package, Hearth's correctness and speed reference.
+
+Used by the tests and by `hearth bench --compare-official`; never by the engine. Install it with
+`pip install --no-deps qwen-tts==0.1.1` (its own pins drag in gradio and a torchaudio that does not
+load beside the CPU build of torch; `make setup` does this).
+
+Importing it pulls in 25 Hz tokenizer modules that import torchaudio; the 12 Hz path never calls
+it, so a stub module stands in.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.machinery
+import io
+import sys
+import types
+from pathlib import Path
+
+import torch
+
+__all__ = ["import_official", "load_official", "official_input_ids", "official_generate"]
+
+
+def _stub_torchaudio() -> None:
+    if "torchaudio" in sys.modules:
+        return
+    for name in ("torchaudio", "torchaudio.compliance", "torchaudio.compliance.kaldi"):
+        module = types.ModuleType(name)
+        module.__spec__ = importlib.machinery.ModuleSpec(name, None)
+        sys.modules[name] = module
+    sys.modules["torchaudio"].compliance = sys.modules["torchaudio.compliance"]  # type: ignore[attr-defined]
+    sys.modules["torchaudio.compliance"].kaldi = sys.modules["torchaudio.compliance.kaldi"]  # type: ignore[attr-defined]
+
+
+def import_official():
+    """(qwen_tts, its talker modeling module, its 12 Hz tokenizer modeling module)."""
+    _stub_torchaudio()
+    try:
+        # The package prints a flash-attn banner on stdout at import; stdout is for data.
+        with contextlib.redirect_stdout(io.StringIO()):
+            import qwen_tts
+            from qwen_tts.core.models import modeling_qwen3_tts
+            from qwen_tts.core.tokenizer_12hz import modeling_qwen3_tts_tokenizer_v2
+    except ImportError as e:
+        raise RuntimeError(
+            "the official package is not installed: pip install --no-deps qwen-tts==0.1.1 "
+            "transformers==4.57.3 accelerate==1.12.0 einops librosa soundfile sox onnxruntime"
+        ) from e
+    return qwen_tts, modeling_qwen3_tts, modeling_qwen3_tts_tokenizer_v2
+
+
+def load_official(path: Path | str):
+    """Qwen3TTSModel loaded from a checkpoint directory, fp32 on the CPU."""
+    qwen_tts, _, _ = import_official()
+    import transformers
+
+    transformers.logging.set_verbosity_error()
+    with contextlib.redirect_stdout(io.StringIO()):
+        return qwen_tts.Qwen3TTSModel.from_pretrained(str(path), dtype=torch.float32)
+
+
+def official_input_ids(model, text: str) -> list[int]:
+    """The official wrapper's own tokenization of the prompt (its processor, its regex)."""
+    return model._tokenize_texts([model._build_assistant_text(text)])[0][0].tolist()
+
+
+def official_generate(
+    model,
+    input_ids: list[int],
+    voice: str,
+    language: str,
+    *,
+    instruct_ids: list[int] | None = None,
+    text_mode: str = "whole",
+    greedy: bool = False,
+    seed: int = 0,
+    max_new_tokens: int = 40,
+    eos_token_id: int | None = None,
+) -> torch.Tensor:
+    """Codes [frames, 16] from the official generate, fed these token ids; global RNG seeded with `seed`."""
+    kwargs = model._merge_generate_kwargs(max_new_tokens=max_new_tokens)
+    if greedy:
+        kwargs.update(do_sample=False, subtalker_dosample=False)
+    if eos_token_id is not None:
+        kwargs["eos_token_id"] = eos_token_id
+    torch.manual_seed(seed)
+    with torch.inference_mode():
+        codes, _ = model.model.generate(
+            input_ids=[torch.tensor([input_ids])],
+            instruct_ids=[torch.tensor([instruct_ids]) if instruct_ids else None],
+            languages=[language],
+            speakers=[voice],
+            non_streaming_mode=text_mode == "whole",
+            **kwargs,
+        )
+    return codes[0]
