@@ -21,7 +21,7 @@ import torch
 from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
 from .config import ModelConfig
 from .generate import DEFAULT_BUDGET, FrameBudget, FrameGenerator, GenerationStats, SamplingOptions, embed_prompt
-from .stream import AudioChunk, AudioStream, ChunkPlan
+from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
 from .text import Prompt, build_prompt
 
 __all__ = [
@@ -70,6 +70,7 @@ class Engine:
         self.talker = load_talker(checkpoint, dtype)
         # The vocoder stays fp32 here; reduced-precision vocoding belongs to the fast backend.
         self.codec = load_codec(checkpoint, torch.float32)
+        self.workers = Workers()
         self.sample_rate = checkpoint.codec.sample_rate
         self.samples_per_frame = checkpoint.codec.upsample
 
@@ -181,7 +182,7 @@ class Engine:
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                              rng=rng, budget=budget)
-        audio = AudioStream(frames, self.codec, self.sample_rate, plan, max_ready)
+        audio = AudioStream(frames, self.codec, self.sample_rate, plan, max_ready, workers=self.workers)
         audio.seed = seed
         return audio
 

@@ -14,6 +14,7 @@ sets a stop flag that the frame loop checks every frame, and joins both workers.
 
 from __future__ import annotations
 
+import concurrent.futures
 import queue
 import threading
 import time
@@ -27,7 +28,7 @@ import torch
 from .generate import FrameGenerator
 from .model.codec import CodecDecoder
 
-__all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream"]
+__all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
 
 _POLL_S = 0.05  # how often a blocked worker re-checks the stop flag
 
@@ -38,6 +39,7 @@ class ChunkPlan:
 
     size: int = 5
     first: int = 2
+    hold_first: bool = True  # generation pauses while the first chunk is decoded
 
     def __post_init__(self) -> None:
         if self.size < 1 or self.first < 1:
@@ -101,12 +103,32 @@ class StreamStats:
     extra: dict[str, float] = field(default_factory=dict)
 
 
+class Workers:
+    """The two long-lived worker threads a pipeline runs on: one generates, one vocodes.
+
+    Kept for the life of an engine, because a fresh thread pays for its math-library thread pool on
+    its first heavy call (about 80 ms of first-audio latency here). Streams on the same workers run
+    one after another.
+    """
+
+    def __init__(self) -> None:
+        self.generate = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hearth-generate")
+        self.vocode = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hearth-vocoder")
+
+    def threads(self) -> set[threading.Thread]:
+        return set(self.generate._threads) | set(self.vocode._threads)
+
+    def close(self) -> None:
+        self.generate.shutdown(wait=True)
+        self.vocode.shutdown(wait=True)
+
+
 class _Pipeline:
     """The two workers and their queues. Holds no reference to the consumer-facing `AudioStream`, so
     an abandoned stream is collected and its finalizer can stop the workers."""
 
     def __init__(self, frames: FrameGenerator, decoder: CodecDecoder, sample_rate: int, plan: ChunkPlan,
-                 max_ready: int, decode_hook: Callable[[int], None] | None):
+                 max_ready: int, decode_hook: Callable[[int], None] | None, workers: Workers):
         self.frames = frames
         self.decoder = decoder
         self.sample_rate = sample_rate
@@ -116,10 +138,10 @@ class _Pipeline:
         self.codes: queue.Queue[_Codes | _Failure | _End] = queue.Queue(maxsize=1)
         self.audio: queue.Queue[AudioChunk | _Failure | _End] = queue.Queue(maxsize=max_ready)
         self.t0 = time.perf_counter()
-        self.generator = threading.Thread(target=self._generate, name="hearth-generate", daemon=True)
-        self.vocoder = threading.Thread(target=self._decode, name="hearth-vocoder", daemon=True)
-        self.generator.start()
-        self.vocoder.start()
+        self.first_decoded = threading.Event()
+        self.workers = workers
+        self.generator = workers.generate.submit(self._generate)
+        self.vocoder = workers.vocode.submit(self._decode)
 
     def _put(self, q: queue.Queue, item: object) -> bool:
         """Blocking put that gives up when the stream is stopped; True if the item was queued."""
@@ -145,6 +167,11 @@ class _Pipeline:
                     chunk = _Codes(index, start, torch.stack(pending), False, now - self.t0, now - chunk_t0)
                     if not self._put(self.codes, chunk):
                         return
+                    if index == 0 and self.plan.hold_first:
+                        # First audio gets the whole CPU: on a small machine, decoding it while the
+                        # next frames compete for the same cores delays it more than it gains.
+                        while not self.first_decoded.wait(_POLL_S) and not self.stop.is_set():
+                            pass
                     index, start, pending, chunk_t0 = index + 1, start + len(pending), [], time.perf_counter()
             # The end of speech is known only once the next frame fails to come, so the last chunk
             # holds whatever remains: possibly no frame at all when the end fell on a chunk boundary.
@@ -180,6 +207,7 @@ class _Pipeline:
                 self._put(self.audio, _Failure(e))
                 self.stop.set()  # nothing after a failed chunk may be played: stop generating
                 return
+            self.first_decoded.set()
             timing = ChunkTiming(item.generated_at, time.perf_counter() - self.t0, item.generate_s, decode_s)
             chunk = AudioChunk(samples, self.sample_rate, item.index, item.start_frame, item.codes.shape[0],
                                item.codes, item.is_last, timing)
@@ -188,9 +216,8 @@ class _Pipeline:
 
     def shutdown(self) -> None:
         self.stop.set()
-        for worker in (self.generator, self.vocoder):
-            if worker is not threading.current_thread():
-                worker.join()
+        if threading.current_thread() not in self.workers.threads():
+            concurrent.futures.wait([self.generator, self.vocoder])
 
 
 class AudioStream:
@@ -207,11 +234,13 @@ class AudioStream:
         plan: ChunkPlan = ChunkPlan(),
         max_ready: int = 4,
         decode_hook: Callable[[int], None] | None = None,
+        workers: Workers | None = None,
     ):
         self.stats = StreamStats()
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
-        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook)
+        self._own_workers = workers is None
+        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers())
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
         self._done = False
 
@@ -227,7 +256,7 @@ class AudioStream:
                 item = pipe.audio.get(timeout=_POLL_S)
                 break
             except queue.Empty:
-                if not pipe.vocoder.is_alive() and pipe.audio.empty():
+                if pipe.vocoder.done() and pipe.audio.empty():
                     self.close()
                     raise RuntimeError("the vocoder worker ended without a result") from None
         if isinstance(item, AudioChunk):
@@ -243,9 +272,11 @@ class AudioStream:
         raise StopIteration
 
     def close(self) -> None:
-        """Stop generation (within one frame) and decoding, and wait for both workers to end."""
+        """Stop generation (within one frame) and decoding, and wait for both workers to finish."""
         self._done = True
         self._pipe.shutdown()
+        if self._own_workers:
+            self._pipe.workers.close()
 
     def __enter__(self) -> AudioStream:
         return self

@@ -3,8 +3,8 @@ reach the caller, and closing or abandoning a stream stops generation."""
 
 from __future__ import annotations
 
+import concurrent.futures
 import gc
-import threading
 import time
 
 import numpy as np
@@ -117,10 +117,6 @@ def test_generation_failure_reaches_caller(engine, monkeypatch):
         list(stream)
 
 
-def _workers():
-    return [t for t in threading.enumerate() if t.name in ("hearth-generate", "hearth-vocoder")]
-
-
 def test_close_stops_generation(engine):
     stream = engine.stream("Stop me early.", "ryan", seed=3, max_new_tokens=2000, budget=None)
     first = next(stream)
@@ -132,19 +128,18 @@ def test_close_stops_generation(engine):
     # At most the bounded queues' worth of frames beyond what was consumed: nowhere near 2000.
     assert frames_at_close < 2 + 5 * 8
     assert stream.generation.stop_reason == "closed"
-    assert not _workers()
+    assert stream._pipe.generator.done() and stream._pipe.vocoder.done()
 
 
 def test_abandoned_iterator_stops_generation(engine):
     stream = engine.stream("Abandon me.", "ryan", seed=3, max_new_tokens=2000, budget=None)
     next(stream)
     stats = stream.generation
-    workers = [stream._pipe.generator, stream._pipe.vocoder]
+    tasks = [stream._pipe.generator, stream._pipe.vocoder]
     del stream
     gc.collect()
-    for w in workers:
-        w.join(timeout=10)
-        assert not w.is_alive()
+    done, _ = concurrent.futures.wait(tasks, timeout=10)
+    assert len(done) == 2
     assert stats.stop_reason == "closed"
     assert stats.frames < 2 + 5 * 8
 
