@@ -1,0 +1,33 @@
+"""`hearth bench` runs end to end and reports every figure it promises (values are not asserted)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+REQUIRED = ["ttfa_s", "ttfa_p95_s", "rtf", "cpu_s_per_audio_s", "peak_rss_mb", "audio_s", "load_s"]
+STAGES = ["prefill_ms", "talker_step_ms", "predictor_frame_ms", "vocoder_chunk_ms"]
+
+
+def test_bench_json_with_official(tiny_dir):
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "6", "--runs", "2",
+           "--threads", "1", "--compare-official", "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)  # one JSON object and nothing else on stdout
+    for key in REQUIRED:
+        assert data[key] > 0, key
+        assert data["official"][key] > 0, key
+        assert key in data["ratios"]
+    assert set(STAGES) <= set(data["stages_ms"])
+    assert data["audio_s"] == 6 * 0.08  # fixed frame count: end of speech is masked
+    assert data["official"]["audio_s"] == data["audio_s"]
+    assert data["hearth"]["threads"] == data["official"]["threads"] == 1
+
+
+def test_bench_table(tiny_dir):
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "3", "--runs", "1"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    assert "first audio, median (s)" in r.stdout and "real-time factor" in r.stdout
