@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import CodecDecoderConfig
-from .layers import RMSNorm, Rotary, rotate_half
+from .layers import GatedMLP, RMSNorm, Rotary, rotate_half
 
 __all__ = ["CodecDecoder", "CodecStream"]
 
@@ -251,7 +251,7 @@ class _TransformerLayer(nn.Module):
     def __init__(self, cfg: CodecDecoderConfig):
         super().__init__()
         self.self_attn = _WindowAttention(cfg)
-        self.mlp = _MLP(cfg.hidden_size, cfg.intermediate_size)
+        self.mlp = GatedMLP(cfg.hidden_size, cfg.intermediate_size)
         self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.self_attn_layer_scale = _LayerScale(cfg.hidden_size)
@@ -263,17 +263,6 @@ class _TransformerLayer(nn.Module):
         attn = self.self_attn(self.input_layernorm(x), cos, sin, mask, stream)
         x = x + self.self_attn_layer_scale.scale * attn
         return x + self.mlp_layer_scale.scale * self.mlp(self.post_attention_layernorm(x))
-
-
-class _MLP(nn.Module):
-    def __init__(self, hidden: int, intermediate: int):
-        super().__init__()
-        self.gate_proj = nn.Linear(hidden, intermediate, bias=False)
-        self.up_proj = nn.Linear(hidden, intermediate, bias=False)
-        self.down_proj = nn.Linear(intermediate, hidden, bias=False)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
 class PreTransformer(nn.Module):
