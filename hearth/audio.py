@@ -1,18 +1,24 @@
-"""Audio outputs: WAV files (16-bit PCM or 32-bit float) and the default speaker.
+"""Audio outputs ("sinks"): the default speaker, WAV files, raw PCM on a pipe, and a null sink.
 
-The speaker needs the optional `sounddevice` package (`pip install hearth-tts[play]`) and a
-PortAudio output device; `default_output_available` tells whether both exist.
+Every sink takes float32 mono samples in [-1, 1] through `write`, which returns True when the
+output ran dry before that write (an underrun: only real-time sinks can have them). The speaker
+needs the optional `sounddevice` package (`pip install hearth-tts[play]`) and a PortAudio output
+device; `default_output_available` tells whether both exist.
 """
 
 from __future__ import annotations
 
 import struct
+import time
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
-__all__ = ["SAMPLE_FORMATS", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm", "write_wav"]
+__all__ = [
+    "SAMPLE_FORMATS", "NullSink", "RawSink", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm",
+    "write_wav",
+]
 
 SAMPLE_FORMATS = ("s16", "f32")
 
@@ -39,6 +45,73 @@ def _wav_header(num_bytes: int, sample_rate: int, sample_format: str) -> bytes:
     return b"RIFF" + struct.pack("<I", 4 + len(chunks) + num_bytes) + b"WAVE" + chunks
 
 
+class NullSink:
+    """Discards audio. With `realtime`, consumes it at playback speed like a device with a
+    `buffer_s` buffer, so that underruns mean what they mean on a speaker."""
+
+    def __init__(self, sample_rate: int, realtime: bool = False, buffer_s: float = 0.2):
+        self.sample_rate = sample_rate
+        self.realtime = realtime
+        self.buffer_s = buffer_s
+        self.samples = 0
+        self._ends_at = 0.0  # monotonic time at which the audio written so far has played
+
+    def write(self, samples: np.ndarray) -> bool:
+        self.samples += len(samples)
+        if not self.realtime:
+            return False
+        now = time.monotonic()
+        starved = 0.0 < self._ends_at < now
+        self._ends_at = max(now, self._ends_at) + len(samples) / self.sample_rate
+        wait = self._ends_at - self.buffer_s - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+        return starved
+
+    def drain(self) -> None:
+        if self.realtime:
+            time.sleep(max(0.0, self._ends_at - time.monotonic()))
+        self._ends_at = 0.0
+
+    def close(self) -> None:
+        self.drain()
+
+    def __enter__(self) -> NullSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class RawSink:
+    """Raw little-endian PCM (s16 or f32, mono) on a binary stream, for `aplay`/`ffplay` pipes."""
+
+    realtime = False
+
+    def __init__(self, target: BinaryIO, sample_rate: int, sample_format: str = "s16"):
+        to_pcm(np.zeros(0, dtype=np.float32), sample_format)  # validates the format
+        self.sample_rate = sample_rate
+        self.sample_format = sample_format
+        self._file = target
+
+    def write(self, samples: np.ndarray) -> bool:
+        self._file.write(to_pcm(samples, self.sample_format))
+        self._file.flush()
+        return False
+
+    def drain(self) -> None:
+        self._file.flush()
+
+    def close(self) -> None:
+        self._file.flush()
+
+    def __enter__(self) -> RawSink:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 class WavWriter:
     """Writes a WAV file chunk by chunk as audio arrives.
 
@@ -59,11 +132,17 @@ class WavWriter:
         header = _wav_header(0 if self._seekable else 0xFFFFFFFF - 64, sample_rate, sample_format)
         self._file.write(header)
 
-    def write(self, samples: np.ndarray) -> None:
+    realtime = False
+
+    def write(self, samples: np.ndarray) -> bool:
         data = to_pcm(samples, self.sample_format)
         self._file.write(data)
         self._file.flush()
         self._bytes += len(data)
+        return False
+
+    def drain(self) -> None:
+        self._file.flush()
 
     def close(self) -> None:
         if self._seekable:
@@ -120,14 +199,22 @@ def play(samples: np.ndarray, sample_rate: int) -> None:
 class Speaker:
     """The default output device as a blocking sink: `write` returns once the audio is queued."""
 
+    realtime = True
+
     def __init__(self, sample_rate: int):
         import sounddevice as sd  # type: ignore[import-not-found]
 
-        self._stream = sd.OutputStream(samplerate=sample_rate, channels=1, dtype="float32")
+        self.sample_rate = sample_rate
+        self._stream = sd.OutputStream(samplerate=sample_rate, channels=1, dtype="float32", latency="low")
         self._stream.start()
 
-    def write(self, samples: np.ndarray) -> None:
-        self._stream.write(np.asarray(samples, dtype=np.float32).reshape(-1, 1))
+    def write(self, samples: np.ndarray) -> bool:
+        # PortAudio reports whether the device ran dry since the previous write.
+        return bool(self._stream.write(np.asarray(samples, dtype=np.float32).reshape(-1, 1)))
+
+    def drain(self) -> None:
+        self._stream.stop()  # returns once the queued audio has played
+        self._stream.start()
 
     def close(self) -> None:
         self._stream.stop()  # plays out what is queued

@@ -112,6 +112,7 @@ def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> Iterator[
     text = clean_text(text)
     for line in re.split(r"\n\s*\n|\n", text):
         paragraph = " ".join(line.split())  # tabs and runs of spaces
+        paragraph = re.sub(r" ([.,!?;:])(?=\s|$)", r"\1", paragraph)  # "here ." after a removed control char
         for sentence in _raw_sentences(paragraph):
             for piece in _cap(sentence, max_chars):
                 if is_speakable(piece):
