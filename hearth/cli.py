@@ -80,6 +80,26 @@ def _parser() -> argparse.ArgumentParser:
                        help="also run the official qwen-tts package on the same checkpoint")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
 
+    speak = sub.add_parser("speak", help="speak each line typed or piped in (Ctrl-C or an empty line stops)")
+    _add_model(speak)
+    speak.add_argument("--voice", default="vivian")
+    speak.add_argument("--language", default="auto")
+    speak.add_argument("--seed", type=int, default=None, help="seed of each request (default: random)")
+    speak.add_argument("--sink", choices=("speaker", "wav", "raw", "null"), default=None,
+                       help="where audio goes (default: the speaker if there is one, else raw PCM on a pipe)")
+    speak.add_argument("--out", type=Path, default=None, help="the WAV file, with --sink wav")
+    speak.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
+    speak.add_argument("--max-new-tokens", type=int, default=None)
+
+    soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
+    _add_model(soak)
+    soak.add_argument("--sentences", type=int, default=300)
+    soak.add_argument("--idle", type=float, default=0.0, help="seconds of silence between sentences")
+    soak.add_argument("--max-new-tokens", type=int, default=None)
+    soak.add_argument("--realtime", action="store_true", help="consume audio at playback speed")
+    soak.add_argument("--duration", type=float, default=None, help="stop submitting after this many seconds")
+    soak.add_argument("--json", action="store_true")
+
     voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")
     _add_model(voices)
     voices.add_argument("--json", action="store_true", help="print JSON")
@@ -174,6 +194,23 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return main_bench(settings, args.compare_official, args.json)
 
 
+def _cmd_soak(args: argparse.Namespace) -> int:
+    from .soak import SoakSettings, main_soak
+
+    if args.sentences < 1:
+        raise InputError("--sentences must be at least 1")
+    engine = load(args.model)
+    settings = SoakSettings(sentences=args.sentences, idle_s=args.idle, max_new_tokens=args.max_new_tokens,
+                            realtime=args.realtime, duration_s=args.duration)
+    return main_soak(engine, settings, args.json)
+
+
+def _cmd_speak(args: argparse.Namespace) -> int:
+    from .interactive import speak_lines
+
+    return speak_lines(args)
+
+
 def _cmd_voices(args: argparse.Namespace) -> int:
     cfg = open_checkpoint(args.model).config
     info = {
@@ -197,7 +234,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="hearth: %(message)s")
-    handlers = {"say": _cmd_say, "codes": _cmd_codes, "voices": _cmd_voices, "bench": _cmd_bench}
+    handlers = {"say": _cmd_say, "codes": _cmd_codes, "voices": _cmd_voices, "bench": _cmd_bench,
+                "speak": _cmd_speak, "soak": _cmd_soak}
     try:
         return handlers[args.command](args)
     except (InputError, CheckpointError) as e:
