@@ -35,7 +35,13 @@ _POLL_S = 0.05  # how often a blocked worker re-checks the stop flag
 
 @dataclass(frozen=True)
 class ChunkPlan:
-    """How frames are grouped: `first` frames for the first chunk (earlier audio), then `size` each."""
+    """How frames are grouped: `first` frames for the first chunk (earlier audio), then doubling up
+    to `size` each (2, 4, 5, 5, ... by default).
+
+    The ramp matters for gapless playback: once the small first chunk starts playing, the next one
+    must be generated within its duration. A second chunk as large as the rest would need the
+    engine to run at `first / size` of real time; doubling needs only half.
+    """
 
     size: int = 5
     first: int = 2
@@ -46,7 +52,11 @@ class ChunkPlan:
             raise ValueError("chunk sizes must be at least one frame")
 
     def length(self, index: int) -> int:
-        return self.first if index == 0 else self.size
+        if index == 0:
+            return self.first
+        if self.first >= self.size:
+            return self.size
+        return min(self.size, self.first << min(index, 16))
 
 
 @dataclass(frozen=True)

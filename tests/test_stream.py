@@ -13,6 +13,7 @@ import torch
 
 import hearth
 from hearth.random_checkpoint import tiny_configs, write_checkpoint
+from hearth.stream import ChunkPlan
 
 
 def snr_db(ref: np.ndarray, got: np.ndarray) -> float:
@@ -47,7 +48,9 @@ def test_streamed_audio_equals_whole_decode(window_engine, long_codes, chunk):
     assert [c.start_frame for c in chunks] == [sum(x.frames for x in chunks[:i]) for i in range(len(chunks))]
     assert all(len(c.samples) == 1920 * c.frames for c in chunks)
     assert chunks[-1].is_last and not any(c.is_last for c in chunks[:-1])
-    assert all(c.frames == chunk for c in chunks[1:-1])
+    plan = ChunkPlan(chunk, min(2, chunk))
+    assert [c.frames for c in chunks[:-1]] == [plan.length(i) for i in range(len(chunks) - 1)]
+    assert chunks[-1].frames <= plan.length(len(chunks) - 1)
     assert snr_db(whole, np.concatenate([c.samples for c in chunks])) >= 100
 
 
@@ -61,19 +64,17 @@ def test_streamed_codes_equal_plain_codes(engine, text_mode):
     assert audio.codes.seed == 12
 
 
-def test_first_chunk_is_small(engine):
+def test_first_chunk_is_small_then_sizes_ramp_up(engine):
     with engine.stream("Early audio.", "aiden", seed=2, max_new_tokens=30, chunk_frames=6,
                        first_chunk_frames=2) as stream:
-        first = next(stream)
-        second = next(stream)
-    assert (first.frames, second.frames) == (2, 6)
-    assert first.timing.decoded_at <= second.timing.decoded_at
+        sizes = [c.frames for c in stream]
+    assert sizes == [2, 4, 6, 6, 6, 5]
 
 
 def test_end_on_a_chunk_boundary_gives_empty_last_chunk(engine):
-    with engine.stream("Boundary.", "aiden", seed=2, max_new_tokens=8, chunk_frames=5, first_chunk_frames=2) as s:
+    with engine.stream("Boundary.", "aiden", seed=2, max_new_tokens=7, chunk_frames=5, first_chunk_frames=2) as s:
         chunks = list(s)
-    assert [c.frames for c in chunks] == [2, 5, 0]
+    assert [c.frames for c in chunks] == [2, 4, 0]
     assert chunks[-1].is_last and len(chunks[-1].samples) == 0
 
 
