@@ -166,15 +166,18 @@ class Engine:
         chunk_frames: int = 5,
         first_chunk_frames: int = 2,
         max_ready: int = 4,
+        paced: bool = False,
     ) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
         The first chunk holds `first_chunk_frames` frames (80 ms each), the others `chunk_frames`;
-        at most `max_ready` decoded chunks wait for the consumer. Close the stream (or use it in a
+        at most `max_ready` decoded chunks wait for the consumer. `paced` sizes each later chunk
+        (at most `chunk_frames`) so that it is ready before the audio already sent has played,
+        for gapless real-time playback. Close the stream (or use it in a
         `with` block) to stop early; generation then stops within one frame.
         """
         try:
-            plan = ChunkPlan(chunk_frames, first_chunk_frames)
+            plan = ChunkPlan(chunk_frames, first_chunk_frames, paced=paced)
         except ValueError as e:
             raise InputError(str(e)) from e
         if options is None:

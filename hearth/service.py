@@ -257,7 +257,7 @@ class Service:
             with self.engine.stream(
                 sentence.text, job.voice, job.language, instruct=job.instruct, seed=sentence.seed,
                 max_new_tokens=self.max_new_tokens, chunk_frames=self.chunk_frames,
-                first_chunk_frames=self.first_chunk_frames,
+                first_chunk_frames=self.first_chunk_frames, paced=self.sink.realtime,
             ) as stream:
                 for chunk in stream:
                     if job._cancel.is_set():

@@ -46,6 +46,20 @@ class ChunkPlan:
     size: int = 5
     first: int = 2
     hold_first: bool = True  # generation pauses while the first chunk is decoded
+    # Paced: after the first chunk, each chunk is cut early enough to be decoded before the audio
+    # already sent runs out (estimated from the measured frame and decode times), never larger
+    # than `size`. For real-time playback; off, the sizes follow `length` exactly.
+    paced: bool = False
+    frame_s: float = 0.08  # audio per frame
+
+    def paced_length(self, index: int, lead_s: float, frame_cost_s: float, decode_s: float) -> int:
+        """Frames for chunk `index` when `lead_s` of sent audio is still to play."""
+        if index == 0 or not self.paced or frame_cost_s <= 0:
+            return self.length(index)
+        if lead_s <= 0:
+            return self.size  # behind real time already: larger chunks cost less per frame
+        fit = int((0.7 * lead_s - decode_s) / frame_cost_s)
+        return max(1, min(self.size, fit))
 
     def __post_init__(self) -> None:
         if self.size < 1 or self.first < 1:
@@ -149,6 +163,7 @@ class _Pipeline:
         self.audio: queue.Queue[AudioChunk | _Failure | _End] = queue.Queue(maxsize=max_ready)
         self.t0 = time.perf_counter()
         self.first_decoded = threading.Event()
+        self.last_decode_s = 0.0
         self.workers = workers
         self.generator = workers.generate.submit(self._generate)
         self.vocoder = workers.vocode.submit(self._decode)
@@ -167,13 +182,16 @@ class _Pipeline:
         try:
             pending: list[torch.Tensor] = []
             index, start, chunk_t0 = 0, 0, time.perf_counter()
+            target = self.plan.length(0)
+            first_sent, frame_cost = 0.0, 0.0
             for frame in self.frames:
                 if self.stop.is_set():  # checked once per frame
                     self.frames.stats.stop_reason = "closed"
                     return
                 pending.append(frame)
-                if len(pending) == self.plan.length(index):
+                if len(pending) >= target:
                     now = time.perf_counter()
+                    frame_cost = (now - chunk_t0) / len(pending)
                     chunk = _Codes(index, start, torch.stack(pending), False, now - self.t0, now - chunk_t0)
                     if not self._put(self.codes, chunk):
                         return
@@ -183,6 +201,10 @@ class _Pipeline:
                         while not self.first_decoded.wait(_POLL_S) and not self.stop.is_set():
                             pass
                     index, start, pending, chunk_t0 = index + 1, start + len(pending), [], time.perf_counter()
+                    if index == 1:
+                        first_sent = chunk_t0
+                    lead = start * self.plan.frame_s - (chunk_t0 - first_sent)
+                    target = self.plan.paced_length(index, lead, frame_cost, self.last_decode_s)
             # The end of speech is known only once the next frame fails to come, so the last chunk
             # holds whatever remains: possibly no frame at all when the end fell on a chunk boundary.
             now = time.perf_counter()
@@ -218,6 +240,7 @@ class _Pipeline:
                 self.stop.set()  # nothing after a failed chunk may be played: stop generating
                 return
             self.first_decoded.set()
+            self.last_decode_s = decode_s
             timing = ChunkTiming(item.generated_at, time.perf_counter() - self.t0, item.generate_s, decode_s)
             chunk = AudioChunk(samples, self.sample_rate, item.index, item.start_frame, item.codes.shape[0],
                                item.codes, item.is_last, timing)

@@ -148,3 +148,22 @@ def test_abandoned_iterator_stops_generation(engine):
 def test_bad_chunk_sizes(engine):
     with pytest.raises(hearth.InputError):
         engine.stream("x", "ryan", chunk_frames=0)
+
+
+def test_paced_lengths():
+    plan = ChunkPlan(5, 2, paced=True)
+    assert plan.paced_length(0, 0.0, 0.02, 0.01) == 2
+    assert plan.paced_length(1, 0.16, 0.025, 0.015) == 3  # (0.7 * 0.16 - 0.015) / 0.025 = 3.9
+    assert plan.paced_length(2, 0.5, 0.025, 0.015) == 5  # capped at size
+    assert plan.paced_length(2, 0.05, 0.06, 0.01) == 1  # tight: one frame at a time
+    assert plan.paced_length(3, -1.0, 0.6, 0.2) == 5  # behind real time: efficiency wins
+    assert ChunkPlan(5, 2).paced_length(1, 0.16, 0.025, 0.015) == 4  # not paced: the fixed ramp
+
+
+def test_paced_stream_keeps_codes_and_audio(engine):
+    plain = engine.synthesize("Paced chunks.", "ryan", seed=8, max_new_tokens=30)
+    with engine.stream("Paced chunks.", "ryan", seed=8, max_new_tokens=30, paced=True) as stream:
+        chunks = list(stream)
+    assert torch.equal(torch.cat([c.codes for c in chunks]), plain.codes.codes)
+    assert all(1 <= c.frames <= 5 for c in chunks[:-1])
+    assert snr_db(plain.samples, np.concatenate([c.samples for c in chunks])) >= 100
