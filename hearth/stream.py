@@ -58,8 +58,8 @@ class ChunkPlan:
             return self.length(index)
         if lead_s <= 0:
             return self.size  # behind real time already: larger chunks cost less per frame
-        fit = int((0.7 * lead_s - decode_s) / frame_cost_s)
-        return max(1, min(self.size, fit))
+        fit = int((0.6 * lead_s - decode_s) / frame_cost_s)
+        return max(1, min(self.length(index), fit))
 
     def __post_init__(self) -> None:
         if self.size < 1 or self.first < 1:
@@ -191,7 +191,11 @@ class _Pipeline:
                 pending.append(frame)
                 if len(pending) >= target:
                     now = time.perf_counter()
-                    frame_cost = (now - chunk_t0) / len(pending)
+                    if index == 0:  # the first chunk's time includes the prefill; threads compete later
+                        g = self.frames.stats
+                        frame_cost = 1.5 * (g.talker_s + g.predictor_s) / max(g.frames, 1)
+                    else:
+                        frame_cost = (now - chunk_t0) / len(pending)
                     chunk = _Codes(index, start, torch.stack(pending), False, now - self.t0, now - chunk_t0)
                     if not self._put(self.codes, chunk):
                         return

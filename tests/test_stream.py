@@ -153,8 +153,9 @@ def test_bad_chunk_sizes(engine):
 def test_paced_lengths():
     plan = ChunkPlan(5, 2, paced=True)
     assert plan.paced_length(0, 0.0, 0.02, 0.01) == 2
-    assert plan.paced_length(1, 0.16, 0.025, 0.015) == 3  # (0.7 * 0.16 - 0.015) / 0.025 = 3.9
-    assert plan.paced_length(2, 0.5, 0.025, 0.015) == 5  # capped at size
+    assert plan.paced_length(1, 0.16, 0.025, 0.015) == 3  # (0.6 * 0.16 - 0.015) / 0.025 = 3.2
+    assert plan.paced_length(1, 0.5, 0.025, 0.015) == 4  # capped by the ramp
+    assert plan.paced_length(2, 0.5, 0.025, 0.015) == 5  # and by the size
     assert plan.paced_length(2, 0.05, 0.06, 0.01) == 1  # tight: one frame at a time
     assert plan.paced_length(3, -1.0, 0.6, 0.2) == 5  # behind real time: efficiency wins
     assert ChunkPlan(5, 2).paced_length(1, 0.16, 0.025, 0.015) == 4  # not paced: the fixed ramp
