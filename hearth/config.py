@@ -8,7 +8,7 @@ required and type-checked, so a wrong or truncated config fails at load with its
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -294,7 +294,6 @@ class GenerationDefaults:
     subtalker_top_k: int = 50
     subtalker_top_p: float = 1.0
     max_new_tokens: int = 8192
-    extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str = "generation_config.json") -> GenerationDefaults:

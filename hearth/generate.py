@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import torch
 
@@ -101,7 +101,6 @@ class GenerationStats:
     prefill_s: float = 0.0
     talker_s: float = 0.0
     predictor_s: float = 0.0
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass

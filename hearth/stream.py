@@ -20,7 +20,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -124,7 +124,6 @@ class StreamStats:
     chunks: int = 0
     frames: int = 0
     decode_s: float = 0.0
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 class Workers:
@@ -138,9 +137,6 @@ class Workers:
     def __init__(self) -> None:
         self.generate = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hearth-generate")
         self.vocode = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hearth-vocoder")
-
-    def threads(self) -> set[threading.Thread]:
-        return set(self.generate._threads) | set(self.vocode._threads)
 
     def close(self) -> None:
         self.generate.shutdown(wait=True)
@@ -165,6 +161,7 @@ class _Pipeline:
         self.first_decoded = threading.Event()
         self.last_decode_s = 0.0
         self.workers = workers
+        self.task_threads: set[threading.Thread] = set()  # filled as the tasks start
         self.generator = workers.generate.submit(self._generate)
         self.vocoder = workers.vocode.submit(self._decode)
 
@@ -179,6 +176,7 @@ class _Pipeline:
         return False
 
     def _generate(self) -> None:
+        self.task_threads.add(threading.current_thread())
         try:
             pending: list[torch.Tensor] = []
             index, start, chunk_t0 = 0, 0, time.perf_counter()
@@ -220,6 +218,7 @@ class _Pipeline:
             self._put(self.codes, _Failure(e))
 
     def _decode(self) -> None:
+        self.task_threads.add(threading.current_thread())
         stream = self.decoder.start()
         while not self.stop.is_set():
             try:
@@ -253,7 +252,7 @@ class _Pipeline:
 
     def shutdown(self) -> None:
         self.stop.set()
-        if threading.current_thread() not in self.workers.threads():
+        if threading.current_thread() not in self.task_threads:
             concurrent.futures.wait([self.generator, self.vocoder])
 
 
