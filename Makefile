@@ -11,6 +11,7 @@ setup:
 
 test:
 	$(PYTHON) -m ruff check hearth tests
+	$(PYTHON) -m mypy
 	$(PYTHON) -m pytest -q
 
 lint:

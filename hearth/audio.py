@@ -124,8 +124,12 @@ class WavWriter:
             raise ValueError(f"sample format must be one of {', '.join(SAMPLE_FORMATS)}, got {sample_format!r}")
         self.sample_rate = sample_rate
         self.sample_format = sample_format
-        self.path = Path(target) if isinstance(target, (str, Path)) else None
-        self._file: BinaryIO = open(str(self.path) + ".part", "wb") if self.path else target  # noqa: SIM115
+        self._file: BinaryIO
+        if isinstance(target, (str, Path)):
+            self.path: Path | None = Path(target)
+            self._file = open(str(self.path) + ".part", "wb")  # noqa: SIM115 - closed in close()
+        else:
+            self.path, self._file = None, target
         self._seekable = self.path is not None or _is_seekable(self._file)
         self._start = self._file.tell() if self._seekable else 0
         self._bytes = 0

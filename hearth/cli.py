@@ -10,6 +10,7 @@ import json
 import logging
 import sys
 from pathlib import Path
+from typing import Any, NoReturn
 
 from .audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from .checkpoint import DEFAULT_MODEL, CheckpointError, open_checkpoint
@@ -23,7 +24,7 @@ EXIT_OK, EXIT_FAILURE, EXIT_USAGE = 0, 1, 2
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # argparse exits 2 with usage; keep that, minus the traceback risk
+    def error(self, message: str) -> NoReturn:  # argparse exits 2 with usage; keep that, minus the traceback risk
         self.print_usage(sys.stderr)
         print(f"hearth: error: {message}", file=sys.stderr)
         raise SystemExit(EXIT_USAGE)
@@ -142,6 +143,7 @@ def _cmd_say(args: argparse.Namespace) -> int:
         chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames,
     )
     out = args.out
+    sink: Speaker | WavWriter
     if out is None and default_output_available():
         sink, where = Speaker(engine.sample_rate), "the default output device"
     else:
@@ -213,7 +215,7 @@ def _cmd_speak(args: argparse.Namespace) -> int:
 
 def _cmd_voices(args: argparse.Namespace) -> int:
     cfg = open_checkpoint(args.model).config
-    info = {
+    info: dict[str, Any] = {
         "voices": cfg.voices,
         "languages": cfg.languages,
         "dialects": {v: d for v, d in cfg.talker.speaker_dialects.items() if d},

@@ -57,29 +57,29 @@ class _Reader:
             raise ConfigError(f"{self.where}: '{key}' must be {kinds[0].__name__}, got {value!r}")
         return value
 
-    def int(self, key: str, default: Any = ...) -> int:
+    def integer(self, key: str, default: Any = ...) -> int:
         value = self._get(key, (int,), default)
         if value is not None and value < 0:
             raise ConfigError(f"{self.where}: '{key}' must not be negative, got {value}")
         return value
 
-    def float(self, key: str, default: Any = ...) -> float:
+    def number(self, key: str, default: Any = ...) -> float:
         return float(self._get(key, (float, int), default))
 
-    def str(self, key: str, default: Any = ...) -> str:
+    def text(self, key: str, default: Any = ...) -> str:
         return self._get(key, (str,), default)
 
-    def bool(self, key: str, default: Any = ...) -> bool:
+    def flag(self, key: str, default: Any = ...) -> bool:
         return self._get(key, (bool,), default)
 
-    def dict(self, key: str) -> dict[str, Any]:
+    def mapping(self, key: str) -> dict[str, Any]:
         return self._get(key, (dict,))
 
-    def list(self, key: str) -> list[Any]:
+    def sequence(self, key: str) -> list[Any]:
         return self._get(key, (list,))
 
     def sub(self, key: str) -> _Reader:
-        return _Reader(self.dict(key), f"{self.where}.{key}")
+        return _Reader(self.mapping(key), f"{self.where}.{key}")
 
 
 @dataclass(frozen=True)
@@ -99,15 +99,15 @@ class TransformerConfig:
     @classmethod
     def read(cls, r: _Reader) -> TransformerConfig:
         cfg = cls(
-            hidden_size=r.int("hidden_size"),
-            intermediate_size=r.int("intermediate_size"),
-            num_layers=r.int("num_hidden_layers"),
-            num_heads=r.int("num_attention_heads"),
-            num_kv_heads=r.int("num_key_value_heads"),
-            head_dim=r.int("head_dim"),
-            rms_norm_eps=r.float("rms_norm_eps"),
-            rope_theta=r.float("rope_theta"),
-            vocab_size=r.int("vocab_size"),
+            hidden_size=r.integer("hidden_size"),
+            intermediate_size=r.integer("intermediate_size"),
+            num_layers=r.integer("num_hidden_layers"),
+            num_heads=r.integer("num_attention_heads"),
+            num_kv_heads=r.integer("num_key_value_heads"),
+            head_dim=r.integer("head_dim"),
+            rms_norm_eps=r.number("rms_norm_eps"),
+            rope_theta=r.number("rope_theta"),
+            vocab_size=r.integer("vocab_size"),
         )
         if cfg.num_kv_heads == 0 or cfg.num_heads % cfg.num_kv_heads:
             raise ConfigError(f"{r.where}: num_attention_heads must be a multiple of num_key_value_heads")
@@ -166,7 +166,7 @@ class ModelConfig:
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str = "config.json") -> ModelConfig:
         r = _Reader(data, where)
-        model_type = r.str("tts_model_type")
+        model_type = r.text("tts_model_type")
         if model_type != "custom_voice":
             raise ConfigError(
                 f"{where}: tts_model_type is '{model_type}'; Hearth runs CustomVoice checkpoints "
@@ -176,12 +176,12 @@ class ModelConfig:
         p = t.sub("code_predictor_config")
         stack = TransformerConfig.read(t)
         predictor = TransformerConfig.read(p)
-        groups = t.int("num_code_groups")
-        if p.int("num_code_groups", groups) != groups:
+        groups = t.integer("num_code_groups")
+        if p.integer("num_code_groups", groups) != groups:
             raise ConfigError(f"{where}: talker and code predictor disagree on num_code_groups")
-        speakers = {k.lower(): int(v) for k, v in t.dict("spk_id").items()}
-        languages = {k.lower(): int(v) for k, v in t.dict("codec_language_id").items()}
-        dialects_raw = t.dict("spk_is_dialect")
+        speakers = {k.lower(): int(v) for k, v in t.mapping("spk_id").items()}
+        languages = {k.lower(): int(v) for k, v in t.mapping("codec_language_id").items()}
+        dialects_raw = t.mapping("spk_is_dialect")
         dialects: dict[str, str | None] = {}
         for name in speakers:
             d = dialects_raw.get(name, False)
@@ -192,15 +192,15 @@ class ModelConfig:
             stack=stack,
             predictor=predictor,
             num_code_groups=groups,
-            text_vocab_size=t.int("text_vocab_size"),
-            text_hidden_size=t.int("text_hidden_size"),
-            codec_pad_id=t.int("codec_pad_id"),
-            codec_bos_id=t.int("codec_bos_id"),
-            codec_eos_id=t.int("codec_eos_token_id"),
-            codec_think_id=t.int("codec_think_id"),
-            codec_nothink_id=t.int("codec_nothink_id"),
-            codec_think_bos_id=t.int("codec_think_bos_id"),
-            codec_think_eos_id=t.int("codec_think_eos_id"),
+            text_vocab_size=t.integer("text_vocab_size"),
+            text_hidden_size=t.integer("text_hidden_size"),
+            codec_pad_id=t.integer("codec_pad_id"),
+            codec_bos_id=t.integer("codec_bos_id"),
+            codec_eos_id=t.integer("codec_eos_token_id"),
+            codec_think_id=t.integer("codec_think_id"),
+            codec_nothink_id=t.integer("codec_nothink_id"),
+            codec_think_bos_id=t.integer("codec_think_bos_id"),
+            codec_think_eos_id=t.integer("codec_think_eos_id"),
             speaker_ids=speakers,
             speaker_dialects=dialects,
             language_ids=languages,
@@ -210,13 +210,13 @@ class ModelConfig:
                 raise ConfigError(f"{where}: {key} lies outside the codec vocabulary")
         return cls(
             talker=talker,
-            im_start_id=r.int("im_start_token_id"),
-            im_end_id=r.int("im_end_token_id"),
-            assistant_id=r.int("assistant_token_id"),
-            tts_bos_id=r.int("tts_bos_token_id"),
-            tts_eos_id=r.int("tts_eos_token_id"),
-            tts_pad_id=r.int("tts_pad_token_id"),
-            model_size=r.str("tts_model_size"),
+            im_start_id=r.integer("im_start_token_id"),
+            im_end_id=r.integer("im_end_token_id"),
+            assistant_id=r.integer("assistant_token_id"),
+            tts_bos_id=r.integer("tts_bos_token_id"),
+            tts_eos_id=r.integer("tts_eos_token_id"),
+            tts_pad_id=r.integer("tts_pad_token_id"),
+            model_size=r.text("tts_model_size"),
             model_type=model_type,
         )
 
@@ -250,25 +250,25 @@ class CodecDecoderConfig:
         r = _Reader(data, where)
         d = r.sub("decoder_config")
         cfg = cls(
-            num_quantizers=d.int("num_quantizers"),
-            codebook_size=d.int("codebook_size"),
-            codebook_dim=d.int("codebook_dim"),
-            latent_dim=d.int("latent_dim"),
-            decoder_dim=d.int("decoder_dim"),
-            hidden_size=d.int("hidden_size"),
-            intermediate_size=d.int("intermediate_size"),
-            num_layers=d.int("num_hidden_layers"),
-            num_heads=d.int("num_attention_heads"),
-            num_kv_heads=d.int("num_key_value_heads"),
-            head_dim=d.int("head_dim"),
-            rms_norm_eps=d.float("rms_norm_eps"),
-            rope_theta=d.float("rope_theta"),
-            sliding_window=d.int("sliding_window"),
-            layer_scale=d.float("layer_scale_initial_scale", 0.01),
-            upsample_rates=tuple(int(x) for x in d.list("upsample_rates")),
-            upsampling_ratios=tuple(int(x) for x in d.list("upsampling_ratios")),
-            sample_rate=r.int("output_sample_rate"),
-            upsample=r.int("decode_upsample_rate"),
+            num_quantizers=d.integer("num_quantizers"),
+            codebook_size=d.integer("codebook_size"),
+            codebook_dim=d.integer("codebook_dim"),
+            latent_dim=d.integer("latent_dim"),
+            decoder_dim=d.integer("decoder_dim"),
+            hidden_size=d.integer("hidden_size"),
+            intermediate_size=d.integer("intermediate_size"),
+            num_layers=d.integer("num_hidden_layers"),
+            num_heads=d.integer("num_attention_heads"),
+            num_kv_heads=d.integer("num_key_value_heads"),
+            head_dim=d.integer("head_dim"),
+            rms_norm_eps=d.number("rms_norm_eps"),
+            rope_theta=d.number("rope_theta"),
+            sliding_window=d.integer("sliding_window"),
+            layer_scale=d.number("layer_scale_initial_scale", 0.01),
+            upsample_rates=tuple(int(x) for x in d.sequence("upsample_rates")),
+            upsampling_ratios=tuple(int(x) for x in d.sequence("upsampling_ratios")),
+            sample_rate=r.integer("output_sample_rate"),
+            upsample=r.integer("decode_upsample_rate"),
         )
         total = 1
         for f in cfg.upsample_rates + cfg.upsampling_ratios:
@@ -300,14 +300,14 @@ class GenerationDefaults:
         r = _Reader(data, where)
         base = cls()
         return cls(
-            do_sample=r.bool("do_sample", base.do_sample),
-            temperature=r.float("temperature", base.temperature),
-            top_k=r.int("top_k", base.top_k),
-            top_p=r.float("top_p", base.top_p),
-            repetition_penalty=r.float("repetition_penalty", base.repetition_penalty),
-            subtalker_do_sample=r.bool("subtalker_dosample", base.subtalker_do_sample),
-            subtalker_temperature=r.float("subtalker_temperature", base.subtalker_temperature),
-            subtalker_top_k=r.int("subtalker_top_k", base.subtalker_top_k),
-            subtalker_top_p=r.float("subtalker_top_p", base.subtalker_top_p),
-            max_new_tokens=r.int("max_new_tokens", base.max_new_tokens),
+            do_sample=r.flag("do_sample", base.do_sample),
+            temperature=r.number("temperature", base.temperature),
+            top_k=r.integer("top_k", base.top_k),
+            top_p=r.number("top_p", base.top_p),
+            repetition_penalty=r.number("repetition_penalty", base.repetition_penalty),
+            subtalker_do_sample=r.flag("subtalker_dosample", base.subtalker_do_sample),
+            subtalker_temperature=r.number("subtalker_temperature", base.subtalker_temperature),
+            subtalker_top_k=r.integer("subtalker_top_k", base.subtalker_top_k),
+            subtalker_top_p=r.number("subtalker_top_p", base.subtalker_top_p),
+            max_new_tokens=r.integer("max_new_tokens", base.max_new_tokens),
         )

@@ -82,7 +82,7 @@ def run_soak(engine, s: SoakSettings, log=print) -> dict[str, Any]:
     # Warm-up: every text length and voice seen a few times (caches, rotary tables and the math
     # libraries' kernel caches settle), at most a tenth of the run.
     warm = max(1, min(3 * len(TEXTS), s.sentences // 10))
-    done: list[tuple[str, str, str, int, str]] = []  # text, voice, language, seed, digest
+    done: list[tuple[str, str, str, int | None, str]] = []  # text, voice, language, seed, digest
     ttfa: list[float] = []
     errors, cancelled, faults, underruns, submitted = [], 0, 0, 0, 0
     rss_start = 0

@@ -11,6 +11,7 @@ Attribute names follow the checkpoint (`decoder.` prefix in speech_tokenizer/mod
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import cast
 
 import torch
 import torch.nn.functional as F
@@ -101,7 +102,9 @@ class CausalTransConv(nn.Module):
                 blocks[: self.taps - 1] += state.tail
             state.tail = blocks[n:].clone()  # [taps - 1, cout, stride], bias not yet added
         out = blocks[:n].permute(1, 0, 2).reshape(1, cout, n * self.stride)
-        return out + self.conv.bias[None, :, None]
+        bias = self.conv.bias
+        assert bias is not None
+        return out + bias[None, :, None]
 
 
 class SnakeBeta(nn.Module):
@@ -197,10 +200,12 @@ class ResidualVQ(nn.Module):
 
     def decode(self, codes: torch.Tensor) -> torch.Tensor:
         """codes [1, n_q, T] -> [1, io_dim, T]"""
-        acc = None
+        acc: torch.Tensor | None = None
         for i, layer in enumerate(self.vq.layers):
-            q = F.embedding(codes[:, i], layer._codebook.table()).transpose(1, 2)  # [1, dim, T]
+            book = cast(_VQ, layer)._codebook
+            q = F.embedding(codes[:, i], book.table()).transpose(1, 2)  # [1, dim, T]
             acc = q if acc is None else acc + q
+        assert acc is not None, "a residual quantizer has at least one layer"
         return self.output_proj(acc)
 
 
@@ -337,8 +342,9 @@ class CodecDecoder(nn.Module):
         dtype = self.pre_conv.conv.weight.dtype
         states = {}
         for module in self.modules():
-            if hasattr(module, "init_state"):
-                state = module.init_state(dtype)
+            init_state = getattr(module, "init_state", None)
+            if init_state is not None:
+                state = init_state(dtype)
                 if state is not None:
                     states[module] = state
         return CodecStream(states)
@@ -352,7 +358,8 @@ class CodecDecoder(nn.Module):
         h = self.quantizer.decode(codes.T[None].clamp(min=0))  # [1, codebook_dim, n]
         h = self.pre_conv(h, stream).transpose(1, 2)
         h = self.pre_transformer(h, stream).permute(0, 2, 1)  # [1, latent, n]
-        for trans, block in self.upsample:
+        for pair in self.upsample:
+            trans, block = cast(nn.ModuleList, pair)
             h = block(trans(h, stream), stream)
         h = self.decoder[0](h, stream)
         for layer in self.decoder[1:-1]:
