@@ -83,6 +83,7 @@ class Job:
     underruns: int = 0
     _done: threading.Event = field(default_factory=threading.Event, repr=False)
     _cancel: threading.Event = field(default_factory=threading.Event, repr=False)
+    _epoch: int = field(default=0, repr=False)  # the service's cancel count when submitted
 
     def wait(self, timeout: float | None = None) -> bool:
         return self._done.wait(timeout)
@@ -137,6 +138,7 @@ class Service:
         self.max_sentences_buffered = 0  # sentences generated or generating but not yet played out
         self._buffered = 0
         self._ids = 0
+        self._epoch = 0
         self._jobs: queue.Queue[Job | None] = queue.Queue(maxsize=max_queued)
         self._playback: queue.Queue[_Chunk | _SentenceEnd | _JobEnd] = queue.Queue()
         self._slots = threading.Semaphore(2)  # the sentence playing + the one being generated
@@ -173,7 +175,7 @@ class Service:
             raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)")
         with self._lock:
             self._ids += 1
-            job = Job(self._ids, cleaned, v, lang, seed, instruct)
+            job = Job(self._ids, cleaned, v, lang, seed, instruct, _epoch=self._epoch)
         try:
             self._jobs.put_nowait(job)
         except queue.Full:
@@ -181,19 +183,30 @@ class Service:
         return job
 
     def cancel(self) -> None:
-        """Silence now: stop the current sentence and drop every queued request and sentence."""
+        """Silence now: stop the current sentence and drop every queued request and sentence.
+
+        Every request submitted before this call counts as cancelled, including one the synthesis
+        thread is just taking up (the epoch check closes that window).
+        """
+        with self._lock:
+            self._epoch += 1
+            current = self._current
+        if current is not None:
+            current._cancel.set()
+        closing = False
         while True:
             try:
                 pending = self._jobs.get_nowait()
             except queue.Empty:
                 break
-            if pending is not None:
-                pending.status = "cancelled"
-                pending._cancel.set()
-                pending._done.set()
-        current = self._current
-        if current is not None:
-            current._cancel.set()
+            if pending is None:
+                closing = True
+                continue
+            pending.status = "cancelled"
+            pending._cancel.set()
+            pending._done.set()
+        if closing:
+            self._jobs.put(None)
 
     def idle(self) -> bool:
         return self._current is None and self._jobs.empty() and self._playback.empty()
@@ -227,9 +240,15 @@ class Service:
             job = self._jobs.get()
             if job is None:
                 return
+            with self._lock:
+                if job._epoch < self._epoch:
+                    job._cancel.set()  # cancelled while it was being taken from the queue
+                self._current = job
             if job._cancel.is_set():
+                job.status = "cancelled"
+                self._current = None
+                job._done.set()
                 continue
-            self._current = job
             job.status = "speaking"
             for sentence in self._sentences(job):
                 if job._cancel.is_set():

@@ -164,3 +164,19 @@ def test_close_while_speaking(engine):
     service.close()
     assert job.wait(5) and job.status == "cancelled"
     assert not [t for t in threading.enumerate() if t.name.startswith("hearth-service")]
+
+
+def test_cancel_right_after_submit_never_lets_a_request_through(engine):
+    """A request submitted before cancel() is cancelled, even while it is being taken off the queue."""
+    sink = RecordingSink(engine.sample_rate, realtime=False)
+    with Service(engine, sink, warm_up=False, max_new_tokens=4) as service:
+        for i in range(25):
+            job = service.say(f"Request number {i}.", seed=i)
+            if i % 5:
+                time.sleep(0.001 * i)  # vary where the synthesis thread is when the cancel lands
+            service.cancel()
+            assert job.wait(30)
+            assert job.status == "cancelled"
+            assert all(s.status == "cancelled" for s in job.sentences)
+        after = service.say("And then one that plays.", seed=1)
+        assert after.wait(30) and after.status == "done"
