@@ -107,6 +107,17 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _load_checked(args: argparse.Namespace) -> Engine:
+    """Load the engine, after checking voice and language against the config (cheap) so that a
+    typo is reported before seconds of weight loading."""
+    config = open_checkpoint(args.model).config
+    if args.voice.strip().lower() not in config.talker.speaker_ids:
+        raise InputError(f"unknown voice {args.voice!r}; choose one of: {', '.join(config.voices)}")
+    if args.language.strip().lower() not in config.languages:
+        raise InputError(f"unknown language {args.language!r}; choose one of: {', '.join(config.languages)}")
+    return load(args.model, dtype=args.dtype)
+
+
 def _read_text(arg: str) -> str:
     if arg != "-":
         return arg
@@ -135,7 +146,7 @@ def _generate(engine: Engine, args: argparse.Namespace):
 def _cmd_say(args: argparse.Namespace) -> int:
     from .generate import FrameBudget
 
-    engine = load(args.model, dtype=args.dtype)
+    engine = _load_checked(args)
     text = _read_text(args.text)
     stream = engine.stream(
         text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode, seed=args.seed,
@@ -166,7 +177,7 @@ def _cmd_say(args: argparse.Namespace) -> int:
 
 
 def _cmd_codes(args: argparse.Namespace) -> int:
-    engine = load(args.model, dtype=args.dtype)
+    engine = _load_checked(args)
     codes = _generate(engine, args)
     json.dump(
         {
