@@ -21,6 +21,7 @@ everything queued, and leaves the service ready.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import logging
 import queue
 import threading
@@ -43,6 +44,25 @@ MAX_REQUEST_CHARS = 100_000  # per request; longer texts are sent in parts
 _BLOCK_S = 0.04  # playback granularity: a cancel is heard within one block
 _FADE_S = 0.01
 _POLL_S = 0.05
+
+
+def _trimmer():
+    """glibc's malloc_trim, or None elsewhere. Each sentence frees tens of megabytes of caches and
+    activations from several threads' malloc arenas; glibc keeps such memory unless asked, which
+    shows as resident growth in a process that runs for days (+95 MB over 50 sentences at 0.6B)."""
+    try:
+        libc = ctypes.CDLL("libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
+_MALLOC_TRIM = _trimmer()
+
+
+def _release_freed_memory() -> None:
+    if _MALLOC_TRIM is not None:
+        _MALLOC_TRIM(0)
 
 
 class Sink(Protocol):
@@ -263,6 +283,7 @@ class Service:
                         self._buffered += 1
                         self.max_sentences_buffered = max(self.max_sentences_buffered, self._buffered)
                     self._synthesize(job, sentence)
+                    _release_freed_memory()
                     self._playback.put(_SentenceEnd(job, sentence))
                     continue
                 sentence.status = "cancelled"
