@@ -77,11 +77,12 @@ def _digest(codes) -> str:
 def run_soak(engine, s: SoakSettings, log=print) -> dict[str, Any]:
     voices = engine.voices
     sink = _FaultySink(engine.sample_rate, s.realtime)
-    cancel_at = s.sentences // 3 if s.sentences >= 3 else None
-    fault_at = (2 * s.sentences) // 3 if s.sentences >= 3 else None
     # Warm-up: every text length and voice seen a few times (caches, rotary tables and the math
     # libraries' kernel caches settle), at most a tenth of the run.
     warm = max(1, min(3 * len(TEXTS), s.sentences // 10))
+    # The planned cancel and fault come soon after warm-up, so that time-boxed runs reach them too.
+    cancel_at = min(s.sentences // 3, warm + 5) if s.sentences >= 3 else None
+    fault_at = min((2 * s.sentences) // 3, warm + 10) if s.sentences >= 3 else None
     done: list[tuple[str, str, str, int | None, str]] = []  # text, voice, language, seed, digest
     ttfa: list[float] = []
     errors, cancelled, faults, underruns, submitted = [], 0, 0, 0, 0
