@@ -251,12 +251,11 @@ class FrameGenerator:
         codes: list[int] = []
         for j in range(predictor.num_groups - 1):
             if j > 0:
-                e = predictor.model.codec_embedding[j - 1](torch.tensor([[codes[-1]]]))
-                logits = predictor(e, j, cache)
+                logits = predictor(embeds[-1], j, cache)  # the embedding of the code just picked
             scores = logits[:, -1, :].to(torch.float32)
             code = _pick(scores, o.sub_do_sample, o.sub_temperature, o.sub_top_k, o.sub_top_p, self.rng)
             codes.append(code)
-        for j, code in enumerate(codes):
+            # Needed as the next step's input (except the last) and in the talker's next input.
             embeds.append(predictor.model.codec_embedding[j](torch.tensor([[code]])))
         return codes, torch.cat(embeds, dim=1).sum(1, keepdim=True)
 
