@@ -20,7 +20,17 @@ import torch
 
 from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
 from .config import ModelConfig
-from .generate import DEFAULT_BUDGET, FrameBudget, FrameGenerator, GenerationStats, SamplingOptions, embed_prompt
+from .generate import (
+    DEFAULT_BUDGET,
+    FrameBudget,
+    FrameGenerator,
+    GenerationStats,
+    LanguageModel,
+    SamplingOptions,
+    TorchLanguageModel,
+    embed_prompt,
+)
+from .model.talker import Talker
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
 from .text import Prompt, build_prompt
 
@@ -63,11 +73,30 @@ class Audio:
 class Engine:
     """A loaded checkpoint. Thread-compatible, not thread-safe: one request at a time."""
 
-    def __init__(self, checkpoint: Checkpoint, dtype: torch.dtype = torch.float32):
+    def __init__(
+        self,
+        checkpoint: Checkpoint,
+        dtype: torch.dtype = torch.float32,
+        backend: str = "torch",
+        weights: str = "int8",
+        device: str = "CPU",
+        threads: int | None = None,
+    ):
         self.checkpoint = checkpoint
         self.config: ModelConfig = checkpoint.config
         self.tokenizer = checkpoint.tokenizer()
-        self.talker = load_talker(checkpoint, dtype)
+        self.backend = backend
+        self.talker: Talker | None = None
+        self.lm: LanguageModel
+        if backend == "torch":
+            self.talker = load_talker(checkpoint, dtype)
+            self.lm = TorchLanguageModel(self.talker)
+        elif backend == "openvino":
+            from .backends.openvino import OpenVINOLanguageModel
+
+            self.lm = OpenVINOLanguageModel(checkpoint, weights, device, threads)
+        else:
+            raise InputError(f"backend must be 'torch' or 'openvino', got {backend!r}")
         # The vocoder stays fp32 here; reduced-precision vocoding belongs to the fast backend.
         self.codec = load_codec(checkpoint, torch.float32)
         self.workers = Workers()
@@ -141,8 +170,8 @@ class Engine:
             raise InputError(str(e)) from e
         prompt = self.prompt(text, instruct)
         with torch.inference_mode():
-            embeds = embed_prompt(self.talker, self.config, prompt, voice, language, text_mode)
-        return FrameGenerator(self.talker, self.config, embeds, options, rng, budget)
+            embeds = embed_prompt(self.lm, self.config, prompt, voice, language, text_mode)
+        return FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
 
     def _sampling_rng(self, options: SamplingOptions, seed: int | None) -> tuple[torch.Generator | None, int | None]:
         if not (options.do_sample or options.sub_do_sample):
@@ -232,12 +261,28 @@ class Engine:
 
 
 def load(
-    model: str | os.PathLike[str] = DEFAULT_MODEL, dtype: str = "float32", progress: bool = True
+    model: str | os.PathLike[str] = DEFAULT_MODEL,
+    dtype: str = "float32",
+    progress: bool = True,
+    *,
+    backend: str = "torch",
+    weights: str = "int8",
+    device: str = "CPU",
+    threads: int | None = None,
 ) -> Engine:
-    """Load a checkpoint directory or hub id. dtype: "float32" (reference) or "bfloat16"."""
+    """Load a checkpoint directory or hub id.
+
+    backend "torch" (the reference; dtype "float32" or "bfloat16") or "openvino" (extra `fast`;
+    weights "int8", "fp16" or "fp32"; device "CPU" or "GPU").
+    """
     if dtype not in _DTYPES:
         raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
+    if backend == "openvino":
+        from .backends.ov_graphs import WEIGHT_FORMATS
+
+        if weights not in WEIGHT_FORMATS:
+            raise InputError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
     t0 = time.perf_counter()
-    engine = Engine(open_checkpoint(model, progress=progress), _DTYPES[dtype])
+    engine = Engine(open_checkpoint(model, progress=progress), _DTYPES[dtype], backend, weights, device, threads)
     log.info("loaded %s in %.1f s", engine.checkpoint.path, time.perf_counter() - t0)
     return engine

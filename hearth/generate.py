@@ -11,11 +11,11 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 import torch
 
 from .config import GenerationDefaults, ModelConfig
-from .model.layers import KVCache
 from .model.talker import Talker
 from .text import Prompt
 
@@ -24,8 +24,11 @@ __all__ = [
     "DEFAULT_BUDGET",
     "FrameGenerator",
     "GenerationStats",
+    "LMSession",
+    "LanguageModel",
     "PromptEmbeds",
     "SamplingOptions",
+    "TorchLanguageModel",
     "embed_prompt",
 ]
 
@@ -122,8 +125,14 @@ def resolve_language(config: ModelConfig, voice: str, language: str) -> int | No
     return language_id
 
 
+class Embedder(Protocol):
+    def embed_text(self, ids: list[int]) -> torch.Tensor: ...
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
+
+
 def embed_prompt(
-    talker: Talker, config: ModelConfig, prompt: Prompt, voice: str, language: str, text_mode: str
+    talker: Embedder, config: ModelConfig, prompt: Prompt, voice: str, language: str, text_mode: str
 ) -> PromptEmbeds:
     """The talker's prefill (layout in docs: role, codec tags + speaker, text) and trailing text.
 
@@ -203,15 +212,96 @@ def _pick(scores: torch.Tensor, sample: bool, temperature: float, top_k: int, to
     return int(torch.multinomial(probs, num_samples=1, generator=rng))
 
 
+class LMSession(Protocol):
+    """One utterance's language-model state on some backend (KV caches, the last hidden state)."""
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        """The prompt [1, L, hidden] -> fp32 codebook-0 logits of its last position [1, vocab]."""
+        ...
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        """The next talker input [1, 1, hidden] -> fp32 codebook-0 logits [1, vocab]."""
+        ...
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        """Codebooks 1..G-1 of the current frame, and the summed embedding of all G codes [1, 1, hidden]."""
+        ...
+
+
+class LanguageModel(Protocol):
+    """The talker and its code predictor on some backend: prompt embeddings and sessions."""
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor: ...
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
+
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession: ...
+
+
+class TorchLanguageModel:
+    """The reference backend: the torch talker, bit-exact with the official model."""
+
+    def __init__(self, talker: Talker):
+        self.talker = talker
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor:
+        return self.talker.embed_text(ids)
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor:
+        return self.talker.embed_codec(ids)
+
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+        return _TorchSession(self.talker, options, rng, prompt_length)
+
+
+class _TorchSession:
+    def __init__(self, talker: Talker, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int):
+        self.talker = talker
+        self.opts = options
+        self.rng = rng
+        dtype = talker.codec_head.weight.dtype
+        self.cache = talker.model.new_cache(prompt_length + 256, dtype)
+        self.pcache = talker.code_predictor.new_cache(dtype)
+        self.hidden = torch.empty(0)
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self.step(embeds)
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        self.hidden, logits = self.talker(embeds, self.cache)
+        return logits[:, -1, :].to(torch.float32)
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        o = self.opts
+        predictor = self.talker.code_predictor
+        cache = self.pcache
+        cache.reset()
+        first = self.talker.embed_codec([cb0])  # [1, 1, hidden]
+        embeds = [first]
+        logits = predictor(torch.cat((self.hidden, first), dim=1), 0, cache)
+        codes: list[int] = []
+        for j in range(predictor.num_groups - 1):
+            if j > 0:
+                logits = predictor(embeds[-1], j, cache)  # the embedding of the code just picked
+            scores = logits[:, -1, :].to(torch.float32)
+            code = _pick(scores, o.sub_do_sample, o.sub_temperature, o.sub_top_k, o.sub_top_p, self.rng)
+            codes.append(code)
+            # Needed as the next step's input (except the last) and in the talker's next input.
+            embeds.append(predictor.model.codec_embedding[j](torch.tensor([[code]])))
+        return codes, torch.cat(embeds, dim=1).sum(1, keepdim=True)
+
+
 class FrameGenerator:
     """Yields frames ([num_code_groups] int64 codes) until EOS, max_new_tokens or the frame budget.
 
-    Owns the talker's KV cache and the predictor's; abandoning the iterator simply drops them.
+    Backend-neutral: the language model's session holds the caches; codebook 0 is sampled here
+    (repetition penalty needs the history), the rest by the session. Abandoning the iterator
+    simply drops the session.
     """
 
     def __init__(
         self,
-        talker: Talker,
+        lm: LanguageModel,
         config: ModelConfig,
         embeds: PromptEmbeds,
         options: SamplingOptions,
@@ -219,7 +309,7 @@ class FrameGenerator:
         budget: FrameBudget | None = DEFAULT_BUDGET,
     ):
         options.validate()
-        self.talker = talker
+        self.lm = lm
         self.config = config
         self.embeds = embeds
         self.opts = options
@@ -237,37 +327,15 @@ class FrameGenerator:
 
     def _sample_cb0(self, logits: torch.Tensor, history: list[int]) -> int:
         o = self.opts
-        scores = _process_talker_logits(logits[:, -1, :].to(torch.float32), history, o, self._eos, self._suppress)
+        scores = _process_talker_logits(logits, history, o, self._eos, self._suppress)
         return _pick(scores, o.do_sample, o.temperature, o.top_k, o.top_p, self.rng)
 
-    def _predict_rest(self, hidden: torch.Tensor, cb0: int, cache: KVCache) -> tuple[list[int], torch.Tensor]:
-        """Codebooks 1..G-1 for one frame; returns them and the next talker input embedding sum."""
-        o = self.opts
-        predictor = self.talker.code_predictor
-        cache.reset()
-        first = self.talker.embed_codec([cb0])  # [1, 1, hidden]
-        embeds = [first]
-        logits = predictor(torch.cat((hidden, first), dim=1), 0, cache)
-        codes: list[int] = []
-        for j in range(predictor.num_groups - 1):
-            if j > 0:
-                logits = predictor(embeds[-1], j, cache)  # the embedding of the code just picked
-            scores = logits[:, -1, :].to(torch.float32)
-            code = _pick(scores, o.sub_do_sample, o.sub_temperature, o.sub_top_k, o.sub_top_p, self.rng)
-            codes.append(code)
-            # Needed as the next step's input (except the last) and in the talker's next input.
-            embeds.append(predictor.model.codec_embedding[j](torch.tensor([[code]])))
-        return codes, torch.cat(embeds, dim=1).sum(1, keepdim=True)
-
     def __iter__(self) -> Iterator[torch.Tensor]:
-        talker = self.talker
-        dtype = talker.codec_head.weight.dtype
         stats = self.stats
         t0 = time.perf_counter()
-        cache = talker.model.new_cache(self.embeds.prefill.shape[1] + 256, dtype)
-        pcache = talker.code_predictor.new_cache(dtype)
+        session = self.lm.session(self.opts, self.rng, self.embeds.prefill.shape[1])
         with torch.inference_mode():
-            hidden, logits = talker(self.embeds.prefill, cache)
+            logits = session.prefill(self.embeds.prefill)
             history: list[int] = []
             cb0 = self._sample_cb0(logits, history)
             stats.prefill_s = time.perf_counter() - t0
@@ -287,7 +355,7 @@ class FrameGenerator:
                     )
                     return
                 t1 = time.perf_counter()
-                rest, summed = self._predict_rest(hidden, cb0, pcache)
+                rest, summed = session.predict(cb0)
                 t2 = time.perf_counter()
                 stats.predictor_s += t2 - t1
                 frame = torch.tensor([cb0] + rest, dtype=torch.long)
@@ -299,6 +367,6 @@ class FrameGenerator:
                 stats.frames = step
                 yield frame
                 t3 = time.perf_counter()
-                hidden, logits = talker(hidden_next, cache)
+                logits = session.step(hidden_next)
                 cb0 = self._sample_cb0(logits, history)
                 stats.talker_s += time.perf_counter() - t3

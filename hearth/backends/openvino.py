@@ -1,0 +1,297 @@
+"""The OpenVINO backend: the same generation algorithm, executed by the OpenVINO runtime.
+
+Converted models are cached on disk, keyed by the checkpoint (its files' size, time and tensor
+table), the weight format and the versions of this converter and of OpenVINO; a second start reads
+the cached IR and the runtime's compiled blobs instead of the safetensors. Prompt embeddings (a few
+rows of the text table through a small projection) stay in torch, as in the reference backend.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch import nn
+
+from ..checkpoint import Checkpoint, talker_tensor_shapes
+from ..config import TalkerConfig
+from ..generate import LMSession, SamplingOptions
+from ..model.layers import Rotary
+from ..model.talker import TextProjection
+from ..safetensors_mmap import SafetensorsFile
+
+__all__ = [
+    "DEFAULT_CACHE",
+    "ConvertedModel",
+    "OpenVINOLanguageModel",
+    "PromptEmbedder",
+    "available",
+    "cache_root",
+    "devices",
+]
+
+log = logging.getLogger(__name__)
+
+# Bump when a graph changes, so stale cached conversions are never reused.
+GRAPH_VERSION = "lm-1"
+DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hearth" / "openvino"
+
+
+def available() -> bool:
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def _core():  # noqa: ANN202 - openvino is an optional dependency
+    try:
+        import openvino as ov
+    except ImportError as e:
+        raise RuntimeError(
+            "the OpenVINO backend needs the 'fast' extra: pip install 'hearth-tts[fast]'"
+        ) from e
+    return ov.Core()
+
+
+def devices() -> list[str]:
+    """OpenVINO devices on this machine (e.g. ["CPU"] or ["CPU", "GPU"])."""
+    return list(_core().available_devices)
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("HEARTH_CACHE", DEFAULT_CACHE))
+
+
+class PromptEmbedder(nn.Module):
+    """The talker's input embeddings only: text table (memory-mapped) -> projection, and codec ids."""
+
+    def __init__(self, cfg: TalkerConfig):
+        super().__init__()
+        self.text_projection = TextProjection(cfg.text_hidden_size, cfg.stack.hidden_size)
+        self.codec_embedding = nn.Embedding(cfg.stack.vocab_size, cfg.stack.hidden_size)
+        self.text_embedding: torch.Tensor = torch.empty(0)
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor:
+        rows = self.text_embedding[torch.tensor(ids, dtype=torch.long)].to(torch.float32)
+        return self.text_projection(rows[None])
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor:
+        return self.codec_embedding(torch.tensor([ids], dtype=torch.long))
+
+
+def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
+    with torch.device("meta"):
+        emb = PromptEmbedder(ckpt.config.talker)
+    state = {
+        "text_projection.linear_fc1.weight": "talker.text_projection.linear_fc1.weight",
+        "text_projection.linear_fc1.bias": "talker.text_projection.linear_fc1.bias",
+        "text_projection.linear_fc2.weight": "talker.text_projection.linear_fc2.weight",
+        "text_projection.linear_fc2.bias": "talker.text_projection.linear_fc2.bias",
+        "codec_embedding.weight": "talker.model.codec_embedding.weight",
+    }
+    emb.load_state_dict({k: f.get(v).to(torch.float32) for k, v in state.items()}, strict=True, assign=True)
+    emb.eval().requires_grad_(False)
+    emb.text_embedding = f.get("talker.model.text_embedding.weight")
+    return emb
+
+
+def _file_identity(path: Path) -> dict[str, object]:
+    st = path.stat()
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        header = fh.read(min(n, 100_000_000))
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "header": hashlib.sha256(header).hexdigest()}
+
+
+def _openvino_version() -> str:
+    import openvino as ov
+
+    return ov.get_version()
+
+
+@dataclass
+class ConvertedModel:
+    """One cached conversion: IR files per network plus what each part weighs."""
+
+    directory: Path
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    def xml(self, network: str) -> Path:
+        return self.directory / f"{network}.xml"
+
+
+def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
+    """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
+    from .ov_graphs import WEIGHT_FORMATS, build_predictor_loop, build_talker
+
+    if weights not in WEIGHT_FORMATS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
+    path = ckpt.path / "model.safetensors"
+    key_source = {
+        "graph": GRAPH_VERSION,
+        "openvino": _openvino_version(),
+        "weights": weights,
+        "model": _file_identity(path),
+        "config": hashlib.sha256((ckpt.path / "config.json").read_bytes()).hexdigest(),
+    }
+    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
+    directory = (root or cache_root()) / f"lm-{weights}-{key}"
+    manifest_path = directory / "manifest.json"
+    if manifest_path.is_file():
+        return ConvertedModel(directory, json.loads(manifest_path.read_text()))
+
+    import openvino as ov
+
+    t0 = time.perf_counter()
+    log.info("converting the language model to OpenVINO (%s weights) into %s; once per checkpoint", weights, directory)
+    f = SafetensorsFile(path)
+    expected = talker_tensor_shapes(ckpt.config)
+    missing = [n for n in expected if n not in f.tensors]
+    if missing:
+        raise RuntimeError(f"{path} lacks {len(missing)} tensors (first: {missing[0]}); re-download the checkpoint")
+
+    def source(name: str) -> np.ndarray:
+        t = f.get(name).to(torch.float32).numpy().copy()
+        f.release(name)
+        return t
+
+    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    parts = {}
+    for network, build in (("talker", build_talker), ("predictor", build_predictor_loop)):
+        model, builder = build(ckpt.config.talker, source, weights)
+        ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)
+        parts[network] = {"fp32_bytes": builder.bytes_fp32, "stored_bytes": builder.bytes_stored}
+        del model, builder
+    manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    try:
+        tmp.rename(directory)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    log.info("converted in %.1f s", manifest["convert_s"])
+    return ConvertedModel(directory, manifest)
+
+
+def runtime_properties(device: str, weights: str, threads: int | None, precise: bool) -> dict[str, object]:
+    """Compile options: latency first; fp32 arithmetic where the weights are fp32 (the accurate mode)."""
+    props: dict[str, object] = {"PERFORMANCE_HINT": "LATENCY"}
+    if device == "CPU":
+        if threads:
+            props["INFERENCE_NUM_THREADS"] = threads
+        if precise or weights != "fp32":
+            # int8 weights: f32 activations with dynamic int8 quantization of the activations is
+            # faster here than bf16 arithmetic (measured, see docs), and more accurate.
+            props["INFERENCE_PRECISION_HINT"] = "f32"
+        if weights == "int8":
+            props["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 128
+        if precise:
+            props["KV_CACHE_PRECISION"] = "f32"
+    return props
+
+
+class OpenVINOLanguageModel:
+    """Talker (stateful KV cache) and the 15-step predictor loop, each one compiled OpenVINO model."""
+
+    def __init__(
+        self,
+        ckpt: Checkpoint,
+        weights: str = "int8",
+        device: str = "CPU",
+        threads: int | None = None,
+        cache: Path | None = None,
+    ):
+        core = _core()
+        self.config = ckpt.config
+        self.weights = weights
+        self.device = device
+        self.converted = convert_language_model(ckpt, weights, cache)
+        compiled_dir = self.converted.directory / "compiled"
+        compiled_dir.mkdir(exist_ok=True)
+        core.set_property({"CACHE_DIR": str(compiled_dir)})
+        props = runtime_properties(device, weights, threads, precise=weights == "fp32")
+        t0 = time.perf_counter()
+        self.talker = core.compile_model(str(self.converted.xml("talker")), device, props)
+        self.predictor = core.compile_model(str(self.converted.xml("predictor")), device, props)
+        self.compile_s = time.perf_counter() - t0
+        self._talker_req = self.talker.create_infer_request()
+        self._predictor_req = self.predictor.create_infer_request()
+        f = SafetensorsFile(ckpt.path / "model.safetensors")
+        self.embedder = load_embedder(ckpt, f)
+        stack = ckpt.config.talker.stack
+        self.rotary = Rotary(stack.head_dim, stack.rope_theta)
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor:
+        return self.embedder.embed_text(ids)
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor:
+        return self.embedder.embed_codec(ids)
+
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+        return _OpenVINOSession(self, options, rng)
+
+
+class _OpenVINOSession:
+    """One utterance. The engine serves one request at a time, so sessions share the infer requests."""
+
+    def __init__(self, lm: OpenVINOLanguageModel, options: SamplingOptions, rng: torch.Generator | None):
+        self.lm = lm
+        self.rng = rng
+        self.position = 0
+        self.hidden = np.zeros(0, np.float32)
+        groups = lm.config.talker.num_code_groups
+        vocab = lm.config.talker.predictor.vocab_size
+        self.sample = options.sub_do_sample
+        self.draw_count = groups - 1
+        self.params = {
+            "temperature": np.float32(options.sub_temperature if self.sample else 1.0),
+            "top_k": np.int64(min(options.sub_top_k or vocab, vocab) if self.sample else 1),
+            "top_p": np.float32(options.sub_top_p if self.sample else 1.0),
+        }
+        self._beam = np.zeros(1, np.int32)
+        lm._talker_req.reset_state()
+
+    def _talker(self, embeds: torch.Tensor) -> torch.Tensor:
+        n = embeds.shape[1]
+        cos, sin = self.lm.rotary.get(self.position, n, torch.float32)
+        past = self.position
+        mask = np.zeros((1, 1, n, past + n), np.float32)
+        if n > 1:
+            mask[0, 0, :, past:] = np.triu(np.full((n, n), -np.inf, np.float32), 1)
+        req = self.lm._talker_req
+        req.infer({
+            "embeds": embeds.to(torch.float32).numpy(), "cos": cos.numpy(), "sin": sin.numpy(),
+            "mask": mask, "beam_idx": self._beam,
+        })
+        self.position += n
+        self.hidden = req.get_tensor("hidden").data.copy()
+        return torch.from_numpy(req.get_tensor("logits").data.copy())
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self._talker(embeds)
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self._talker(embeds)
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        if self.sample:
+            draws = torch.rand(self.draw_count, generator=self.rng).numpy()  # [0, 1)
+        else:
+            draws = np.zeros(self.draw_count, np.float32)
+        first = self.lm.embed_codec([cb0]).numpy()
+        req = self.lm._predictor_req
+        req.infer({"hidden": self.hidden, "first": first, "draws": draws, **self.params})
+        codes = req.get_tensor("codes").data.tolist()
+        summed = torch.from_numpy(req.get_tensor("summed").data.copy())
+        return codes, summed

@@ -1,0 +1,307 @@
+"""OpenVINO graphs of the talker and of the whole 15-step code-predictor loop, built op by op.
+
+The graphs compute what `hearth.model.talker` computes (same layer math, fp32 activations); only
+weight storage differs by option: fp32, fp16, or int8 per output channel (symmetric, scale per row,
+the scheme of NNCF's INT8_SYM weight compression), which the CPU plugin executes as compressed
+matrix products. The talker keeps its keys and values as runtime state (ReadValue -> Concat ->
+ScaledDotProductAttention, Assign), the form the CPU plugin turns into an in-place KV cache. The
+predictor loop is unrolled: one call takes the talker's hidden state and codebook 0's embedding and
+returns codebooks 1..15 with the summed embedding of all 16, sampling inside the graph from uniform
+draws the caller supplies (so a seeded request is reproducible and independent of chunking).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import openvino as ov
+import openvino.opset13 as ops
+import torch
+
+from ..config import TalkerConfig, TransformerConfig
+from ..model.layers import Rotary
+
+__all__ = ["WEIGHT_FORMATS", "WeightSource", "build_predictor_loop", "build_talker", "compress_int8"]
+
+WEIGHT_FORMATS = ("fp32", "fp16", "int8")
+
+# name -> float32 array; `done(name)` lets the source drop the file pages once a tensor is converted.
+WeightSource = Callable[[str], np.ndarray]
+
+_F32 = ov.Type.f32
+
+
+def _ints(values: list[int]) -> ov.Output:
+    return ops.constant(np.array(values, dtype=np.int64)).output(0)
+
+
+def _int(value: int) -> ov.Output:
+    return ops.constant(np.array(value, dtype=np.int64)).output(0)
+
+
+def compress_int8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per-row symmetric int8: w ~= q * scale, q in [-127, 127], scale [rows, 1] float32."""
+    peak = np.abs(w).max(axis=1, keepdims=True)
+    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
+    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+    return q, scale
+
+
+@dataclass
+class _Builder:
+    weights: WeightSource
+    fmt: str
+    bytes_stored: int = 0
+    bytes_fp32: int = 0
+    _made: dict[str, ov.Output] = field(default_factory=dict)
+
+    def matrix(self, name: str, compress: bool = True) -> ov.Output:
+        """A [rows, cols] weight as a float32 graph value, stored in the chosen format (made once)."""
+        if name not in self._made:
+            self._made[name] = self._matrix(name, compress)
+        return self._made[name]
+
+    def _matrix(self, name: str, compress: bool) -> ov.Output:
+        w = self.weights(name)
+        self.bytes_fp32 += w.size * 4
+        fmt = self.fmt if compress else "fp32"
+        if fmt == "int8":
+            q, scale = compress_int8(w)
+            self.bytes_stored += q.nbytes + scale.nbytes
+            return ops.multiply(ops.convert(ops.constant(q), _F32), ops.constant(scale)).output(0)
+        if fmt == "fp16":
+            half = w.astype(np.float16)
+            self.bytes_stored += half.nbytes
+            return ops.convert(ops.constant(half), _F32).output(0)
+        self.bytes_stored += w.nbytes
+        return ops.constant(w).output(0)
+
+    def vector(self, name: str) -> ov.Output:
+        if name not in self._made:
+            w = self.weights(name)
+            self.bytes_fp32 += w.size * 4
+            self.bytes_stored += w.size * 4
+            self._made[name] = ops.constant(w.astype(np.float32)).output(0)
+        return self._made[name]
+
+    def linear(self, x: ov.Output, name: str, bias: bool = False) -> ov.Output:
+        y = ops.matmul(x, self.matrix(name + ".weight"), False, True).output(0)
+        if bias:
+            y = ops.add(y, self.vector(name + ".bias")).output(0)
+        return y
+
+
+def _rms_norm(x: ov.Output, weight: ov.Output, eps: float) -> ov.Output:
+    mean = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2.0))), _ints([-1]), True)
+    inv = ops.divide(ops.constant(np.float32(1.0)), ops.sqrt(ops.add(mean, ops.constant(np.float32(eps)))))
+    return ops.multiply(ops.multiply(x, inv), weight).output(0)
+
+
+def _rotate(x: ov.Output, cos: ov.Output, sin: ov.Output, head_dim: int) -> ov.Output:
+    """x [1, heads, n, d] with cos/sin broadcastable [n, d]: x * cos + rotate_half(x) * sin."""
+    first, second = ops.split(x, _int(-1), 2).outputs()
+    rotated = ops.concat([ops.negative(second), first], -1)
+    return ops.add(ops.multiply(x, cos), ops.multiply(rotated, sin)).output(0)
+
+
+def _heads(x: ov.Output, heads: int, head_dim: int) -> ov.Output:
+    """[1, n, heads * d] -> [1, n, heads, d]"""
+    return ops.reshape(x, _ints([1, -1, heads, head_dim]), False).output(0)
+
+
+def _to_bhnd(x: ov.Output) -> ov.Output:
+    return ops.transpose(x, _ints([0, 2, 1, 3])).output(0)
+
+
+def _expand_kv(kv: ov.Output, groups: int, heads: int, head_dim: int) -> ov.Output:
+    """[1, kv, L, d] -> [1, kv * groups, L, d] (each kv head serves `groups` query heads)."""
+    if groups == 1:
+        return kv
+    e = ops.unsqueeze(kv, _ints([2]))
+    e = ops.broadcast(e, _ints([1, 1, groups, 1, 1]), broadcast_spec="BIDIRECTIONAL")
+    return ops.reshape(e, _ints([1, heads, -1, head_dim]), False).output(0)
+
+
+def _attention_block(
+    b: _Builder, x: ov.Output, p: str, cfg: TransformerConfig, cos: ov.Output, sin: ov.Output,
+    past: Callable[[ov.Output, ov.Output], tuple[ov.Output, ov.Output]], mask: ov.Output | None,
+) -> ov.Output:
+    """One attention sub-block (after the input norm). `past(k, v)` returns the full keys/values."""
+    d = cfg.head_dim
+    q = _heads(b.linear(x, p + "q_proj"), cfg.num_heads, d)
+    k = _heads(b.linear(x, p + "k_proj"), cfg.num_kv_heads, d)
+    v = _heads(b.linear(x, p + "v_proj"), cfg.num_kv_heads, d)
+    q = _to_bhnd(_rms_norm(q, b.vector(p + "q_norm.weight"), cfg.rms_norm_eps))
+    k = _to_bhnd(_rms_norm(k, b.vector(p + "k_norm.weight"), cfg.rms_norm_eps))
+    v = _to_bhnd(v)
+    q = _rotate(q, cos, sin, d)
+    k = _rotate(k, cos, sin, d)
+    keys, values = past(k, v)
+    groups = cfg.num_heads // cfg.num_kv_heads
+    keys = _expand_kv(keys, groups, cfg.num_heads, d)
+    values = _expand_kv(values, groups, cfg.num_heads, d)
+    scale = ops.constant(np.float32(d**-0.5))
+    if mask is None:
+        out = ops.scaled_dot_product_attention(q, keys, values, None, scale)
+    else:
+        out = ops.scaled_dot_product_attention(q, keys, values, mask, scale)
+    out = ops.reshape(_to_bhnd(out.output(0)), _ints([1, -1, cfg.num_heads * d]), False)
+    return b.linear(out.output(0), p + "o_proj")
+
+
+def _mlp(b: _Builder, x: ov.Output, p: str) -> ov.Output:
+    gate = ops.swish(b.linear(x, p + "gate_proj"))
+    return b.linear(ops.multiply(gate, b.linear(x, p + "up_proj")).output(0), p + "down_proj")
+
+
+def _decoder_layer(
+    b: _Builder, x: ov.Output, p: str, cfg: TransformerConfig, cos: ov.Output, sin: ov.Output,
+    past: Callable[[ov.Output, ov.Output], tuple[ov.Output, ov.Output]], mask: ov.Output | None,
+) -> ov.Output:
+    h = _rms_norm(x, b.vector(p + "input_layernorm.weight"), cfg.rms_norm_eps)
+    x = ops.add(x, _attention_block(b, h, p + "self_attn.", cfg, cos, sin, past, mask)).output(0)
+    h = _rms_norm(x, b.vector(p + "post_attention_layernorm.weight"), cfg.rms_norm_eps)
+    return ops.add(x, _mlp(b, h, p + "mlp.")).output(0)
+
+
+def _last_position(x: ov.Output) -> ov.Output:
+    """[1, n, H] -> [1, 1, H]"""
+    return ops.gather(x, _ints([-1]), _int(1)).output(0)
+
+
+def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov.Model, _Builder]:
+    """The talker step: embeds [1, n, H] at the positions after the state's -> (hidden, logits) of
+    the last position. Inputs cos/sin [n, head_dim] and an additive mask [1, 1, n, past + n] come
+    from the caller (it knows the position); beam_idx [1] = [0] selects the cache row.
+    """
+    s = cfg.stack
+    b = _Builder(weights, fmt)
+    embeds = ops.parameter([1, -1, s.hidden_size], _F32, name="embeds")
+    cos = ops.parameter([-1, s.head_dim], _F32, name="cos")
+    sin = ops.parameter([-1, s.head_dim], _F32, name="sin")
+    mask = ops.parameter([1, 1, -1, -1], _F32, name="mask")
+    beam = ops.parameter([-1], ov.Type.i32, name="beam_idx")
+    empty = ops.constant(np.zeros((1, s.num_kv_heads, 0, s.head_dim), np.float32))
+    sinks = []
+
+    def stateful(layer: int) -> Callable[[ov.Output, ov.Output], tuple[ov.Output, ov.Output]]:
+        def past(k: ov.Output, v: ov.Output) -> tuple[ov.Output, ov.Output]:
+            full = []
+            for kind, new in (("k", k), ("v", v)):
+                var = f"past.{layer}.{kind}"
+                read = ops.read_value(empty, var, _F32, [1, s.num_kv_heads, -1, s.head_dim])
+                reordered = ops.gather(read, beam, _int(0))
+                cat = ops.concat([reordered, new], 2)
+                sinks.append(ops.assign(cat, var))
+                full.append(cat.output(0))
+            return full[0], full[1]
+
+        return past
+
+    x = embeds.output(0)
+    for i in range(s.num_layers):
+        prefix = f"talker.model.layers.{i}."
+        x = _decoder_layer(b, x, prefix, s, cos.output(0), sin.output(0), stateful(i), mask.output(0))
+    last = _rms_norm(_last_position(x), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
+    logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([1, -1]), False)
+    hidden = ops.result(last, name="hidden")
+    out = ops.result(logits, name="logits")
+    model = ov.Model([hidden, out], sinks, [embeds, cos, sin, mask, beam], "hearth_talker")
+    hidden.output(0).get_tensor().set_names({"hidden"})
+    out.output(0).get_tensor().set_names({"logits"})
+    return model, b
+
+
+def _sample(
+    logits: ov.Output, draw: ov.Output, temperature: ov.Output, top_k: ov.Output, top_p: ov.Output
+) -> ov.Output:
+    """Temperature, top-k, top-p, then inverse-CDF sampling with one uniform draw in [0, 1). -> [1] i64
+
+    Greedy decoding is top_k = 1. Kept candidates are the longest prefix (by descending probability)
+    whose preceding mass stays below top_p, so the most likely code is always kept.
+    """
+    scaled = ops.divide(logits, temperature)
+    values, indices = ops.topk(scaled, top_k, -1, "max", "value", "i64").outputs()
+    probs = ops.softmax(values, -1)
+    before = ops.cumsum(probs, _int(-1), exclusive=True)
+    keep = ops.convert(ops.less(before, top_p), _F32)
+    cdf = ops.cumsum(ops.multiply(probs, keep), _int(-1))
+    total = ops.gather(cdf, _ints([-1]), _int(-1))
+    target = ops.multiply(draw, total)
+    below = ops.convert(ops.less_equal(cdf, target), ov.Type.i64)
+    position = ops.reduce_sum(below, _ints([-1]), False)  # [1]
+    count = ops.gather(ops.shape_of(indices, "i64"), _ints([-1]), _int(0))
+    position = ops.minimum(position, ops.subtract(count, _int(1)))
+    row = ops.unsqueeze(position, _ints([1]))
+    picked = ops.gather(indices, row, _int(1), 1)
+    return ops.reshape(picked, _ints([1]), False).output(0)
+
+
+def build_predictor_loop(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov.Model, _Builder]:
+    """One frame's codebooks 1..G-1: (hidden [1,1,H], first [1,1,H], draws [G-1], temperature, top_k,
+    top_p) -> (codes [G-1] i64, summed [1,1,H] = first + the embeddings of codes 1..G-1).
+    """
+    p = cfg.predictor
+    groups = cfg.num_code_groups
+    b = _Builder(weights, fmt)
+    hidden_size = cfg.stack.hidden_size
+    hidden = ops.parameter([1, 1, hidden_size], _F32, name="hidden")
+    first = ops.parameter([1, 1, hidden_size], _F32, name="first")
+    draws = ops.parameter([groups - 1], _F32, name="draws")
+    temperature = ops.parameter([], _F32, name="temperature")
+    top_k = ops.parameter([], ov.Type.i64, name="top_k")
+    top_p = ops.parameter([], _F32, name="top_p")
+    prefix = "talker.code_predictor."
+    project = p.hidden_size != hidden_size
+
+    def to_predictor(x: ov.Output) -> ov.Output:
+        return b.linear(x, prefix + "small_to_mtp_projection", bias=True) if project else x
+
+    rotary = Rotary(p.head_dim, p.rope_theta)
+    cos_t, sin_t = rotary.get(0, groups, torch.float32)
+    cos_all, sin_all = cos_t.numpy(), sin_t.numpy()
+    caches: list[list[ov.Output]] = [[] for _ in range(p.num_layers)]
+
+    def run_stack(x: ov.Output, start: int, n: int) -> ov.Output:
+        cos = ops.constant(cos_all[start : start + n]).output(0)
+        sin = ops.constant(sin_all[start : start + n]).output(0)
+        mask = None
+        if n > 1:
+            causal = np.triu(np.full((n, n), -np.inf, np.float32), 1)[None, None]
+            mask = ops.constant(causal).output(0)
+        for i in range(p.num_layers):
+            def past(k: ov.Output, v: ov.Output, i: int = i) -> tuple[ov.Output, ov.Output]:
+                if caches[i]:
+                    k = ops.concat([caches[i][0], k], 2).output(0)
+                    v = ops.concat([caches[i][1], v], 2).output(0)
+                caches[i] = [k, v]
+                return k, v
+
+            x = _decoder_layer(b, x, f"{prefix}model.layers.{i}.", p, cos, sin, past, mask)
+        return _rms_norm(_last_position(x), b.vector(prefix + "model.norm.weight"), p.rms_norm_eps)
+
+    x = to_predictor(ops.concat([hidden, first], 1).output(0))
+    h = run_stack(x, 0, 2)
+    codes = []
+    summed = first.output(0)
+    for j in range(groups - 1):
+        logits = ops.reshape(b.linear(h, f"{prefix}lm_head.{j}"), _ints([1, -1]), False)
+        draw = ops.gather(draws, _ints([j]), _int(0))
+        code = _sample(logits.output(0), draw.output(0), temperature.output(0), top_k.output(0), top_p.output(0))
+        codes.append(code)
+        table = b.matrix(f"{prefix}model.codec_embedding.{j}.weight")
+        row = ops.gather(table, code, _int(0))
+        embedded = ops.reshape(row, _ints([1, 1, -1]), False)
+        summed = ops.add(summed, embedded).output(0)
+        if j < groups - 2:
+            h = run_stack(to_predictor(embedded.output(0)), j + 2, 1)
+    codes_out = ops.result(ops.concat(codes, 0), name="codes")
+    summed_out = ops.result(summed, name="summed")
+    codes_out.output(0).get_tensor().set_names({"codes"})
+    summed_out.output(0).get_tensor().set_names({"summed"})
+    inputs = [hidden, first, draws, temperature, top_k, top_p]
+    model = ov.Model([codes_out, summed_out], inputs, "hearth_predictor_loop")
+    return model, b
+
