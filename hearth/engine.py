@@ -13,11 +13,12 @@ import os
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
+from .backends import BackendOptions, Vocoder
 from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
 from .config import ModelConfig
 from .generate import (
@@ -74,31 +75,35 @@ class Engine:
     """A loaded checkpoint. Thread-compatible, not thread-safe: one request at a time."""
 
     def __init__(
-        self,
-        checkpoint: Checkpoint,
-        dtype: torch.dtype = torch.float32,
-        backend: str = "torch",
-        weights: str = "int8",
-        device: str = "CPU",
-        threads: int | None = None,
+        self, checkpoint: Checkpoint, dtype: torch.dtype = torch.float32, options: BackendOptions | None = None
     ):
+        options = options or BackendOptions()
+        try:
+            options.validate()
+        except ValueError as e:
+            raise InputError(str(e)) from e
         self.checkpoint = checkpoint
         self.config: ModelConfig = checkpoint.config
         self.tokenizer = checkpoint.tokenizer()
-        self.backend = backend
+        self.options = options
         self.talker: Talker | None = None
         self.lm: LanguageModel
-        if backend == "torch":
+        if options.backend == "torch":
             self.talker = load_talker(checkpoint, dtype)
             self.lm = TorchLanguageModel(self.talker)
-        elif backend == "openvino":
+        else:
             from .backends.openvino import OpenVINOLanguageModel
 
-            self.lm = OpenVINOLanguageModel(checkpoint, weights, device, threads)
+            self.lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads)
+        self.codec: Vocoder
+        if options.vocoder_precision == "torch":
+            self.codec = load_codec(checkpoint, torch.float32)
         else:
-            raise InputError(f"backend must be 'torch' or 'openvino', got {backend!r}")
-        # The vocoder stays fp32 here; reduced-precision vocoding belongs to the fast backend.
-        self.codec = load_codec(checkpoint, torch.float32)
+            from .backends.openvino import OpenVINOVocoder
+
+            self.codec = OpenVINOVocoder(
+                checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads
+            )
         self.workers = Workers()
         self.sample_rate = checkpoint.codec.sample_rate
         self.samples_per_frame = checkpoint.codec.upsample
@@ -266,23 +271,21 @@ def load(
     progress: bool = True,
     *,
     backend: str = "torch",
-    weights: str = "int8",
-    device: str = "CPU",
-    threads: int | None = None,
+    **backend_options: Any,
 ) -> Engine:
     """Load a checkpoint directory or hub id.
 
-    backend "torch" (the reference; dtype "float32" or "bfloat16") or "openvino" (extra `fast`;
-    weights "int8", "fp16" or "fp32"; device "CPU" or "GPU").
+    backend "torch" (the reference; dtype "float32" or "bfloat16") or "openvino" (extra `fast`):
+    further keywords as `BackendOptions` (weights "int8"/"fp16"/"fp32", device, threads, vocoder
+    "bf16"/"fp16"/"fp32"/"torch", vocoder_device, vocoder_threads).
     """
     if dtype not in _DTYPES:
         raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
-    if backend == "openvino":
-        from .backends.ov_graphs import WEIGHT_FORMATS
-
-        if weights not in WEIGHT_FORMATS:
-            raise InputError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
+    try:
+        options = BackendOptions(backend=backend, **backend_options)
+    except TypeError as e:
+        raise InputError(f"{e}; see hearth.BackendOptions") from e
     t0 = time.perf_counter()
-    engine = Engine(open_checkpoint(model, progress=progress), _DTYPES[dtype], backend, weights, device, threads)
+    engine = Engine(open_checkpoint(model, progress=progress), _DTYPES[dtype], options)
     log.info("loaded %s in %.1f s", engine.checkpoint.path, time.perf_counter() - t0)
     return engine

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from .backends import Vocoder
 from .generate import FrameGenerator
-from .model.codec import CodecDecoder
 
 __all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
 
@@ -147,7 +147,7 @@ class _Pipeline:
     """The two workers and their queues. Holds no reference to the consumer-facing `AudioStream`, so
     an abandoned stream is collected and its finalizer can stop the workers."""
 
-    def __init__(self, frames: FrameGenerator, decoder: CodecDecoder, sample_rate: int, plan: ChunkPlan,
+    def __init__(self, frames: FrameGenerator, decoder: Vocoder, sample_rate: int, plan: ChunkPlan,
                  max_ready: int, decode_hook: Callable[[int], None] | None, workers: Workers):
         self.frames = frames
         self.decoder = decoder
@@ -265,7 +265,7 @@ class AudioStream:
     def __init__(
         self,
         frames: FrameGenerator,
-        decoder: CodecDecoder,
+        decoder: Vocoder,
         sample_rate: int,
         plan: ChunkPlan = ChunkPlan(),
         max_ready: int = 4,

@@ -16,6 +16,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import torch
@@ -295,3 +296,124 @@ class _OpenVINOSession:
         codes = req.get_tensor("codes").data.tolist()
         summed = torch.from_numpy(req.get_tensor("summed").data.copy())
         return codes, summed
+
+
+VOCODER_VERSION = "vocoder-1"
+_RUNTIME_PRECISION = {"bf16": "bf16", "fp16": "f16", "fp32": "f32"}
+
+
+def convert_vocoder(ckpt: Checkpoint, precision: str, root: Path | None = None) -> ConvertedModel:
+    """The streaming vocoder step as an IR (weights stored fp16 unless fp32), built once, then cached."""
+    if precision not in _RUNTIME_PRECISION:
+        raise ValueError(f"vocoder precision must be one of {', '.join(_RUNTIME_PRECISION)}, got {precision!r}")
+    path = ckpt.path / "speech_tokenizer/model.safetensors"
+    stored = "fp32" if precision == "fp32" else "fp16"
+    key_source = {
+        "graph": VOCODER_VERSION,
+        "openvino": _openvino_version(),
+        "torch": torch.__version__,
+        "stored": stored,
+        "model": _file_identity(path),
+        "config": hashlib.sha256((ckpt.path / "speech_tokenizer/config.json").read_bytes()).hexdigest(),
+    }
+    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
+    directory = (root or cache_root()) / f"vocoder-{stored}-{key}"
+    manifest_path = directory / "manifest.json"
+    if manifest_path.is_file():
+        return ConvertedModel(directory, json.loads(manifest_path.read_text()))
+
+    import openvino as ov
+
+    from ..checkpoint import load_codec
+    from .ov_codec import StreamingStep, initial_state
+
+    t0 = time.perf_counter()
+    log.info("converting the vocoder to OpenVINO into %s; once per checkpoint", directory)
+    decoder = load_codec(ckpt, torch.float32)
+    fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
+    step = StreamingStep(decoder).eval()
+    state = initial_state(decoder)
+    codes = torch.zeros(4, ckpt.codec.num_quantizers, dtype=torch.long)
+    frames = torch.export.Dim("frames", min=1, max=1 << 16)
+    with torch.no_grad():
+        exported = torch.export.export(
+            step, (codes, torch.tensor(0), *state), dynamic_shapes=({0: frames}, None, tuple(None for _ in state))
+        )
+    model = ov.convert_model(exported)
+    for i, s in enumerate(state):  # the state never changes shape: tell the runtime
+        model.inputs[2 + i].get_node().set_partial_shape(ov.PartialShape(list(s.shape)))
+    model.validate_nodes_and_infer_types()
+    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
+    stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
+    manifest = {
+        "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
+        "state_shapes": [list(s.shape) for s in state], "convert_s": time.perf_counter() - t0,
+    }
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    try:
+        tmp.rename(directory)
+    except OSError:
+        shutil.rmtree(tmp, ignore_errors=True)
+    log.info("converted the vocoder in %.1f s", manifest["convert_s"])
+    return ConvertedModel(directory, manifest)
+
+
+class OpenVINOCodecStream:
+    """One vocoder stream: the state tensors and the frames decoded so far."""
+
+    def __init__(self, state: list[np.ndarray]):
+        self.state = state
+        self.frames = 0
+
+
+class OpenVINOVocoder:
+    """`start()` / `decode(codes, stream)` like `CodecDecoder`, run by OpenVINO (bf16 by default)."""
+
+    def __init__(
+        self,
+        ckpt: Checkpoint,
+        precision: str = "bf16",
+        device: str = "CPU",
+        threads: int | None = None,
+        cache: Path | None = None,
+    ):
+        core = _core()
+        self.cfg = ckpt.codec
+        self.precision = precision
+        self.device = device
+        self.converted = convert_vocoder(ckpt, precision, cache)
+        compiled_dir = self.converted.directory / "compiled"
+        compiled_dir.mkdir(exist_ok=True)
+        core.set_property({"CACHE_DIR": str(compiled_dir)})
+        props: dict[str, object] = {
+            "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": _RUNTIME_PRECISION[precision]
+        }
+        if threads and device == "CPU":
+            props["INFERENCE_NUM_THREADS"] = threads
+        t0 = time.perf_counter()
+        self.model = core.compile_model(str(self.converted.xml("vocoder")), device, props)
+        self.compile_s = time.perf_counter() - t0
+        self._request = self.model.create_infer_request()
+        shapes = cast(list[list[int]], self.converted.manifest["state_shapes"])
+        self._state_shapes = [tuple(s) for s in shapes]
+
+    def start(self) -> OpenVINOCodecStream:
+        return OpenVINOCodecStream([np.zeros(s, np.float32) for s in self._state_shapes])
+
+    def decode(self, codes: torch.Tensor, stream: OpenVINOCodecStream) -> torch.Tensor:
+        if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
+            raise ValueError(
+                f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
+            )
+        req = self._request
+        req.infer([codes.to(torch.long).numpy(), np.array(stream.frames, np.int64), *stream.state])
+        audio = torch.from_numpy(req.get_output_tensor(0).data.copy())
+        stream.state = [req.get_output_tensor(i + 1).data.copy() for i in range(len(stream.state))]
+        stream.frames += codes.shape[0]
+        return audio
+
+    def __call__(self, codes: torch.Tensor) -> torch.Tensor:
+        return self.decode(codes, self.start())

@@ -93,14 +93,16 @@ class CausalTransConv(nn.Module):
         n = x.shape[-1]
         # [n, cin] @ [cin, cout * kernel] -> every input frame's full kernel response
         y = (x[0].transpose(0, 1) @ self.conv.weight.reshape(cin, cout * kernel)).view(n, cout, self.taps, self.stride)
-        blocks = y.new_zeros(n + self.taps - 1, cout, self.stride)
-        for t in range(self.taps):
-            blocks[t : t + n] += y[:, :, t]
+        # Overlap-add: tap t of input frame i lands in output block i + t.
+        taps = y.unbind(2)
+        blocks = F.pad(taps[0], (0, 0, 0, 0, 0, self.taps - 1))
+        for t in range(1, self.taps):
+            blocks = blocks + F.pad(taps[t], (0, 0, 0, 0, t, self.taps - 1 - t))
         if self.overlap:
             state: _Overlap = stream[self]
             if state.tail is not None:
-                blocks[: self.taps - 1] += state.tail
-            state.tail = blocks[n:].clone()  # [taps - 1, cout, stride], bias not yet added
+                blocks = torch.cat((blocks[: self.taps - 1] + state.tail, blocks[self.taps - 1 :]))
+            state.tail = blocks[n:]  # [taps - 1, cout, stride], bias not yet added
         out = blocks[:n].permute(1, 0, 2).reshape(1, cout, n * self.stride)
         bias = self.conv.bias
         assert bias is not None
