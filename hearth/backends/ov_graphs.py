@@ -239,9 +239,14 @@ def _sample(
     return ops.reshape(picked, _ints([1]), False).output(0)
 
 
-def build_predictor_loop(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov.Model, _Builder]:
+def build_predictor_loop(
+    cfg: TalkerConfig, weights: WeightSource, fmt: str, teacher_forced: bool = False
+) -> tuple[ov.Model, _Builder]:
     """One frame's codebooks 1..G-1: (hidden [1,1,H], first [1,1,H], draws [G-1], temperature, top_k,
     top_p) -> (codes [G-1] i64, summed [1,1,H] = first + the embeddings of codes 1..G-1).
+
+    teacher_forced (for accuracy measurements): the codes are an input ("forced" [G-1] i64) instead
+    of sampled, and the output is every step's logits ("logits" [G-1, vocab]) plus summed.
     """
     p = cfg.predictor
     groups = cfg.num_code_groups
@@ -253,6 +258,7 @@ def build_predictor_loop(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> 
     temperature = ops.parameter([], _F32, name="temperature")
     top_k = ops.parameter([], ov.Type.i64, name="top_k")
     top_p = ops.parameter([], _F32, name="top_p")
+    forced = ops.parameter([groups - 1], ov.Type.i64, name="forced")
     prefix = "talker.code_predictor."
     project = p.hidden_size != hidden_size
 
@@ -285,11 +291,16 @@ def build_predictor_loop(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> 
     x = to_predictor(ops.concat([hidden, first], 1).output(0))
     h = run_stack(x, 0, 2)
     codes = []
+    all_logits = []
     summed = first.output(0)
     for j in range(groups - 1):
         logits = ops.reshape(b.linear(h, f"{prefix}lm_head.{j}"), _ints([1, -1]), False)
-        draw = ops.gather(draws, _ints([j]), _int(0))
-        code = _sample(logits.output(0), draw.output(0), temperature.output(0), top_k.output(0), top_p.output(0))
+        if teacher_forced:
+            all_logits.append(logits.output(0))
+            code = ops.gather(forced, _ints([j]), _int(0)).output(0)
+        else:
+            draw = ops.gather(draws, _ints([j]), _int(0))
+            code = _sample(logits.output(0), draw.output(0), temperature.output(0), top_k.output(0), top_p.output(0))
         codes.append(code)
         table = b.matrix(f"{prefix}model.codec_embedding.{j}.weight")
         row = ops.gather(table, code, _int(0))
@@ -297,10 +308,14 @@ def build_predictor_loop(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> 
         summed = ops.add(summed, embedded).output(0)
         if j < groups - 2:
             h = run_stack(to_predictor(embedded.output(0)), j + 2, 1)
-    codes_out = ops.result(ops.concat(codes, 0), name="codes")
     summed_out = ops.result(summed, name="summed")
-    codes_out.output(0).get_tensor().set_names({"codes"})
     summed_out.output(0).get_tensor().set_names({"summed"})
+    if teacher_forced:
+        logits_out = ops.result(ops.concat(all_logits, 0), name="logits")
+        logits_out.output(0).get_tensor().set_names({"logits"})
+        return ov.Model([logits_out, summed_out], [hidden, first, forced], "hearth_predictor_forced"), b
+    codes_out = ops.result(ops.concat(codes, 0), name="codes")
+    codes_out.output(0).get_tensor().set_names({"codes"})
     inputs = [hidden, first, draws, temperature, top_k, top_p]
     model = ov.Model([codes_out, summed_out], inputs, "hearth_predictor_loop")
     return model, b

@@ -1,0 +1,171 @@
+"""The OpenVINO backend: same algorithm, different silicon.
+
+fp32 weights reproduce the official codes under greedy decoding (sampling draws its randoms
+differently by design); within the backend, seeded sampling is reproducible and independent of
+chunking; the in-graph sampler follows the reference distribution; int8 stays close to fp32; the
+streaming vocoder matches the torch decoder; converted models are cached and keyed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from test_official_equality import assert_same_codes
+
+import hearth
+from hearth.backends.accuracy import compare_formats, snr_db, teacher_forced_logits
+from hearth.generate import _warp, embed_prompt
+
+pytest.importorskip("openvino")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ov_cache(tmp_path_factory):
+    mp = pytest.MonkeyPatch()
+    path = tmp_path_factory.mktemp("ov-cache")
+    mp.setenv("HEARTH_CACHE", str(path))
+    yield path
+    mp.undo()
+
+
+@pytest.fixture(scope="module")
+def ov_fp32(tiny_dir):
+    return hearth.load(tiny_dir, backend="openvino", weights="fp32", vocoder="fp32", threads=2)
+
+
+@pytest.fixture(scope="module")
+def ov_int8(tiny_dir):
+    return hearth.load(tiny_dir, backend="openvino", weights="int8", vocoder="bf16", threads=2)
+
+
+@pytest.mark.parametrize("text_mode", ["whole", "stream"])
+def test_fp32_greedy_equals_official(official, ov_fp32, reference_tokenizer, text_mode):
+    assert_same_codes(official, ov_fp32, reference_tokenizer, "It's a fine day; isn't it? Let's walk.",
+                      "ryan", "english", text_mode=text_mode, greedy=True, max_new_tokens=40)
+
+
+def test_fp32_greedy_wide_talker_equals_official(official17, tiny17_dir, reference_tokenizer):
+    engine = hearth.load(tiny17_dir, backend="openvino", weights="fp32", vocoder="torch")
+    assert_same_codes(official17, engine, reference_tokenizer, "Speak softly, please.", "vivian", "chinese",
+                      greedy=True, instruct="Whisper.", max_new_tokens=30)
+
+
+@pytest.mark.parametrize("which", ["ov_fp32", "ov_int8"])
+def test_sampled_codes_reproducible_and_independent_of_chunking(request, which):
+    engine = request.getfixturevalue(which)
+    text = "Streaming must not change a single code."
+    whole = engine.generate_codes(text, "aiden", "english", seed=123, max_new_tokens=30, budget=None).codes
+    assert whole.shape[0] > 5
+    for chunk, first in ((1, 1), (3, 2), (7, 4)):
+        got = engine.synthesize(text, "aiden", "english", seed=123, max_new_tokens=30, budget=None,
+                                chunk_frames=chunk, first_chunk_frames=first)
+        assert torch.equal(got.codes.codes, whole)
+    other = engine.generate_codes(text, "aiden", "english", seed=124, max_new_tokens=30, budget=None).codes
+    assert not torch.equal(other, whole)
+
+
+@pytest.mark.parametrize("temperature,top_k,top_p", [(1.0, 0, 1.0), (0.7, 50, 1.0), (1.3, 20, 0.8), (0.9, 0, 0.5)])
+def test_in_graph_sampler_follows_reference_distribution(temperature, top_k, top_p):
+    import openvino as ov
+    import openvino.opset13 as ops
+
+    from hearth.backends.ov_graphs import _sample
+
+    vocab = 300
+    logits_in = ops.parameter([1, vocab], ov.Type.f32)
+    draw_in = ops.parameter([1], ov.Type.f32)
+    params = [ops.parameter([], t) for t in (ov.Type.f32, ov.Type.i64, ov.Type.f32)]
+    picked = _sample(logits_in.output(0), draw_in.output(0), *(p.output(0) for p in params))
+    model = ov.Model([ops.result(picked)], [logits_in, draw_in, *params])
+    req = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
+    gen = torch.Generator().manual_seed(int(temperature * 100) + top_k)
+    for _ in range(3):
+        logits = torch.randn(1, vocab, generator=gen) * 3
+        probs = torch.softmax(_warp(logits, temperature, top_k, top_p), dim=-1)[0].double()
+        order = torch.argsort(probs, descending=True)
+        cdf = torch.cumsum(probs[order], 0)
+        kept = int((probs > 0).sum())
+        # A draw in the middle of each candidate's interval of the inverse CDF must pick it (for
+        # intervals float32 can resolve; the rest of the tail is covered by the last check).
+        lower = torch.cat((torch.zeros(1, dtype=torch.float64), cdf[:-1]))
+        ranks = [r for r in range(kept) if probs[order[r]] > 1e-4]
+        assert len(ranks) >= min(kept, 5)
+        for rank in ranks[:40] + ranks[-1:]:
+            u = float((lower[rank] + cdf[rank]) / 2)
+            k = top_k or vocab
+            req.infer([logits.numpy(), np.array([u], np.float32), np.float32(temperature), np.int64(k),
+                       np.float32(top_p)])
+            assert int(req.get_output_tensor(0).data[0]) == int(order[rank]), (rank, kept)
+        req.infer([logits.numpy(), np.array([0.9999999], np.float32), np.float32(temperature),
+                   np.int64(top_k or vocab), np.float32(top_p)])
+        assert probs[int(req.get_output_tensor(0).data[0])] > 0  # never an excluded code
+
+
+def test_int8_logits_stay_close_to_fp32(ov_fp32):
+    engine = ov_fp32
+    ckpt = engine.checkpoint
+    codes = engine.generate_codes("Close enough is measured.", "ryan", "english", greedy=True,
+                                  max_new_tokens=12, budget=None).codes
+    prompt = engine.prompt("Close enough is measured.")
+    with torch.inference_mode():
+        embeds = embed_prompt(engine.lm, engine.config, prompt, "ryan", "english", "whole")
+        ref = teacher_forced_logits(ckpt, "fp32", embeds, codes, engine.lm.embed_codec)
+        got = teacher_forced_logits(ckpt, "int8", embeds, codes, engine.lm.embed_codec)
+    t = engine.config.talker
+    vocabs = [t.stack.vocab_size] + [t.predictor.vocab_size] * (t.num_code_groups - 1)
+    rows = compare_formats(ref, got, vocabs)
+    assert len(rows) == 16
+    # Teacher forcing the fp32 model's own greedy codes: fp32 must agree with itself on top-1.
+    assert all(r.top1 == 1.0 for r in compare_formats(ref, ref, vocabs))
+    for r in rows:
+        assert r.snr_db > 25, r
+        assert r.top1 >= 0.75, r
+
+
+@pytest.mark.parametrize("precision,min_snr", [("fp32", 90.0), ("bf16", 25.0)])
+def test_streaming_vocoder_matches_torch_decoder(engine, ov_fp32, ov_int8, precision, min_snr):
+    vocoder = ov_fp32.codec if precision == "fp32" else ov_int8.codec
+    gen = torch.Generator().manual_seed(3)
+    codes = torch.randint(0, engine.checkpoint.codec.codebook_size, (23, 16), generator=gen)
+    expected = engine.decode(codes)
+    stream = vocoder.start()
+    parts, pos = [], 0
+    for size in (1, 2, 5, 3, 8, 4):
+        parts.append(vocoder.decode(codes[pos : pos + size], stream).numpy())
+        pos += size
+    got = np.concatenate(parts)
+    assert got.shape == expected.shape
+    assert snr_db(expected, got) > min_snr
+    assert snr_db(expected, vocoder(codes).numpy()) > min_snr
+
+
+def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, ov_cache, tmp_path):
+    from hearth.backends.openvino import convert_language_model
+
+    first = ov_fp32.lm.converted
+    again = convert_language_model(ov_fp32.checkpoint, "fp32")
+    assert again.directory == first.directory
+    assert again.manifest == first.manifest  # read back, not rebuilt
+    assert convert_language_model(ov_fp32.checkpoint, "int8").directory != first.directory
+    parts = first.manifest["parts"]
+    assert parts["talker"]["stored_bytes"] == parts["talker"]["fp32_bytes"]
+    int8 = convert_language_model(ov_fp32.checkpoint, "int8").manifest["parts"]
+    assert int8["talker"]["stored_bytes"] < 0.3 * int8["talker"]["fp32_bytes"]
+    # A different checkpoint (here: the same files, rewritten) gets a new key.
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(tiny_dir, copy)
+    (copy / "model.safetensors").touch()
+    other = convert_language_model(hearth.checkpoint.open_checkpoint(copy), "fp32")
+    assert other.directory != first.directory
+
+
+def test_bad_backend_options_are_refused_with_the_choices(tiny_dir):
+    with pytest.raises(hearth.InputError, match="torch, openvino"):
+        hearth.load(tiny_dir, backend="cuda")
+    with pytest.raises(hearth.InputError, match="int8, fp16, fp32"):
+        hearth.load(tiny_dir, backend="openvino", weights="int3")
+    with pytest.raises(hearth.InputError, match="BackendOptions"):
+        hearth.load(tiny_dir, backend="openvino", wieghts="int8")
