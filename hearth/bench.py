@@ -16,7 +16,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,11 @@ class BenchSettings:
     first_chunk_frames: int = 2
     dtype: str = "float32"
     text: str = SENTENCE
+    backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
+
+    @property
+    def uses_openvino(self) -> bool:
+        return self.backend.get("backend") == "openvino" or self.backend.get("vocoder") not in (None, "torch")
 
 
 def _cache_dir() -> Path:
@@ -91,8 +96,9 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     if s.threads:
         torch.set_num_threads(s.threads)
     t = time.perf_counter()
-    engine = load(model, dtype=s.dtype, progress=False)
+    engine = load(model, dtype=s.dtype, progress=False, **s.backend)
     load_engine_s = time.perf_counter() - t
+    weights = _weights_report(engine)
     load_s = _process_age_s() - setup_s
     options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
     runs = []
@@ -118,7 +124,31 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
             "predictor_frame_ms": 1000 * g.predictor_s / max(g.frames, 1),
             "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
         })
-    return _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
+    out = _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
+    out["backend"] = {k: v for k, v in vars(engine.options).items()}
+    out["weights_mb"] = weights
+    return out
+
+
+def _weights_report(engine: Any) -> dict[str, dict[str, float]]:
+    """MB per part before (fp32) and as stored by the backend in use."""
+    parts: dict[str, dict[str, float]] = {}
+    for owner in (engine.lm, engine.codec):
+        converted = getattr(owner, "converted", None)
+        if converted is not None:
+            for name, p in converted.manifest["parts"].items():
+                parts[name] = {"fp32_mb": p["fp32_bytes"] / 1e6, "stored_mb": p["stored_bytes"] / 1e6}
+    if engine.talker is not None:
+        n = sum(t.numel() * t.element_size() for t in engine.talker.state_dict().values())
+        parts["talker+predictor (torch)"] = {"fp32_mb": n / 1e6 * 4 / engine.talker.codec_head.weight.element_size(),
+                                             "stored_mb": n / 1e6}
+    return parts
+
+
+def prepare_openvino(s: BenchSettings, model: Path) -> None:
+    """Convert (and compile) once in a subprocess, so the measured start reads the on-disk cache."""
+    code = "import sys, json, hearth; hearth.load(sys.argv[1], progress=False, **json.loads(sys.argv[2]))"
+    subprocess.run([sys.executable, "-c", code, str(model), json.dumps(s.backend)], check=True)
 
 
 def _summarise(runs: list[dict[str, Any]], load_s: float, load_engine_s: float, threads: int,
@@ -177,7 +207,7 @@ def _official_worker(s: BenchSettings, model: Path) -> dict[str, Any]:
 
 
 def run_official(s: BenchSettings, model: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "hearth.bench", "--official-worker", json.dumps(s.__dict__), str(model)]
+    cmd = [sys.executable, "-m", "hearth.bench", "--official-worker", json.dumps(vars(s)), str(model)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"the official benchmark failed:\n{proc.stderr.strip()[-2000:]}")
@@ -204,6 +234,11 @@ def format_table(result: dict[str, Any]) -> str:
             line += f"{fmt.format(ref[key]):>12}{ours[key] / ref[key]:>9.3f}"
         lines.append(line)
     lines.append("hearth stages (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in ours["stages_ms"].items()))
+    b = ours.get("backend", {})
+    if b:
+        lines.append("hearth backend: " + ", ".join(f"{k}={v}" for k, v in b.items() if v is not None))
+    for part, w in ours.get("weights_mb", {}).items():
+        lines.append(f"weights {part}: {w['fp32_mb']:.0f} MB fp32 -> {w['stored_mb']:.0f} MB stored")
     if ref:
         lines.append("official stages (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in ref["stages_ms"].items()))
     return "\n".join(lines)
@@ -212,6 +247,10 @@ def format_table(result: dict[str, Any]) -> str:
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
     t = time.perf_counter()
     model = Path(s.model) if s.model else bench_checkpoint()
+    if s.uses_openvino:
+        print("hearth bench: preparing the OpenVINO models (converted once, then read from the cache) ...",
+              file=sys.stderr)
+        prepare_openvino(s, model)
     setup_s = time.perf_counter() - t
     result: dict[str, Any] = {"model": str(model), "frames": s.frames, "runs": s.runs, "text": s.text,
                               "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames,

@@ -35,6 +35,35 @@ def _add_model(p: argparse.ArgumentParser) -> None:
                    help=f"checkpoint directory or hub id (default {DEFAULT_MODEL})")
 
 
+def _add_backend(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("backend (see `hearth doctor`)")
+    g.add_argument("--backend", choices=("torch", "openvino"), default=None,
+                   help="torch (reference, default) or openvino (extra 'fast'; default when tuned settings say so)")
+    g.add_argument("--weights", choices=("int8", "fp16", "fp32"), default=None,
+                   help="OpenVINO language-model weights (default int8)")
+    g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "torch"), default=None,
+                   help="vocoder precision with OpenVINO (default bf16), or the torch fp32 vocoder")
+    g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
+    g.add_argument("--vocoder-device", default=None, help="OpenVINO device of the vocoder (CPU, GPU)")
+    g.add_argument("--lm-threads", type=int, default=None, help="threads of the language model")
+    g.add_argument("--vocoder-threads", type=int, default=None, help="threads of the vocoder")
+
+
+def backend_options(args: argparse.Namespace) -> dict[str, Any]:
+    """BackendOptions keywords: tuned settings (`hearth tune`) overridden by explicit flags."""
+    from .topology import load_tuned
+
+    opts: dict[str, Any] = dict(load_tuned() or {})
+    explicit = {
+        "backend": args.backend, "weights": args.weights, "vocoder": args.vocoder, "device": args.device,
+        "vocoder_device": args.vocoder_device, "threads": args.lm_threads, "vocoder_threads": args.vocoder_threads,
+    }
+    if args.backend == "torch":  # an explicit reference run ignores tuned fast-path settings
+        opts = {}
+    opts.update({k: v for k, v in explicit.items() if v is not None})
+    return opts
+
+
 def _add_generation(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="text to speak, or - to read it from stdin")
     p.add_argument("--voice", default="vivian", help="speaker (see `hearth voices`; default vivian)")
@@ -50,6 +79,7 @@ def _add_generation(p: argparse.ArgumentParser) -> None:
                    help="whole text in the prompt (official default) or one text token per frame")
     p.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
     p.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32", help="talker compute precision")
+    _add_backend(p)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -76,6 +106,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--chunk-frames", type=int, default=5)
     bench.add_argument("--first-chunk-frames", type=int, default=2)
     bench.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
+    _add_backend(bench)
     bench.add_argument("--text", default=None, help="the sentence to speak")
     bench.add_argument("--compare-official", action="store_true",
                        help="also run the official qwen-tts package on the same checkpoint")
@@ -83,6 +114,7 @@ def _parser() -> argparse.ArgumentParser:
 
     speak = sub.add_parser("speak", help="speak each line typed or piped in (Ctrl-C or an empty line stops)")
     _add_model(speak)
+    _add_backend(speak)
     speak.add_argument("--voice", default="vivian")
     speak.add_argument("--language", default="auto")
     speak.add_argument("--seed", type=int, default=None, help="seed of each request (default: random)")
@@ -94,6 +126,7 @@ def _parser() -> argparse.ArgumentParser:
 
     soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
     _add_model(soak)
+    _add_backend(soak)
     soak.add_argument("--sentences", type=int, default=300)
     soak.add_argument("--idle", type=float, default=0.0, help="seconds of silence between sentences")
     soak.add_argument("--max-new-tokens", type=int, default=None)
@@ -115,7 +148,7 @@ def _load_checked(args: argparse.Namespace) -> Engine:
         raise InputError(f"unknown voice {args.voice!r}; choose one of: {', '.join(config.voices)}")
     if args.language.strip().lower() not in config.languages:
         raise InputError(f"unknown language {args.language!r}; choose one of: {', '.join(config.languages)}")
-    return load(args.model, dtype=args.dtype)
+    return load(args.model, dtype=args.dtype, **backend_options(args))
 
 
 def _read_text(arg: str) -> str:
@@ -203,6 +236,7 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     settings = BenchSettings(
         model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
         first_chunk_frames=args.first_chunk_frames, dtype=args.dtype, text=args.text or SENTENCE,
+        backend=backend_options(args),
     )
     return main_bench(settings, args.compare_official, args.json)
 
@@ -212,7 +246,7 @@ def _cmd_soak(args: argparse.Namespace) -> int:
 
     if args.sentences < 1:
         raise InputError("--sentences must be at least 1")
-    engine = load(args.model)
+    engine = load(args.model, **backend_options(args))
     settings = SoakSettings(sentences=args.sentences, idle_s=args.idle, max_new_tokens=args.max_new_tokens,
                             realtime=args.realtime, duration_s=args.duration)
     return main_soak(engine, settings, args.json)

@@ -89,12 +89,16 @@ class Engine:
         self.talker: Talker | None = None
         self.lm: LanguageModel
         if options.backend == "torch":
+            if options.threads:
+                torch.set_num_threads(options.threads)
             self.talker = load_talker(checkpoint, dtype)
             self.lm = TorchLanguageModel(self.talker)
         else:
             from .backends.openvino import OpenVINOLanguageModel
 
-            self.lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads)
+            self.lm = OpenVINOLanguageModel(
+                checkpoint, options.weights, options.device, options.threads, core_type=options.lm_core_type
+            )
         self.codec: Vocoder
         if options.vocoder_precision == "torch":
             self.codec = load_codec(checkpoint, torch.float32)
@@ -102,7 +106,8 @@ class Engine:
             from .backends.openvino import OpenVINOVocoder
 
             self.codec = OpenVINOVocoder(
-                checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads
+                checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads,
+                core_type=options.vocoder_core_type,
             )
         self.workers = Workers()
         self.sample_rate = checkpoint.codec.sample_rate

@@ -76,7 +76,9 @@ def _watch(jobs: list[Job], stop: threading.Event) -> None:
 
 
 def speak_lines(args: argparse.Namespace) -> int:
-    engine = load(args.model)
+    from .cli import backend_options
+
+    engine = load(args.model, **backend_options(args))
     sink = _open_sink(args, engine.sample_rate)
     voice, language = engine.check_voice(args.voice), engine.check_language(args.language)
     jobs: list[Job] = []

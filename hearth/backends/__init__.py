@@ -17,6 +17,7 @@ __all__ = ["BACKENDS", "LM_WEIGHTS", "VOCODER_PRECISIONS", "BackendOptions", "Vo
 BACKENDS = ("torch", "openvino")
 LM_WEIGHTS = ("int8", "fp16", "fp32")
 VOCODER_PRECISIONS = ("torch", "bf16", "fp16", "fp32")
+CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
 
 
 class Vocoder(Protocol):
@@ -40,6 +41,8 @@ class BackendOptions:
     vocoder: str | None = None  # None: "torch" with the torch backend, "bf16" with OpenVINO
     vocoder_device: str = "CPU"
     vocoder_threads: int | None = None
+    lm_core_type: str = "ANY_CORE"  # OpenVINO SCHEDULING_CORE_TYPE: ANY_CORE, PCORE_ONLY, ECORE_ONLY
+    vocoder_core_type: str = "ANY_CORE"
 
     @property
     def vocoder_precision(self) -> str:
@@ -55,6 +58,9 @@ class BackendOptions:
             raise ValueError(f"weights must be one of {', '.join(LM_WEIGHTS)}, got {self.weights!r}")
         if self.vocoder_precision not in VOCODER_PRECISIONS:
             raise ValueError(f"vocoder must be one of {', '.join(VOCODER_PRECISIONS)}, got {self.vocoder!r}")
+        for name in ("lm_core_type", "vocoder_core_type"):
+            if getattr(self, name) not in CORE_TYPES:
+                raise ValueError(f"{name} must be one of {', '.join(CORE_TYPES)}")
         for name in ("threads", "vocoder_threads"):
             value = getattr(self, name)
             if value is not None and value < 1:

@@ -43,7 +43,7 @@ log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
 GRAPH_VERSION = "lm-1"
-DEFAULT_CACHE = Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "hearth" / "openvino"
+DEFAULT_CACHE = Path.home() / ".cache" / "hearth"
 
 
 def available() -> bool:
@@ -70,7 +70,8 @@ def devices() -> list[str]:
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("HEARTH_CACHE", DEFAULT_CACHE))
+    """Converted models live in $HEARTH_CACHE/openvino (default ~/.cache/hearth/openvino)."""
+    return Path(os.environ.get("HEARTH_CACHE") or DEFAULT_CACHE) / "openvino"
 
 
 class PromptEmbedder(nn.Module):
@@ -185,12 +186,16 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     return ConvertedModel(directory, manifest)
 
 
-def runtime_properties(device: str, weights: str, threads: int | None, precise: bool) -> dict[str, object]:
+def runtime_properties(
+    device: str, weights: str, threads: int | None, precise: bool, core_type: str = "ANY_CORE"
+) -> dict[str, object]:
     """Compile options: latency first; fp32 arithmetic where the weights are fp32 (the accurate mode)."""
     props: dict[str, object] = {"PERFORMANCE_HINT": "LATENCY"}
     if device == "CPU":
         if threads:
             props["INFERENCE_NUM_THREADS"] = threads
+        props["SCHEDULING_CORE_TYPE"] = core_type
+        props["ENABLE_HYPER_THREADING"] = False  # memory-bound: one thread per physical core
         if precise or weights != "fp32":
             # int8 weights: f32 activations with dynamic int8 quantization of the activations is
             # faster here than bf16 arithmetic (measured, see docs), and more accurate.
@@ -212,6 +217,7 @@ class OpenVINOLanguageModel:
         device: str = "CPU",
         threads: int | None = None,
         cache: Path | None = None,
+        core_type: str = "ANY_CORE",
     ):
         core = _core()
         self.config = ckpt.config
@@ -221,7 +227,7 @@ class OpenVINOLanguageModel:
         compiled_dir = self.converted.directory / "compiled"
         compiled_dir.mkdir(exist_ok=True)
         core.set_property({"CACHE_DIR": str(compiled_dir)})
-        props = runtime_properties(device, weights, threads, precise=weights == "fp32")
+        props = runtime_properties(device, weights, threads, precise=weights == "fp32", core_type=core_type)
         t0 = time.perf_counter()
         self.talker = core.compile_model(str(self.converted.xml("talker")), device, props)
         self.predictor = core.compile_model(str(self.converted.xml("predictor")), device, props)
@@ -379,6 +385,7 @@ class OpenVINOVocoder:
         device: str = "CPU",
         threads: int | None = None,
         cache: Path | None = None,
+        core_type: str = "ANY_CORE",
     ):
         core = _core()
         self.cfg = ckpt.codec
@@ -391,8 +398,10 @@ class OpenVINOVocoder:
         props: dict[str, object] = {
             "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": _RUNTIME_PRECISION[precision]
         }
-        if threads and device == "CPU":
-            props["INFERENCE_NUM_THREADS"] = threads
+        if device == "CPU":
+            if threads:
+                props["INFERENCE_NUM_THREADS"] = threads
+            props["SCHEDULING_CORE_TYPE"] = core_type
         t0 = time.perf_counter()
         self.model = core.compile_model(str(self.converted.xml("vocoder")), device, props)
         self.compile_s = time.perf_counter() - t0
