@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -53,7 +54,8 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     """BackendOptions keywords: tuned settings (`hearth tune`) overridden by explicit flags."""
     from .topology import load_tuned
 
-    opts: dict[str, Any] = dict(load_tuned() or {})
+    opts: dict[str, Any] = {} if os.environ.get("HEARTH_IGNORE_TUNED") else dict(load_tuned() or {})
+    opts.pop("chunk_frames", None)
     explicit = {
         "backend": args.backend, "weights": args.weights, "vocoder": args.vocoder, "device": args.device,
         "vocoder_device": args.vocoder_device, "threads": args.lm_threads, "vocoder_threads": args.vocoder_threads,
@@ -62,6 +64,14 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
         opts = {}
     opts.update({k: v for k, v in explicit.items() if v is not None})
     return opts
+
+
+def _tuned_chunk() -> int:
+    from .topology import load_tuned
+
+    tuned = {} if os.environ.get("HEARTH_IGNORE_TUNED") else (load_tuned() or {})
+    chunk = tuned.get("chunk_frames")
+    return chunk if isinstance(chunk, int) and chunk > 0 else 5
 
 
 def _add_generation(p: argparse.ArgumentParser) -> None:
@@ -91,7 +101,8 @@ def _parser() -> argparse.ArgumentParser:
     _add_generation(say)
     say.add_argument("--out", type=Path, default=None, help="write a WAV file instead of playing")
     say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
-    say.add_argument("--chunk-frames", type=int, default=5, help="frames (80 ms each) per streamed chunk")
+    say.add_argument("--chunk-frames", type=int, default=None,
+                     help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
     say.add_argument("--first-chunk-frames", type=int, default=2, help="frames in the first chunk (earlier audio)")
 
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
@@ -123,6 +134,17 @@ def _parser() -> argparse.ArgumentParser:
     speak.add_argument("--out", type=Path, default=None, help="the WAV file, with --sink wav")
     speak.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
     speak.add_argument("--max-new-tokens", type=int, default=None)
+
+    doctor = sub.add_parser("doctor", help="CPU topology, backends and devices found, and the thread plan")
+    doctor.add_argument("--json", action="store_true")
+
+    tune = sub.add_parser("tune", help="try thread counts and chunk sizes with `hearth bench`; save the best")
+    tune.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
+    tune.add_argument("--backend", choices=("torch", "openvino"), default="openvino")
+    tune.add_argument("--weights", choices=("int8", "fp16", "fp32"), default="int8")
+    tune.add_argument("--frames", type=int, default=25)
+    tune.add_argument("--runs", type=int, default=3)
+    tune.add_argument("--json", action="store_true")
 
     soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
     _add_model(soak)
@@ -184,7 +206,7 @@ def _cmd_say(args: argparse.Namespace) -> int:
     stream = engine.stream(
         text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode, seed=args.seed,
         greedy=args.greedy, max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
-        chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames,
+        chunk_frames=args.chunk_frames or _tuned_chunk(), first_chunk_frames=args.first_chunk_frames,
     )
     out = args.out
     sink: Speaker | WavWriter
@@ -241,6 +263,20 @@ def _cmd_bench(args: argparse.Namespace) -> int:
     return main_bench(settings, args.compare_official, args.json)
 
 
+def _cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import main_doctor
+
+    return main_doctor(args.json)
+
+
+def _cmd_tune(args: argparse.Namespace) -> int:
+    from .doctor import main_tune
+
+    if args.frames < 1 or args.runs < 1:
+        raise InputError("--frames and --runs must be at least 1")
+    return main_tune(args.model, args.backend, args.weights, args.frames, args.runs, args.json)
+
+
 def _cmd_soak(args: argparse.Namespace) -> int:
     from .soak import SoakSettings, main_soak
 
@@ -281,7 +317,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="hearth: %(message)s")
-    handlers = {"say": _cmd_say, "codes": _cmd_codes, "voices": _cmd_voices, "bench": _cmd_bench,
+    handlers = {"doctor": _cmd_doctor, "tune": _cmd_tune, "say": _cmd_say, "codes": _cmd_codes,
+                "voices": _cmd_voices, "bench": _cmd_bench,
                 "speak": _cmd_speak, "soak": _cmd_soak}
     try:
         return handlers[args.command](args)

@@ -1,0 +1,138 @@
+"""`hearth doctor` (what this machine has and the plan chosen) and `hearth tune` (experiments)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+from .topology import describe, detect, load_tuned, plan, save_tuned, tuned_path
+
+__all__ = ["doctor_report", "main_doctor", "main_tune"]
+
+
+def doctor_report() -> dict[str, Any]:
+    import torch
+
+    topo = detect()
+    chosen = plan(topo)
+    report: dict[str, Any] = {
+        "topology": describe(topo),
+        "plan": {"lm_threads": chosen.lm_threads, "vocoder_threads": chosen.vocoder_threads,
+                 "lm_cpus": list(chosen.lm_cpus), "vocoder_cpus": list(chosen.vocoder_cpus),
+                 "lm_core_type": chosen.lm_core_type, "vocoder_core_type": chosen.vocoder_core_type,
+                 "notes": chosen.notes},
+        "backends": {"torch": {"version": torch.__version__, "threads": torch.get_num_threads()}},
+        "tuned": {"path": str(tuned_path()), "options": load_tuned()},
+    }
+    try:
+        import openvino as ov
+    except ImportError:
+        report["backends"]["openvino"] = {"available": False, "fix": "pip install 'hearth-tts[fast]'"}
+    else:
+        core = ov.Core()
+        devices = {}
+        for d in core.available_devices:
+            try:
+                devices[d] = str(core.get_property(d, "FULL_DEVICE_NAME"))
+            except RuntimeError:
+                devices[d] = "?"
+        report["backends"]["openvino"] = {"available": True, "version": ov.get_version(), "devices": devices}
+        if "GPU" in devices:
+            report["plan"]["notes"].append("Intel GPU found: try --vocoder-device GPU (language model on the CPU)")
+    return report
+
+
+def main_doctor(as_json: bool) -> int:
+    r = doctor_report()
+    if as_json:
+        json.dump(r, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    t = r["topology"]
+    print(f"CPU: {t['logical_cpus']} logical CPUs, {len(t['cores'])} cores, hybrid: {t['hybrid']}, "
+          f"SMT: {t['smt']} (from {t['source']})")
+    for i, c in enumerate(t["cores"]):
+        kind = "performance" if c["performance"] else "efficiency"
+        print(f"  core {i}: CPUs {','.join(map(str, c['cpus']))} ({kind})")
+    b = r["backends"]
+    print(f"torch {b['torch']['version']} ({b['torch']['threads']} threads)")
+    ovi = b["openvino"]
+    if ovi["available"]:
+        print(f"openvino {ovi['version']}: " + "; ".join(f"{d} = {n}" for d, n in ovi["devices"].items()))
+    else:
+        print(f"openvino: not installed ({ovi['fix']})")
+    p = r["plan"]
+    print(f"plan: language model {p['lm_threads']} threads on CPUs {p['lm_cpus']} ({p['lm_core_type']}), "
+          f"vocoder {p['vocoder_threads']} threads on CPUs {p['vocoder_cpus']} ({p['vocoder_core_type']})")
+    for note in p["notes"]:
+        print(f"  {note}")
+    tuned = r["tuned"]
+    print(f"tuned settings: {tuned['options'] if tuned['options'] else 'none'} ({tuned['path']})")
+    return 0
+
+
+def _bench(model: str | None, options: dict[str, Any], frames: int, runs: int, chunk: int) -> dict[str, Any]:
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--json", "--frames", str(frames), "--runs", str(runs),
+           "--chunk-frames", str(chunk)]
+    if model:
+        cmd += ["--model", model]
+    flags = {"backend": "--backend", "weights": "--weights", "vocoder": "--vocoder", "threads": "--lm-threads",
+             "vocoder_threads": "--vocoder-threads"}
+    for key, flag in flags.items():
+        if options.get(key) is not None:
+            cmd += [flag, str(options[key])]
+    env = dict(os.environ)
+    env["HEARTH_IGNORE_TUNED"] = "1"  # experiments run exactly the options given
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench failed for {options}: {proc.stderr.strip()[-1000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: int, as_json: bool) -> int:
+    """One variable at a time from the topology plan: language-model threads, vocoder threads, chunk size.
+    Each candidate is a fresh `hearth bench` process; the score is the real-time factor (then first audio)."""
+    topo = detect()
+    base_plan = plan(topo)
+    best: dict[str, Any] = {"backend": backend, "weights": weights, "threads": base_plan.lm_threads,
+                            "vocoder_threads": base_plan.vocoder_threads}
+    best_chunk = 5
+    cpus = max(topo.logical, 1)
+    experiments: list[dict[str, Any]] = []
+
+    def score(r: dict[str, Any]) -> tuple[float, float]:
+        return (round(r["rtf"], 2), r["ttfa_s"])
+
+    def trial(options: dict[str, Any], chunk: int, variable: str) -> tuple[float, float]:
+        r = _bench(model, options, frames, runs, chunk)
+        row = {"variable": variable, "options": dict(options), "chunk_frames": chunk, "rtf": r["rtf"],
+               "ttfa_s": r["ttfa_s"], "cpu_s_per_audio_s": r["cpu_s_per_audio_s"], "peak_rss_mb": r["peak_rss_mb"]}
+        experiments.append(row)
+        print(f"hearth tune: {variable:16} {json.dumps(options)} chunk {chunk}: RTF {r['rtf']:.2f}, "
+              f"first audio {r['ttfa_s']:.3f} s", file=sys.stderr)
+        return score(r)
+
+    current = trial(best, best_chunk, "plan")
+    for variable, values in (("threads", range(1, cpus + 1)), ("vocoder_threads", range(1, cpus + 1))):
+        for v in values:
+            if v == best[variable]:
+                continue
+            candidate = {**best, variable: v}
+            s = trial(candidate, best_chunk, variable)
+            if s < current:
+                best, current = candidate, s
+    for chunk in (3, 4, 8):
+        s = trial(best, chunk, "chunk_frames")
+        if s < current:
+            best_chunk, current = chunk, s
+    saved = {**best, "chunk_frames": best_chunk}
+    path = save_tuned(saved, {"experiments": experiments, "frames": frames, "runs": runs})
+    if as_json:
+        json.dump({"best": saved, "experiments": experiments, "path": str(path)}, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print(f"best: {json.dumps(saved)} (RTF {current[0]:.2f}, first audio {current[1]:.3f} s); saved to {path}")
+    return 0
