@@ -112,6 +112,22 @@ class Engine:
         self.workers = Workers()
         self.sample_rate = checkpoint.codec.sample_rate
         self.samples_per_frame = checkpoint.codec.upsample
+        if options.backend == "openvino" or options.vocoder_precision != "torch":
+            self._warm_up_openvino()
+
+    def _warm_up_openvino(self) -> None:
+        """One tiny request, so the runtime lays out its weights now (not in the first request), then
+        the mapped cache files are released (see `release_mapped_files`)."""
+        from .backends.openvino import release_mapped_files
+
+        t0 = time.perf_counter()
+        options = self.sampling(greedy=True, max_new_tokens=3)
+        list(self.stream("Hi.", self.voices[0], "auto", options=options, budget=None,
+                         chunk_frames=1, first_chunk_frames=1))
+        dirs = [c.directory for c in (getattr(self.lm, "converted", None), getattr(self.codec, "converted", None)) if c]
+        released = release_mapped_files(dirs)
+        log.debug("OpenVINO warm-up %.2f s; released %.0f MB of mapped cache files",
+                  time.perf_counter() - t0, released / 1e6)
 
     @property
     def voices(self) -> list[str]:

@@ -426,3 +426,28 @@ class OpenVINOVocoder:
 
     def __call__(self, codes: torch.Tensor) -> torch.Tensor:
         return self.decode(codes, self.start())
+
+
+def release_mapped_files(directories: list[Path]) -> int:
+    """Drop this process's resident pages of files mapped from `directories` (the cached IR and
+    compiled blobs). The runtime copies weights into its own layout on the first inference, after
+    which the mapped originals only double the resident memory; should they be read again, the
+    kernel pages them back in from the file. Returns the bytes released (Linux; 0 elsewhere)."""
+    import ctypes
+
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return 0
+    prefixes = tuple(str(d.resolve()) + os.sep for d in directories)
+    madv_dontneed = 4
+    released = 0
+    for line in maps:
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or not fields[5].startswith(prefixes) or "w" in fields[1]:
+            continue  # only read-only mappings of our files: nothing there can differ from the file
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), madv_dontneed) == 0:
+            released += hi - lo
+    return released
