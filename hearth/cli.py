@@ -146,6 +146,13 @@ def _parser() -> argparse.ArgumentParser:
     tune.add_argument("--runs", type=int, default=3)
     tune.add_argument("--json", action="store_true")
 
+    acc = sub.add_parser("accuracy", help="how close int8/fp16 weights and the fast vocoder stay to fp32")
+    acc.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
+    acc.add_argument("--weights", choices=("int8", "fp16"), default="int8")
+    acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32"), default="bf16")
+    acc.add_argument("--frames", type=int, default=20)
+    acc.add_argument("--json", action="store_true")
+
     soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
     _add_model(soak)
     _add_backend(soak)
@@ -277,6 +284,16 @@ def _cmd_tune(args: argparse.Namespace) -> int:
     return main_tune(args.model, args.backend, args.weights, args.frames, args.runs, args.json)
 
 
+def _cmd_accuracy(args: argparse.Namespace) -> int:
+    from .backends.accuracy import main_accuracy
+    from .bench import bench_checkpoint
+
+    if args.frames < 1:
+        raise InputError("--frames must be at least 1")
+    model = args.model or str(bench_checkpoint())
+    return main_accuracy(model, args.weights, args.frames, args.vocoder, args.json)
+
+
 def _cmd_soak(args: argparse.Namespace) -> int:
     from .soak import SoakSettings, main_soak
 
@@ -317,8 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="hearth: %(message)s")
-    handlers = {"doctor": _cmd_doctor, "tune": _cmd_tune, "say": _cmd_say, "codes": _cmd_codes,
-                "voices": _cmd_voices, "bench": _cmd_bench,
+    handlers = {"accuracy": _cmd_accuracy, "doctor": _cmd_doctor, "tune": _cmd_tune, "say": _cmd_say,
+                "codes": _cmd_codes, "voices": _cmd_voices, "bench": _cmd_bench,
                 "speak": _cmd_speak, "soak": _cmd_soak}
     try:
         return handlers[args.command](args)

@@ -96,3 +96,49 @@ def compare_formats(reference: np.ndarray, test: np.ndarray, vocab_sizes: list[i
         top1 = float((ref.argmax(-1) == got.argmax(-1)).mean())
         rows.append(CodebookAgreement(g, snr_db(ref, got), top1))
     return rows
+
+
+def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: bool) -> int:
+    """`hearth accuracy`: teacher-forced logits of `weights` against fp32, and the vocoder's SNR
+    against the torch fp32 decoder, on `frames` greedy frames of the fp32 model."""
+    import json
+    import sys
+
+    from .. import load
+    from ..checkpoint import load_codec
+    from ..generate import embed_prompt
+    from .openvino import OpenVINOVocoder
+
+    text = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
+    engine = load(model, backend="openvino", weights="fp32", vocoder="torch", progress=False)
+    options = engine.sampling(greedy=True, max_new_tokens=frames + 1, min_new_tokens=frames + 1)
+    codes = engine.generate_codes(text, "ryan", "english", options=options, budget=None).codes
+    with torch.inference_mode():
+        embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), "ryan", "english", "whole")
+        ref = teacher_forced_logits(engine.checkpoint, "fp32", embeds, codes, engine.lm.embed_codec)
+        got = teacher_forced_logits(engine.checkpoint, weights, embeds, codes, engine.lm.embed_codec)
+    t = engine.config.talker
+    vocabs = [t.stack.vocab_size] + [t.predictor.vocab_size] * (t.num_code_groups - 1)
+    rows = compare_formats(ref, got, vocabs)
+    decoder = load_codec(engine.checkpoint, torch.float32)
+    with torch.inference_mode():
+        expected = decoder(codes).numpy()
+    ov_vocoder = OpenVINOVocoder(engine.checkpoint, vocoder)
+    stream = ov_vocoder.start()
+    parts = [ov_vocoder.decode(codes[i : i + 5], stream).numpy() for i in range(0, len(codes), 5)]
+    vocoder_snr = snr_db(expected, np.concatenate(parts))
+    result = {
+        "model": model, "weights": weights, "frames": int(codes.shape[0]),
+        "codebooks": [{"codebook": r.codebook, "snr_db": r.snr_db, "top1": r.top1} for r in rows],
+        "vocoder": {"precision": vocoder, "streamed_in_chunks_of": 5, "snr_db": vocoder_snr},
+    }
+    if as_json:
+        json.dump(result, sys.stdout)
+        sys.stdout.write("\n")
+        return 0
+    print(f"{weights} vs fp32, teacher-forced on {codes.shape[0]} greedy frames of the fp32 model:")
+    print("codebook  logits SNR (dB)  top-1 agreement")
+    for r in rows:
+        print(f"{r.codebook:8}  {r.snr_db:15.1f}  {r.top1:15.3f}")
+    print(f"vocoder {vocoder} (streamed, 5-frame chunks) vs torch fp32 decoder: SNR {vocoder_snr:.1f} dB")
+    return 0
