@@ -116,8 +116,9 @@ def test_int8_logits_stay_close_to_fp32(ov_fp32):
     vocabs = [t.stack.vocab_size] + [t.predictor.vocab_size] * (t.num_code_groups - 1)
     rows = compare_formats(ref, got, vocabs)
     assert len(rows) == 16
-    # Teacher forcing the fp32 model's own greedy codes: fp32 must agree with itself on top-1.
-    assert all(r.top1 == 1.0 for r in compare_formats(ref, ref, vocabs))
+    # The fp32 teacher-forced predictor, fed the fp32 engine's own greedy codes, picks those codes
+    # (codebook 0 is chosen after EOS/control-token processing, so only 1..15 are checked).
+    assert (ref[:, 1:, : t.predictor.vocab_size].argmax(-1) == codes[:, 1:].numpy()).all()
     for r in rows:
         assert r.snr_db > 25, r
         assert r.top1 >= 0.75, r

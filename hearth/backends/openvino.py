@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -36,7 +37,6 @@ __all__ = [
     "PromptEmbedder",
     "available",
     "cache_root",
-    "devices",
 ]
 
 log = logging.getLogger(__name__)
@@ -62,11 +62,6 @@ def _core():  # noqa: ANN202 - openvino is an optional dependency
             "the OpenVINO backend needs the 'fast' extra: pip install 'hearth-tts[fast]'"
         ) from e
     return ov.Core()
-
-
-def devices() -> list[str]:
-    """OpenVINO devices on this machine (e.g. ["CPU"] or ["CPU", "GPU"])."""
-    return list(_core().available_devices)
 
 
 def cache_root() -> Path:
@@ -132,6 +127,34 @@ class ConvertedModel:
         return self.directory / f"{network}.xml"
 
 
+def _cache_entry(name: str, key_source: Mapping[str, object], root: Path | None) -> tuple[Path, ConvertedModel | None]:
+    """The cache directory for this key, and its conversion if one was finished before."""
+    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
+    directory = (root or cache_root()) / f"{name}-{key}"
+    manifest_path = directory / "manifest.json"
+    if manifest_path.is_file():
+        return directory, ConvertedModel(directory, json.loads(manifest_path.read_text()))
+    return directory, None
+
+
+def _staging(directory: Path) -> Path:
+    """A private directory beside the final one, to convert into."""
+    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def _publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> ConvertedModel:
+    """Write the manifest last and move the finished conversion into place in one rename."""
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    try:
+        tmp.rename(directory)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ConvertedModel(directory, dict(manifest))
+
+
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
     from .ov_graphs import WEIGHT_FORMATS, build_predictor_loop, build_talker
@@ -146,11 +169,9 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         "model": _file_identity(path),
         "config": hashlib.sha256((ckpt.path / "config.json").read_bytes()).hexdigest(),
     }
-    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
-    directory = (root or cache_root()) / f"lm-{weights}-{key}"
-    manifest_path = directory / "manifest.json"
-    if manifest_path.is_file():
-        return ConvertedModel(directory, json.loads(manifest_path.read_text()))
+    directory, done = _cache_entry(f"lm-{weights}", key_source, root)
+    if done is not None:
+        return done
 
     import openvino as ov
 
@@ -167,9 +188,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         f.release(name)
         return t
 
-    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = _staging(directory)
     parts = {}
     for network, build in (("talker", build_talker), ("predictor", build_predictor_loop)):
         model, builder = build(ckpt.config.talker, source, weights)
@@ -177,13 +196,8 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         parts[network] = {"fp32_bytes": builder.bytes_fp32, "stored_bytes": builder.bytes_stored}
         del model, builder
     manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    try:
-        tmp.rename(directory)
-    except OSError:  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
     log.info("converted in %.1f s", manifest["convert_s"])
-    return ConvertedModel(directory, manifest)
+    return _publish(tmp, directory, manifest)
 
 
 def runtime_properties(
@@ -322,11 +336,9 @@ def convert_vocoder(ckpt: Checkpoint, precision: str, root: Path | None = None) 
         "model": _file_identity(path),
         "config": hashlib.sha256((ckpt.path / "speech_tokenizer/config.json").read_bytes()).hexdigest(),
     }
-    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
-    directory = (root or cache_root()) / f"vocoder-{stored}-{key}"
-    manifest_path = directory / "manifest.json"
-    if manifest_path.is_file():
-        return ConvertedModel(directory, json.loads(manifest_path.read_text()))
+    directory, done = _cache_entry(f"vocoder-{stored}", key_source, root)
+    if done is not None:
+        return done
 
     import openvino as ov
 
@@ -349,22 +361,15 @@ def convert_vocoder(ckpt: Checkpoint, precision: str, root: Path | None = None) 
     for i, s in enumerate(state):  # the state never changes shape: tell the runtime
         model.inputs[2 + i].get_node().set_partial_shape(ov.PartialShape(list(s.shape)))
     model.validate_nodes_and_infer_types()
-    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
+    tmp = _staging(directory)
     ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
     stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
     manifest = {
         "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
         "state_shapes": [list(s.shape) for s in state], "convert_s": time.perf_counter() - t0,
     }
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    try:
-        tmp.rename(directory)
-    except OSError:
-        shutil.rmtree(tmp, ignore_errors=True)
     log.info("converted the vocoder in %.1f s", manifest["convert_s"])
-    return ConvertedModel(directory, manifest)
+    return _publish(tmp, directory, manifest)
 
 
 class OpenVINOCodecStream:
