@@ -125,7 +125,7 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
             "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
         })
     out = _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
-    out["backend"] = {k: v for k, v in vars(engine.options).items()}
+    out["backend"] = {**vars(engine.options), "overlap": engine.overlap}
     out["weights_mb"] = weights
     return out
 

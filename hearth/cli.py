@@ -48,6 +48,9 @@ def _add_backend(p: argparse.ArgumentParser) -> None:
     g.add_argument("--vocoder-device", default=None, help="OpenVINO device of the vocoder (CPU, GPU)")
     g.add_argument("--lm-threads", type=int, default=None, help="threads of the language model")
     g.add_argument("--vocoder-threads", type=int, default=None, help="threads of the vocoder")
+    g.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep generating while a chunk is decoded (default: only where the vocoder has "
+                        "cores or a device of its own)")
 
 
 def backend_options(args: argparse.Namespace) -> dict[str, Any]:
@@ -59,6 +62,7 @@ def backend_options(args: argparse.Namespace) -> dict[str, Any]:
     explicit = {
         "backend": args.backend, "weights": args.weights, "vocoder": args.vocoder, "device": args.device,
         "vocoder_device": args.vocoder_device, "threads": args.lm_threads, "vocoder_threads": args.vocoder_threads,
+        "overlap": args.overlap,
     }
     if args.backend == "torch":  # an explicit reference run ignores tuned fast-path settings
         opts = {}

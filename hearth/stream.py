@@ -46,6 +46,9 @@ class ChunkPlan:
     size: int = 5
     first: int = 2
     hold_first: bool = True  # generation pauses while the first chunk is decoded
+    # Generation pauses while every chunk is decoded: for a language model and a vocoder that share
+    # the same few cores, where running both at once makes each slower than taking turns.
+    hold_all: bool = False
     # Paced: after the first chunk, each chunk is cut early enough to be decoded before the audio
     # already sent runs out (estimated from the measured frame and decode times), never larger
     # than `size`. For real-time playback; off, the sizes follow `length` exactly.
@@ -158,7 +161,7 @@ class _Pipeline:
         self.codes: queue.Queue[_Codes | _Failure | _End] = queue.Queue(maxsize=1)
         self.audio: queue.Queue[AudioChunk | _Failure | _End] = queue.Queue(maxsize=max_ready)
         self.t0 = time.perf_counter()
-        self.first_decoded = threading.Event()
+        self.decoded = threading.Event()  # set when the chunk last handed over has been decoded
         self.last_decode_s = 0.0
         self.workers = workers
         self.task_threads: set[threading.Thread] = set()  # filled as the tasks start
@@ -195,12 +198,13 @@ class _Pipeline:
                     else:
                         frame_cost = (now - chunk_t0) / len(pending)
                     chunk = _Codes(index, start, torch.stack(pending), False, now - self.t0, now - chunk_t0)
+                    self.decoded.clear()
                     if not self._put(self.codes, chunk):
                         return
-                    if index == 0 and self.plan.hold_first:
+                    if self.plan.hold_all or (index == 0 and self.plan.hold_first):
                         # First audio gets the whole CPU: on a small machine, decoding it while the
                         # next frames compete for the same cores delays it more than it gains.
-                        while not self.first_decoded.wait(_POLL_S) and not self.stop.is_set():
+                        while not self.decoded.wait(_POLL_S) and not self.stop.is_set():
                             pass
                     index, start, pending, chunk_t0 = index + 1, start + len(pending), [], time.perf_counter()
                     if index == 1:
@@ -242,7 +246,7 @@ class _Pipeline:
                 self._put(self.audio, _Failure(e))
                 self.stop.set()  # nothing after a failed chunk may be played: stop generating
                 return
-            self.first_decoded.set()
+            self.decoded.set()
             self.last_decode_s = decode_s
             timing = ChunkTiming(item.generated_at, time.perf_counter() - self.t0, item.generate_s, decode_s)
             chunk = AudioChunk(samples, self.sample_rate, item.index, item.start_frame, item.codes.shape[0],

@@ -43,6 +43,9 @@ class BackendOptions:
     vocoder_threads: int | None = None
     lm_core_type: str = "ANY_CORE"  # OpenVINO SCHEDULING_CORE_TYPE: ANY_CORE, PCORE_ONLY, ECORE_ONLY
     vocoder_core_type: str = "ANY_CORE"
+    # Whether generation goes on while a chunk is decoded. None: yes where the vocoder has cores
+    # (or a device) of its own, or with the torch backend; no where both share the same cores.
+    overlap: bool | None = None
 
     @property
     def vocoder_precision(self) -> str:

@@ -56,6 +56,7 @@ class _Builder:
     bytes_stored: int = 0
     bytes_fp32: int = 0
     _made: dict[str, ov.Output] = field(default_factory=dict)
+    _tables: dict[str, tuple[ov.Output, ov.Output | None]] = field(default_factory=dict)
 
     def matrix(self, name: str, compress: bool = True) -> ov.Output:
         """A [rows, cols] weight as a float32 graph value, stored in the chosen format (made once)."""
@@ -77,6 +78,31 @@ class _Builder:
             return ops.convert(ops.constant(half), _F32).output(0)
         self.bytes_stored += w.nbytes
         return ops.constant(w).output(0)
+
+    def rows(self, name: str, index: ov.Output) -> ov.Output:
+        """Rows `index` of an embedding table, gathered in the stored format and only then widened,
+        so the runtime never materialises the whole table in float32."""
+        if name not in self._made:
+            w = self.weights(name)
+            self.bytes_fp32 += w.size * 4
+            fmt = self.fmt
+            if fmt == "int8":
+                q, scale = compress_int8(w)
+                self.bytes_stored += q.nbytes + scale.nbytes
+                self._tables[name] = (ops.constant(q).output(0), ops.constant(scale).output(0))
+            elif fmt == "fp16":
+                half = w.astype(np.float16)
+                self.bytes_stored += half.nbytes
+                self._tables[name] = (ops.constant(half).output(0), None)
+            else:
+                self.bytes_stored += w.nbytes
+                self._tables[name] = (ops.constant(w).output(0), None)
+            self._made[name] = self._tables[name][0]
+        table, row_scale = self._tables[name]
+        row = ops.convert(ops.gather(table, index, _int(0)), _F32)
+        if row_scale is not None:
+            row = ops.multiply(row, ops.gather(row_scale, index, _int(0)))
+        return row.output(0)
 
     def vector(self, name: str) -> ov.Output:
         if name not in self._made:
@@ -302,8 +328,7 @@ def build_predictor_loop(
             draw = ops.gather(draws, _ints([j]), _int(0))
             code = _sample(logits.output(0), draw.output(0), temperature.output(0), top_k.output(0), top_p.output(0))
         codes.append(code)
-        table = b.matrix(f"{prefix}model.codec_embedding.{j}.weight")
-        row = ops.gather(table, code, _int(0))
+        row = b.rows(f"{prefix}model.codec_embedding.{j}.weight", code)
         embedded = ops.reshape(row, _ints([1, 1, -1]), False)
         summed = ops.add(summed, embedded).output(0)
         if j < groups - 2:
