@@ -8,6 +8,8 @@ streaming vocoder matches the torch decoder; converted models are cached and key
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pytest
 import torch
@@ -170,3 +172,39 @@ def test_bad_backend_options_are_refused_with_the_choices(tiny_dir):
         hearth.load(tiny_dir, backend="openvino", weights="int3")
     with pytest.raises(hearth.InputError, match="BackendOptions"):
         hearth.load(tiny_dir, backend="openvino", wieghts="int8")
+
+
+def _resident_kb(path) -> int:
+    """Resident kB of this process's mappings of `path` (from /proc/self/smaps)."""
+    total, current = 0, None
+    with open("/proc/self/smaps") as fh:
+        for line in fh:
+            first = line.split(maxsplit=5)
+            if "-" in first[0] and not first[0].endswith(":"):
+                current = first[5].strip() if len(first) > 5 else None
+            elif line.startswith("Rss:") and current == str(path):
+                total += int(first[1])
+    return total
+
+
+def test_mapped_cache_pages_are_dropped_and_read_back_intact(tmp_path):
+    import mmap
+
+    from hearth.backends.openvino import bounded_mapping, release_mapped_files
+
+    path = (tmp_path / "weights.bin").resolve()
+    data = np.random.default_rng(0).integers(0, 255, 32 << 20, dtype=np.uint8)
+    path.write_bytes(data.tobytes())
+    with open(path, "rb") as fh:
+        view = np.frombuffer(mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ), np.uint8)
+    assert int(view[::4096].astype(np.int64).sum()) == int(data[::4096].astype(np.int64).sum())
+    assert _resident_kb(path) >= 30 << 10
+    assert release_mapped_files([tmp_path]) >= 32 << 20
+    assert _resident_kb(path) < 1 << 10
+    assert np.array_equal(view, data)  # dropped pages come back from the file, unchanged
+    with bounded_mapping([tmp_path], interval_s=0.01):
+        for start in range(0, len(view), 4 << 20):  # read in steps, as the runtime does
+            assert np.array_equal(view[start : start + (4 << 20)], data[start : start + (4 << 20)])
+            time.sleep(0.02)
+        assert _resident_kb(path) < 16 << 10  # never the whole file at once
+    assert _resident_kb(path) < 1 << 10

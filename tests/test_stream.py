@@ -168,3 +168,61 @@ def test_paced_stream_keeps_codes_and_audio(engine):
     assert torch.equal(torch.cat([c.codes for c in chunks]), plain.codes.codes)
     assert all(1 <= c.frames <= 5 for c in chunks[:-1])
     assert snr_db(plain.samples, np.concatenate([c.samples for c in chunks])) >= 100
+
+
+def _record_overlap(engine, monkeypatch):
+    """Wrap the engine's language-model session and vocoder to record when each one computes."""
+    steps: list[tuple[float, float]] = []
+    decodes: list[tuple[float, float]] = []
+    make_session, decode = engine.lm.session, engine.codec.decode
+
+    class Timed:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __getattr__(self, name):
+            return getattr(self.inner, name)
+
+        def step(self, embeds):
+            t = time.perf_counter()
+            try:
+                return self.inner.step(embeds)
+            finally:
+                steps.append((t, time.perf_counter()))
+
+    def slow_decode(codes, stream):
+        t = time.perf_counter()
+        time.sleep(0.03)  # long enough that a concurrent generator would produce frames meanwhile
+        try:
+            return decode(codes, stream)
+        finally:
+            decodes.append((t, time.perf_counter()))
+
+    monkeypatch.setattr(engine.lm, "session", lambda *a, **k: Timed(make_session(*a, **k)))
+    monkeypatch.setattr(engine.codec, "decode", slow_decode)
+    return steps, decodes
+
+
+def _overlapping(steps, decodes) -> int:
+    return sum(1 for s0, s1 in steps for d0, d1 in decodes if s0 < d1 and d0 < s1)
+
+
+@pytest.mark.parametrize("overlap", [True, False])
+def test_overlap_off_means_generation_and_vocoding_take_turns(engine, monkeypatch, overlap):
+    plain = engine.generate_codes("Taking turns.", "ryan", seed=3, max_new_tokens=24, budget=None)
+    steps, decodes = _record_overlap(engine, monkeypatch)
+    monkeypatch.setattr(engine, "overlap", overlap)
+    with engine.stream("Taking turns.", "ryan", seed=3, max_new_tokens=24, budget=None, chunk_frames=3,
+                       first_chunk_frames=1) as stream:
+        chunks = list(stream)
+    assert torch.equal(torch.cat([c.codes for c in chunks]), plain.codes)
+    assert len(decodes) >= 5 and len(steps) >= 20
+    if overlap:
+        assert _overlapping(steps, decodes) > 0  # the recorder does see concurrency when it happens
+    else:
+        assert _overlapping(steps, decodes) == 0
+
+
+def test_overlap_option_reaches_the_engine(tiny_dir):
+    assert hearth.load(tiny_dir, overlap=False).overlap is False
+    assert hearth.load(tiny_dir).overlap is True  # torch backend: overlapped, as before

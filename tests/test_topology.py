@@ -94,6 +94,8 @@ def test_tuned_settings_round_trip_and_reach_the_cli(tmp_path, monkeypatch):
     assert backend_options(args) == {"backend": "openvino", "threads": 2}  # explicit flag wins
     args = _parser().parse_args(["say", "hi", "--backend", "torch"])
     assert backend_options(args) == {"backend": "torch"}  # the reference ignores fast-path tuning
+    args = _parser().parse_args(["bench", "--no-overlap"])
+    assert backend_options(args) == {"backend": "openvino", "threads": 1, "overlap": False}
 
 
 def test_doctor_prints_topology_backends_and_plan(capsys):
