@@ -28,7 +28,7 @@ from torch import nn
 from ..checkpoint import Checkpoint, talker_tensor_shapes
 from ..config import TalkerConfig
 from ..generate import LMSession, SamplingOptions
-from ..model.layers import Rotary
+from ..model.layers import Rotary, embedding_table
 from ..model.talker import TextProjection
 from ..safetensors_mmap import SafetensorsFile
 
@@ -77,7 +77,7 @@ class PromptEmbedder(nn.Module):
     def __init__(self, cfg: TalkerConfig):
         super().__init__()
         self.text_projection = TextProjection(cfg.text_hidden_size, cfg.stack.hidden_size)
-        self.codec_embedding = nn.Embedding(cfg.stack.vocab_size, cfg.stack.hidden_size)
+        self.codec_embedding = embedding_table(cfg.stack.vocab_size, cfg.stack.hidden_size)
         self.text_embedding: torch.Tensor = torch.empty(0)
 
     def embed_text(self, ids: list[int]) -> torch.Tensor:

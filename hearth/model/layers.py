@@ -13,7 +13,7 @@ from torch import nn
 
 from ..config import TransformerConfig
 
-__all__ = ["Attention", "DecoderLayer", "GatedMLP", "KVCache", "RMSNorm", "Rotary", "rotate_half"]
+__all__ = ["Attention", "DecoderLayer", "GatedMLP", "KVCache", "RMSNorm", "Rotary", "embedding_table", "rotate_half"]
 
 
 class RMSNorm(nn.Module):
@@ -27,6 +27,12 @@ class RMSNorm(nn.Module):
         h = x.to(torch.float32)
         h = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + self.eps)
         return self.weight * h.to(dtype)
+
+
+def embedding_table(rows: int, dim: int) -> nn.Embedding:
+    """An `nn.Embedding` left uninitialised, for weights that are loaded next. (Its usual random
+    initialisation, on the meta device, makes torch import its compiler: 1.2 s of start-up.)"""
+    return nn.Embedding.from_pretrained(torch.empty(rows, dim), freeze=False)
 
 
 def rotate_half(x: torch.Tensor) -> torch.Tensor:

@@ -12,7 +12,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..config import TalkerConfig
-from .layers import DecoderStack, KVCache
+from .layers import DecoderStack, KVCache, embedding_table
 
 __all__ = ["CodePredictor", "Talker", "TextProjection"]
 
@@ -33,7 +33,7 @@ class _PredictorModel(DecoderStack):
     def __init__(self, cfg: TalkerConfig):
         super().__init__(cfg.predictor)
         self.codec_embedding = nn.ModuleList(
-            [nn.Embedding(cfg.predictor.vocab_size, cfg.stack.hidden_size) for _ in range(cfg.num_code_groups - 1)]
+            [embedding_table(cfg.predictor.vocab_size, cfg.stack.hidden_size) for _ in range(cfg.num_code_groups - 1)]
         )
 
 
@@ -68,7 +68,7 @@ class CodePredictor(nn.Module):
 class _TalkerModel(DecoderStack):
     def __init__(self, cfg: TalkerConfig):
         super().__init__(cfg.stack)
-        self.codec_embedding = nn.Embedding(cfg.stack.vocab_size, cfg.stack.hidden_size)
+        self.codec_embedding = embedding_table(cfg.stack.vocab_size, cfg.stack.hidden_size)
         # text_embedding is not a parameter: it stays a memory-mapped table (see Talker.embed_text).
 
 
