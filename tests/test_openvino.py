@@ -208,3 +208,25 @@ def test_mapped_cache_pages_are_dropped_and_read_back_intact(tmp_path):
             time.sleep(0.02)
         assert _resident_kb(path) < 16 << 10  # never the whole file at once
     assert _resident_kb(path) < 1 << 10
+
+
+@pytest.mark.parametrize("frames", [3, 7])
+def test_padded_static_vocoder_crosses_the_attention_window(tmp_path, frames):
+    """Per-call frame counts other than the default, chunks shorter and longer than a call, and a
+    stream several times the vocoder's 12-frame attention window: still the torch decoder's audio."""
+    from hearth.backends.openvino import OpenVINOVocoder
+    from hearth.random_checkpoint import tiny_configs, write_checkpoint
+
+    config, codec = tiny_configs("0b6", hidden=32, layers=1, window=12)
+    model = hearth.load(write_checkpoint(tmp_path / "win12", config, codec, seed=5))
+    vocoder = OpenVINOVocoder(model.checkpoint, "fp32", cache=tmp_path / "cache", frames=frames)
+    gen = torch.Generator().manual_seed(frames)
+    codes = torch.randint(0, model.checkpoint.codec.codebook_size, (61, 16), generator=gen)
+    sizes = torch.randint(1, 2 * frames + 2, (61,), generator=gen).tolist()
+    stream, parts, pos = vocoder.start(), [], 0
+    for size in sizes:
+        if pos >= len(codes):
+            break
+        parts.append(vocoder.decode(codes[pos : pos + size], stream).numpy())
+        pos += size
+    assert snr_db(model.decode(codes), np.concatenate(parts)) > 90

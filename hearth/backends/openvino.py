@@ -334,12 +334,16 @@ class _OpenVINOSession:
         return codes, summed
 
 
-VOCODER_VERSION = "vocoder-1"
+VOCODER_VERSION = "vocoder-2"
+VOCODER_FRAMES = 5  # frames per vocoder call (the default chunk); shorter chunks are padded
 _RUNTIME_PRECISION = {"bf16": "bf16", "fp16": "f16", "fp32": "f32"}
 
 
-def convert_vocoder(ckpt: Checkpoint, precision: str, root: Path | None = None) -> ConvertedModel:
-    """The streaming vocoder step as an IR (weights stored fp16 unless fp32), built once, then cached."""
+def convert_vocoder(
+    ckpt: Checkpoint, precision: str, root: Path | None = None, frames: int = VOCODER_FRAMES
+) -> ConvertedModel:
+    """The streaming vocoder step for `frames` frames per call as an IR (weights stored fp16 unless
+    fp32), built once, then cached."""
     if precision not in _RUNTIME_PRECISION:
         raise ValueError(f"vocoder precision must be one of {', '.join(_RUNTIME_PRECISION)}, got {precision!r}")
     path = ckpt.path / "speech_tokenizer/model.safetensors"
@@ -349,6 +353,7 @@ def convert_vocoder(ckpt: Checkpoint, precision: str, root: Path | None = None) 
         "openvino": _openvino_version(),
         "torch": torch.__version__,
         "stored": stored,
+        "frames": frames,
         "model": _file_identity(path),
         "config": hashlib.sha256((ckpt.path / "speech_tokenizer/config.json").read_bytes()).hexdigest(),
     }
@@ -367,22 +372,16 @@ def convert_vocoder(ckpt: Checkpoint, precision: str, root: Path | None = None) 
     fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
     step = StreamingStep(decoder).eval()
     state = initial_state(decoder)
-    codes = torch.zeros(4, ckpt.codec.num_quantizers, dtype=torch.long)
-    frames = torch.export.Dim("frames", min=1, max=1 << 16)
+    codes = torch.zeros(frames, ckpt.codec.num_quantizers, dtype=torch.long)
     with torch.no_grad():
-        exported = torch.export.export(
-            step, (codes, torch.tensor(0), *state), dynamic_shapes=({0: frames}, None, tuple(None for _ in state))
-        )
+        exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state))
     model = ov.convert_model(exported)
-    for i, s in enumerate(state):  # the state never changes shape: tell the runtime
-        model.inputs[2 + i].get_node().set_partial_shape(ov.PartialShape(list(s.shape)))
-    model.validate_nodes_and_infer_types()
     tmp = _staging(directory)
     ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
     stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
     manifest = {
         "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
-        "state_shapes": [list(s.shape) for s in state], "convert_s": time.perf_counter() - t0,
+        "state_shapes": [list(s.shape) for s in state], "frames": frames, "convert_s": time.perf_counter() - t0,
     }
     log.info("converted the vocoder in %.1f s", manifest["convert_s"])
     return _publish(tmp, directory, manifest)
@@ -407,13 +406,15 @@ class OpenVINOVocoder:
         threads: int | None = None,
         cache: Path | None = None,
         core_type: str = "ANY_CORE",
+        frames: int = VOCODER_FRAMES,
     ):
         core = _core()
         return_large_buffers_to_os()
         self.cfg = ckpt.codec
         self.precision = precision
         self.device = device
-        self.converted = convert_vocoder(ckpt, precision, cache)
+        self.frames = frames
+        self.converted = convert_vocoder(ckpt, precision, cache, frames)
         compiled_dir = self.converted.directory / "compiled"
         compiled_dir.mkdir(exist_ok=True)
         core.set_property({"CACHE_DIR": str(compiled_dir)})
@@ -442,11 +443,17 @@ class OpenVINOVocoder:
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
             )
         req = self._request
-        req.infer([codes.to(torch.long).numpy(), np.array(stream.frames, np.int64), *stream.state])
-        audio = torch.from_numpy(req.get_output_tensor(0).data.copy())
-        stream.state = [req.get_output_tensor(i + 1).data.copy() for i in range(len(stream.state))]
-        stream.frames += codes.shape[0]
-        return audio
+        pieces = []
+        for start in range(0, codes.shape[0], self.frames):  # calls of `self.frames` frames, padded
+            piece = codes[start : start + self.frames].to(torch.long).numpy()
+            valid = piece.shape[0]
+            padded = np.zeros((self.frames, piece.shape[1]), np.int64)
+            padded[:valid] = piece
+            req.infer([padded, np.array(stream.frames, np.int64), np.array(valid, np.int64), *stream.state])
+            pieces.append(req.get_output_tensor(0).data[: valid * self.cfg.upsample].copy())
+            stream.state = [req.get_output_tensor(i + 1).data.copy() for i in range(len(stream.state))]
+            stream.frames += valid
+        return torch.from_numpy(np.concatenate(pieces))
 
     def __call__(self, codes: torch.Tensor) -> torch.Tensor:
         return self.decode(codes, self.start())

@@ -1,10 +1,12 @@
 """The streaming vocoder for OpenVINO: one decode step with its state as explicit inputs and outputs.
 
 `StreamingStep` re-expresses `CodecDecoder.decode` with fixed-size state, so that the step exports
-to a static graph with one dynamic dimension (the number of frames): the attention window always
-holds `window - 1` key/value slots (slots before the stream's start are masked out instead of
-absent), transposed-conv overlap tails start as zeros instead of missing, and the frame position is
-a tensor. The layers themselves are the torch modules' own forwards; only the state plumbing and the
+to a fully static graph (faster than a dynamic one here, and its memory is planned once): a fixed
+number of frames per call, shorter chunks padded, with a `valid` input saying where the real frames
+end so that the state moves on by those only. The attention window always holds `window - 1`
+key/value slots (slots before the stream's start are masked out instead of absent),
+transposed-conv overlap tails start as zeros instead of missing, and the frame position is a tensor.
+The layers themselves are the torch modules' own forwards; only the state plumbing and the
 pre-transformer's position handling are written here.
 """
 
@@ -53,6 +55,50 @@ class _PolynomialSnake(SnakeBeta):
         return x + (1.0 / (beta + 1e-9)) * (sine * sine)
 
 
+class _ValidHistory(_History):
+    """A causal conv's history for a chunk padded to a fixed length: of its `frames` frames only the
+    first `valid` are real, so the history is taken where the real input ends."""
+
+    def __init__(self, tail: torch.Tensor, valid: torch.Tensor, frames: int):
+        super().__init__(tail)
+        self.valid, self.frames = valid, frames
+
+    def advance(self, full: torch.Tensor, left: int) -> None:
+        per_frame = (full.shape[-1] - left) // self.frames  # samples per frame at this layer
+        end = self.valid * per_frame  # real samples in this chunk
+        self.tail = full.index_select(-1, end + torch.arange(left))
+
+
+class _ValidOverlap(_Overlap):
+    """A transposed conv's overlap for a padded chunk: padding contributes nothing to it."""
+
+    def __init__(self, tail: torch.Tensor, valid: torch.Tensor, frames: int):
+        super().__init__(tail)
+        self.valid, self.frames = valid, frames
+
+    def _end(self, n: int) -> torch.Tensor:
+        return self.valid * (n // self.frames)
+
+    def input(self, x: torch.Tensor) -> torch.Tensor:
+        n = x.shape[-1]
+        return x * (torch.arange(n) < self._end(n)).to(x.dtype)
+
+    def advance(self, blocks: torch.Tensor, n: int) -> None:
+        self.tail = blocks.index_select(0, self._end(n) + torch.arange(blocks.shape[0] - n))
+
+
+class _ValidKVWindow(_KVWindow):
+    """An attention window for a padded chunk: it moves on by the real frames only."""
+
+    def __init__(self, k: torch.Tensor, v: torch.Tensor, valid: torch.Tensor):
+        super().__init__(k, v)
+        self.valid = valid
+
+    def advance(self, keys: torch.Tensor, values: torch.Tensor, keep: int) -> None:
+        index = self.valid + torch.arange(keep)  # the window holds `keep` slots before the chunk
+        self.k, self.v = keys.index_select(2, index), values.index_select(2, index)
+
+
 def _stateful_modules(decoder: CodecDecoder) -> list[nn.Module]:
     out: list[nn.Module] = []
     for m in decoder.modules():
@@ -80,7 +126,8 @@ def initial_state(decoder: CodecDecoder, dtype: torch.dtype = torch.float32) -> 
 
 
 class StreamingStep(nn.Module):
-    """forward(codes [n, Q] int64, position [] int64, *state) -> (audio [n * upsample], *new state)."""
+    """forward(codes [N, Q] int64, position [] int64, valid [] int64, *state) -> (audio [N * upsample],
+    *new state). N is fixed when exported: a static graph runs faster and plans its memory once."""
 
     def __init__(self, decoder: CodecDecoder, polynomial_sine: bool = True):
         """Takes over `decoder` (with `polynomial_sine`, its activations are switched in place)."""
@@ -95,18 +142,18 @@ class StreamingStep(nn.Module):
         self.inv_freq: torch.Tensor
         self.register_buffer("inv_freq", pre.rotary.inv_freq.clone(), persistent=False)
 
-    def _stream(self, state: tuple[torch.Tensor, ...]) -> CodecStream:
+    def _stream(self, state: tuple[torch.Tensor, ...], valid: torch.Tensor, frames: int) -> CodecStream:
         states: dict[nn.Module, object] = {}
         i = 0
         for m in self.stateful:
             if isinstance(m, CausalConv):
-                states[m] = _History(state[i])
+                states[m] = _ValidHistory(state[i], valid, frames)
                 i += 1
             elif isinstance(m, CausalTransConv):
-                states[m] = _Overlap(state[i])
+                states[m] = _ValidOverlap(state[i], valid, frames)
                 i += 1
             else:
-                states[m] = _KVWindow(state[i], state[i + 1])
+                states[m] = _ValidKVWindow(state[i], state[i + 1], valid)
                 i += 2
         return CodecStream(states)
 
@@ -141,9 +188,13 @@ class StreamingStep(nn.Module):
             h = layer(h, cos, sin, mask, stream)
         return pre.output_proj(pre.norm(h))
 
-    def forward(self, codes: torch.Tensor, position: torch.Tensor, *state: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    def forward(
+        self, codes: torch.Tensor, position: torch.Tensor, valid: torch.Tensor, *state: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        """codes [N, Q] of which the first `valid` frames are real (the rest padding, whose audio
+        is to be dropped): the state advances by `valid` frames."""
         d = self.decoder
-        stream = self._stream(state)
+        stream = self._stream(state, valid, codes.shape[0])
         h = d.quantizer.decode(codes.T[None].clamp(min=0))
         h = d.pre_conv(h, stream).transpose(1, 2)
         h = self._pre_transformer(d.pre_transformer, h, position, stream).permute(0, 2, 1)

@@ -40,12 +40,24 @@ class _History:
 
     tail: torch.Tensor  # [1, C, left]
 
+    def advance(self, full: torch.Tensor, left: int) -> None:
+        """`full` = tail + this chunk's input; keep the last `left` samples."""
+        self.tail = full[..., full.shape[-1] - left :]
+
 
 @dataclass
 class _Overlap:
     """A transposed conv's pre-bias output that overlaps the next chunk's first samples."""
 
     tail: torch.Tensor | None  # [kernel / stride - 1, C, stride], None until the first chunk
+
+    def input(self, x: torch.Tensor) -> torch.Tensor:
+        """This chunk's input as it may contribute to the carried overlap."""
+        return x
+
+    def advance(self, blocks: torch.Tensor, n: int) -> None:
+        """`blocks` [n + taps - 1, C, stride]: keep the ones past this chunk's n input frames."""
+        self.tail = blocks[n:]
 
 
 class CausalConv(nn.Module):
@@ -64,7 +76,7 @@ class CausalConv(nn.Module):
             return self.conv(x)
         state: _History = stream[self]
         full = torch.cat((state.tail, x), dim=-1)  # [1, C, left + n]
-        state.tail = full[..., full.shape[-1] - self.left :]
+        state.advance(full, self.left)
         return self.conv(full)
 
 
@@ -91,6 +103,9 @@ class CausalTransConv(nn.Module):
     def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
         cin, cout, kernel = self.conv.weight.shape
         n = x.shape[-1]
+        state: _Overlap | None = stream[self] if self.overlap else None
+        if state is not None:
+            x = state.input(x)
         # [n, cin] @ [cin, cout * kernel] -> every input frame's full kernel response
         y = (x[0].transpose(0, 1) @ self.conv.weight.reshape(cin, cout * kernel)).view(n, cout, self.taps, self.stride)
         # Overlap-add: tap t of input frame i lands in output block i + t.
@@ -98,11 +113,10 @@ class CausalTransConv(nn.Module):
         blocks = F.pad(taps[0], (0, 0, 0, 0, 0, self.taps - 1))
         for t in range(1, self.taps):
             blocks = blocks + F.pad(taps[t], (0, 0, 0, 0, t, self.taps - 1 - t))
-        if self.overlap:
-            state: _Overlap = stream[self]
+        if state is not None:
             if state.tail is not None:
                 blocks = torch.cat((blocks[: self.taps - 1] + state.tail, blocks[self.taps - 1 :]))
-            state.tail = blocks[n:]  # [taps - 1, cout, stride], bias not yet added
+            state.advance(blocks, n)  # [taps - 1, cout, stride], bias not yet added
         out = blocks[:n].permute(1, 0, 2).reshape(1, cout, n * self.stride)
         bias = self.conv.bias
         assert bias is not None
@@ -235,6 +249,10 @@ class _KVWindow:
     k: torch.Tensor  # [1, heads, <= window - 1, head_dim]
     v: torch.Tensor
 
+    def advance(self, keys: torch.Tensor, values: torch.Tensor, keep: int) -> None:
+        """`keys`/`values`: the window + this chunk's; keep the last `keep` positions."""
+        self.k, self.v = keys[:, :, -keep:], values[:, :, -keep:]
+
 
 class _WindowAttention(nn.Module):
     def __init__(self, cfg: CodecDecoderConfig):
@@ -267,7 +285,7 @@ class _WindowAttention(nn.Module):
         keys = torch.cat((state.k, k), dim=2)
         values = torch.cat((state.v, v), dim=2)
         keep = self.window - 1  # the next frame sees itself and the window - 1 before it
-        state.k, state.v = keys[:, :, -keep:], values[:, :, -keep:]
+        state.advance(keys, values, keep)
         out = F.scaled_dot_product_attention(
             q, keys, values, attn_mask=mask, scale=self.head_dim**-0.5, enable_gqa=self.groups > 1
         )
