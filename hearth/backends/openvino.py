@@ -28,7 +28,7 @@ from torch import nn
 from ..checkpoint import Checkpoint, talker_tensor_shapes
 from ..config import TalkerConfig
 from ..generate import LMSession, SamplingOptions
-from ..model.layers import Rotary, embedding_table
+from ..model.layers import Rotary
 from ..model.talker import TextProjection
 from ..safetensors_mmap import SafetensorsFile
 
@@ -72,20 +72,21 @@ def cache_root() -> Path:
 
 
 class PromptEmbedder(nn.Module):
-    """The talker's input embeddings only: text table (memory-mapped) -> projection, and codec ids."""
+    """The talker's input embeddings only: text table -> projection, and codec ids. Both tables stay
+    memory-mapped in the checkpoint's dtype (rows are widened as they are looked up)."""
 
     def __init__(self, cfg: TalkerConfig):
         super().__init__()
         self.text_projection = TextProjection(cfg.text_hidden_size, cfg.stack.hidden_size)
-        self.codec_embedding = embedding_table(cfg.stack.vocab_size, cfg.stack.hidden_size)
         self.text_embedding: torch.Tensor = torch.empty(0)
+        self.codec_embedding: torch.Tensor = torch.empty(0)
 
     def embed_text(self, ids: list[int]) -> torch.Tensor:
         rows = self.text_embedding[torch.tensor(ids, dtype=torch.long)].to(torch.float32)
         return self.text_projection(rows[None])
 
     def embed_codec(self, ids: list[int]) -> torch.Tensor:
-        return self.codec_embedding(torch.tensor([ids], dtype=torch.long))
+        return self.codec_embedding[torch.tensor([ids], dtype=torch.long)].to(torch.float32)
 
 
 def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
@@ -96,11 +97,13 @@ def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
         "text_projection.linear_fc1.bias": "talker.text_projection.linear_fc1.bias",
         "text_projection.linear_fc2.weight": "talker.text_projection.linear_fc2.weight",
         "text_projection.linear_fc2.bias": "talker.text_projection.linear_fc2.bias",
-        "codec_embedding.weight": "talker.model.codec_embedding.weight",
     }
     emb.load_state_dict({k: f.get(v).to(torch.float32) for k, v in state.items()}, strict=True, assign=True)
+    for name in state.values():
+        f.release(name)  # widened copies (or, for float32 checkpoints, paged back in on use)
     emb.eval().requires_grad_(False)
     emb.text_embedding = f.get("talker.model.text_embedding.weight")
+    emb.codec_embedding = f.get("talker.model.codec_embedding.weight")
     return emb
 
 
@@ -460,7 +463,7 @@ class OpenVINOVocoder:
 
 
 @contextmanager
-def bounded_mapping(directories: list[Path], interval_s: float = 0.05) -> Iterator[None]:
+def bounded_mapping(directories: list[Path], interval_s: float = 0.02) -> Iterator[None]:
     """While the runtime reads weights from mapped cache files (compiling, first inference), drop
     the pages it has read every `interval_s`, and all of them at the end: the peak resident memory
     is then the runtime's own copy plus a few pages, not both copies whole."""
