@@ -36,7 +36,7 @@ class BenchSettings:
     runs: int = 3
     threads: int | None = None
     chunk_frames: int = 5
-    first_chunk_frames: int = 2
+    first_chunk_frames: int | None = None  # None: the engine's default
     dtype: str = "float32"
     text: str = SENTENCE
     backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
@@ -125,7 +125,8 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
             "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
         })
     out = _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
-    out["backend"] = {**vars(engine.options), "overlap": engine.overlap}
+    out["backend"] = {**vars(engine.options), "overlap": engine.overlap,
+                      "first_chunk_frames": s.first_chunk_frames or engine.default_first_chunk}
     out["weights_mb"] = weights
     return out
 

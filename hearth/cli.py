@@ -107,7 +107,8 @@ def _parser() -> argparse.ArgumentParser:
     say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
     say.add_argument("--chunk-frames", type=int, default=None,
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
-    say.add_argument("--first-chunk-frames", type=int, default=2, help="frames in the first chunk (earlier audio)")
+    say.add_argument("--first-chunk-frames", type=int, default=None,
+                     help="frames in the first chunk (earlier audio; default 2, 1 with the OpenVINO vocoder)")
 
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
     _add_generation(codes)
@@ -119,7 +120,8 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--runs", type=int, default=3, help="measured runs after one warm-up (default 3)")
     bench.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     bench.add_argument("--chunk-frames", type=int, default=5)
-    bench.add_argument("--first-chunk-frames", type=int, default=2)
+    bench.add_argument("--first-chunk-frames", type=int, default=None,
+                       help="frames in the first chunk (default: the engine's, 2 or 1 with the OpenVINO vocoder)")
     bench.add_argument("--dtype", choices=("float32", "bfloat16"), default="float32")
     _add_backend(bench)
     bench.add_argument("--text", default=None, help="the sentence to speak")

@@ -116,6 +116,13 @@ class Engine:
         if options.backend == "openvino" or options.vocoder_precision != "torch":
             self._warm_up_openvino()
 
+    @property
+    def default_first_chunk(self) -> int:
+        """Frames in the first chunk unless a request says otherwise: 2 with a vocoder whose cost
+        grows with the frames; 1 with the OpenVINO vocoder, whose calls cost the same for any
+        number of frames up to its fixed size, so the first call should wait for the fewest."""
+        return 1 if getattr(self.codec, "frames", None) else 2
+
     def _vocoder_has_own_cores(self) -> bool:
         """With OpenVINO on CPU, where the vocoder shares the language model's cores (the plan of
         `hearth.topology`), the two take turns: at the same time both slow down by more than the
@@ -233,20 +240,22 @@ class Engine:
         options: SamplingOptions | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
         chunk_frames: int = 5,
-        first_chunk_frames: int = 2,
+        first_chunk_frames: int | None = None,
         max_ready: int = 4,
         paced: bool = False,
     ) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
-        The first chunk holds `first_chunk_frames` frames (80 ms each), the others `chunk_frames`;
+        The first chunk holds `first_chunk_frames` frames (80 ms each; default
+        `default_first_chunk`), the others `chunk_frames`;
         at most `max_ready` decoded chunks wait for the consumer. `paced` sizes each later chunk
         (at most `chunk_frames`) so that it is ready before the audio already sent has played,
         for gapless real-time playback. Close the stream (or use it in a
         `with` block) to stop early; generation then stops within one frame.
         """
         try:
-            plan = ChunkPlan(chunk_frames, first_chunk_frames, paced=paced, hold_all=not self.overlap)
+            first = self.default_first_chunk if first_chunk_frames is None else first_chunk_frames
+            plan = ChunkPlan(chunk_frames, first, paced=paced, hold_all=not self.overlap)
         except ValueError as e:
             raise InputError(str(e)) from e
         if options is None:

@@ -140,7 +140,7 @@ class Service:
         voice: str = "vivian",
         language: str = "auto",
         chunk_frames: int = 5,
-        first_chunk_frames: int = 2,
+        first_chunk_frames: int | None = None,  # None: the engine's default
         keep_codes: bool = False,
         max_new_tokens: int | None = None,
         warm_up: bool = True,

@@ -230,3 +230,10 @@ def test_padded_static_vocoder_crosses_the_attention_window(tmp_path, frames):
         parts.append(vocoder.decode(codes[pos : pos + size], stream).numpy())
         pos += size
     assert snr_db(model.decode(codes), np.concatenate(parts)) > 90
+
+
+def test_first_chunk_defaults_to_one_frame_with_the_fixed_size_vocoder(engine, ov_int8):
+    assert engine.default_first_chunk == 2 and ov_int8.default_first_chunk == 1
+    with ov_int8.stream("First audio early.", "ryan", seed=4, max_new_tokens=12, budget=None) as stream:
+        sizes = [c.frames for c in stream]
+    assert sizes[0] == 1 and sum(sizes) >= 1
