@@ -17,6 +17,7 @@ from ..checkpoint import Checkpoint
 from ..generate import PromptEmbeds
 from ..model.layers import Rotary
 from ..safetensors_mmap import SafetensorsFile
+from .openvino import runtime_properties
 from .ov_graphs import build_predictor_loop, build_talker
 
 __all__ = ["CodebookAgreement", "snr_db", "teacher_forced_logits", "compare_formats"]
@@ -47,13 +48,7 @@ def teacher_forced_logits(
 
     cfg = ckpt.config.talker
     core = ov.Core()
-    props: dict[str, object] = {"INFERENCE_PRECISION_HINT": "f32"}
-    if threads:
-        props["INFERENCE_NUM_THREADS"] = threads
-    if weights == "int8":
-        props["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 128
-    if weights == "fp32":
-        props["KV_CACHE_PRECISION"] = "f32"
+    props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
     talker = core.compile_model(build_talker(cfg, source, weights)[0], "CPU", props).create_infer_request()
     predictor = core.compile_model(
         build_predictor_loop(cfg, source, weights, teacher_forced=True)[0], "CPU", props
