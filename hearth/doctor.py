@@ -84,6 +84,8 @@ def _bench(model: str | None, options: dict[str, Any], frames: int, runs: int, c
     for key, flag in flags.items():
         if options.get(key) is not None:
             cmd += [flag, str(options[key])]
+    if options.get("overlap") is not None:
+        cmd.append("--overlap" if options["overlap"] else "--no-overlap")
     env = dict(os.environ)
     env["HEARTH_IGNORE_TUNED"] = "1"  # experiments run exactly the options given
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
@@ -93,8 +95,9 @@ def _bench(model: str | None, options: dict[str, Any], frames: int, runs: int, c
 
 
 def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: int, as_json: bool) -> int:
-    """One variable at a time from the topology plan: language-model threads, vocoder threads, chunk size.
-    Each candidate is a fresh `hearth bench` process; the score is the real-time factor (then first audio)."""
+    """One variable at a time from the topology plan: language-model threads, vocoder threads, whether
+    generation and vocoding overlap, chunk size. Each candidate is a fresh `hearth bench` process; the
+    score is the real-time factor (then first audio)."""
     topo = detect()
     base_plan = plan(topo)
     best: dict[str, Any] = {"backend": backend, "weights": weights, "threads": base_plan.lm_threads,
@@ -124,6 +127,11 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
             s = trial(candidate, best_chunk, variable)
             if s < current:
                 best, current = candidate, s
+    shared = not set(base_plan.vocoder_cpus).isdisjoint(base_plan.lm_cpus)  # the plan's choice: take turns
+    candidate = {**best, "overlap": shared}
+    s = trial(candidate, best_chunk, "overlap")
+    if s < current:
+        best, current = candidate, s
     for chunk in (3, 4, 8):
         s = trial(best, chunk, "chunk_frames")
         if s < current:

@@ -155,8 +155,8 @@ def plan(topo: Topology) -> Plan:
         voc = tuple(c for core in lm_cores for c in core.cpus[1:])
         notes.append("few cores: the vocoder runs on the SMT siblings of the language model's cores")
         return Plan(len(lm_cores), len(voc), lm, voc, notes=notes)
-    notes.append(f"{len(perf)} core(s) without SMT: language model and vocoder share them; the vocoder "
-                 "works while the language model waits on memory")
+    notes.append(f"{len(perf)} core(s) without SMT: language model and vocoder share them and take turns "
+                 "(--overlap to run both at once)")
     return Plan(len(lm_cores), len(lm_cores), lm, lm, notes=notes)
 
 
