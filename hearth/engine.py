@@ -125,8 +125,9 @@ class Engine:
 
     def _vocoder_has_own_cores(self) -> bool:
         """With OpenVINO on CPU, where the vocoder shares the language model's cores (the plan of
-        `hearth.topology`), the two take turns: at the same time both slow down by more than the
-        overlap gains (measured on 2 cores: real-time factor 1.3-1.6 overlapped, see the docs)."""
+        `hearth.topology`), the two take turns: run at once, each slows the other by about what the
+        overlap gains (2 vCPUs, three pairs of 5-run benches: real-time factor 1.21-1.27 taking
+        turns, 1.25-1.28 overlapped), and taking turns costs less CPU."""
         options = self.options
         if options.backend == "torch" or options.vocoder_device != "CPU" or options.device != "CPU":
             return True

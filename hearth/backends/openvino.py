@@ -221,8 +221,9 @@ def runtime_properties(
             props["INFERENCE_PRECISION_HINT"] = "f32"
         if weights == "int8":
             props["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 128
-        # The unrolled predictor has ~700 fusable element-wise groups; as JIT "snippets" they cost
-        # ~70 MB of code and buffers and measured no faster than the plain kernels.
+        # The unrolled predictor has ~700 fusable element-wise groups. As JIT "snippets" they cost
+        # ~70 MB of code and buffers for a predictor loop 10-15 % faster here (medians of repeated
+        # runs); off, the engine stays within 1.5 GB at 0.6B. Memory first on small machines.
         props["SNIPPETS_MODE"] = "DISABLE"
         if precise:
             props["KV_CACHE_PRECISION"] = "f32"
