@@ -120,8 +120,9 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
 
     current = trial(best, best_chunk, "plan")
     for variable, values in (("threads", range(1, cpus + 1)), ("vocoder_threads", range(1, cpus + 1))):
+        tried = best[variable]  # measured already, with the same other settings
         for v in values:
-            if v == best[variable]:
+            if v == tried:
                 continue
             candidate = {**best, variable: v}
             s = trial(candidate, best_chunk, variable)
