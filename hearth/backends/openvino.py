@@ -132,14 +132,23 @@ class ConvertedModel:
         return self.directory / f"{network}.xml"
 
 
-def _cache_entry(name: str, key_source: Mapping[str, object], root: Path | None) -> tuple[Path, ConvertedModel | None]:
-    """The cache directory for this key, and its conversion if one was finished before."""
+def _cache_entry(
+    name: str, options: Mapping[str, object], weights_file: Path, root: Path | None
+) -> tuple[Path, dict[str, object], ConvertedModel | None]:
+    """The cache directory for converting `weights_file` (with the config.json beside it) with
+    `options`, the full key it is named after, and its conversion if one was finished before."""
+    key_source = {
+        **options,
+        "openvino": _openvino_version(),
+        "model": _file_identity(weights_file),
+        "config": hashlib.sha256((weights_file.parent / "config.json").read_bytes()).hexdigest(),
+    }
     key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
     directory = (root or cache_root()) / f"{name}-{key}"
     manifest_path = directory / "manifest.json"
     if manifest_path.is_file():
-        return directory, ConvertedModel(directory, json.loads(manifest_path.read_text()))
-    return directory, None
+        return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
+    return directory, key_source, None
 
 
 def _staging(directory: Path) -> Path:
@@ -167,14 +176,8 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
     path = ckpt.path / "model.safetensors"
-    key_source = {
-        "graph": GRAPH_VERSION,
-        "openvino": _openvino_version(),
-        "weights": weights,
-        "model": _file_identity(path),
-        "config": hashlib.sha256((ckpt.path / "config.json").read_bytes()).hexdigest(),
-    }
-    directory, done = _cache_entry(f"lm-{weights}", key_source, root)
+    options = {"graph": GRAPH_VERSION, "weights": weights}
+    directory, key_source, done = _cache_entry(f"lm-{weights}", options, path, root)
     if done is not None:
         return done
 
@@ -352,16 +355,8 @@ def convert_vocoder(
         raise ValueError(f"vocoder precision must be one of {', '.join(_RUNTIME_PRECISION)}, got {precision!r}")
     path = ckpt.path / "speech_tokenizer/model.safetensors"
     stored = "fp32" if precision == "fp32" else "fp16"
-    key_source = {
-        "graph": VOCODER_VERSION,
-        "openvino": _openvino_version(),
-        "torch": torch.__version__,
-        "stored": stored,
-        "frames": frames,
-        "model": _file_identity(path),
-        "config": hashlib.sha256((ckpt.path / "speech_tokenizer/config.json").read_bytes()).hexdigest(),
-    }
-    directory, done = _cache_entry(f"vocoder-{stored}", key_source, root)
+    options = {"graph": VOCODER_VERSION, "torch": torch.__version__, "stored": stored, "frames": frames}
+    directory, key_source, done = _cache_entry(f"vocoder-{stored}", options, path, root)
     if done is not None:
         return done
 

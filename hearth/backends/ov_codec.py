@@ -23,7 +23,6 @@ from ..model.codec import (
     CausalTransConv,
     CodecDecoder,
     CodecStream,
-    DecoderBlock,
     PreTransformer,
     SnakeBeta,
     _History,
@@ -195,15 +194,5 @@ class StreamingStep(nn.Module):
         is to be dropped): the state advances by `valid` frames."""
         d = self.decoder
         stream = self._stream(state, valid, codes.shape[0])
-        h = d.quantizer.decode(codes.T[None].clamp(min=0))
-        h = d.pre_conv(h, stream).transpose(1, 2)
-        h = self._pre_transformer(d.pre_transformer, h, position, stream).permute(0, 2, 1)
-        for pair in d.upsample:
-            trans, block = cast(nn.ModuleList, pair)
-            h = block(trans(h, stream), stream)
-        h = d.decoder[0](h, stream)
-        for layer in d.decoder[1:-1]:
-            h = layer(h, stream) if isinstance(layer, DecoderBlock) else layer(h)
-        h = d.decoder[-1](h, stream)
-        audio = h.clamp(min=-1, max=1)[0, 0]
+        audio = d.layers(codes, stream, lambda h, s: self._pre_transformer(d.pre_transformer, h, position, s))
         return (audio, *self._collect(stream))

@@ -10,6 +10,7 @@ Attribute names follow the checkpoint (`decoder.` prefix in speech_tokenizer/mod
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
 
@@ -375,9 +376,20 @@ class CodecDecoder(nn.Module):
             raise ValueError(
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
             )
+        audio = self.layers(codes, stream, self.pre_transformer)
+        stream.frames += codes.shape[0]
+        return audio
+
+    def layers(
+        self, codes: torch.Tensor, stream: CodecStream,
+        pre_transformer: Callable[[torch.Tensor, CodecStream], torch.Tensor],
+    ) -> torch.Tensor:
+        """The layers in order, codes [n, n_q] -> samples, advancing `stream`'s state (not its frame
+        count). `pre_transformer(h, stream)` runs the attention stage: the module itself, or the
+        OpenVINO step's version with an explicit position."""
         h = self.quantizer.decode(codes.T[None].clamp(min=0))  # [1, codebook_dim, n]
         h = self.pre_conv(h, stream).transpose(1, 2)
-        h = self.pre_transformer(h, stream).permute(0, 2, 1)  # [1, latent, n]
+        h = pre_transformer(h, stream).permute(0, 2, 1)  # [1, latent, n]
         for pair in self.upsample:
             trans, block = cast(nn.ModuleList, pair)
             h = block(trans(h, stream), stream)
@@ -385,7 +397,6 @@ class CodecDecoder(nn.Module):
         for layer in self.decoder[1:-1]:
             h = layer(h, stream) if isinstance(layer, DecoderBlock) else layer(h)
         h = self.decoder[-1](h, stream)
-        stream.frames += codes.shape[0]
         return h.clamp(min=-1, max=1)[0, 0]
 
     def forward(self, codes: torch.Tensor) -> torch.Tensor:
