@@ -2,17 +2,19 @@
 
 from .backends import BackendOptions
 from .checkpoint import DEFAULT_MODEL, CheckpointError
-from .engine import Audio, Codes, Engine, InputError, load
-from .generate import FrameBudget, SamplingOptions
+from .engine import Audio, AudioChunk, AudioStream, Engine, Generation, InputError, load
+from .sampling import FrameBudget, SamplingOptions
 
 __all__ = [
     "DEFAULT_MODEL",
     "Audio",
+    "AudioChunk",
+    "AudioStream",
     "BackendOptions",
     "CheckpointError",
-    "Codes",
     "Engine",
     "FrameBudget",
+    "Generation",
     "InputError",
     "SamplingOptions",
     "load",

@@ -8,6 +8,7 @@ device; `default_output_available` tells whether both exist.
 
 from __future__ import annotations
 
+import contextlib
 import struct
 import time
 from pathlib import Path
@@ -125,11 +126,17 @@ class WavWriter:
         self.sample_rate = sample_rate
         self.sample_format = sample_format
         self._file: BinaryIO
+        self._owned = isinstance(target, (str, Path))
+        self.path: Path | None = None  # a regular file written as <name>.part, renamed when finished
         if isinstance(target, (str, Path)):
-            self.path: Path | None = Path(target)
-            self._file = open(str(self.path) + ".part", "wb")  # noqa: SIM115 - closed in close()
+            path = Path(target)
+            if path.exists() and not path.is_file():  # a device or a pipe: written as it is
+                self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
+            else:
+                self.path = path
+                self._file = open(str(path) + ".part", "wb")  # noqa: SIM115 - closed in close()
         else:
-            self.path, self._file = None, target
+            self._file = target
         self._seekable = self.path is not None or _is_seekable(self._file)
         self._start = self._file.tell() if self._seekable else 0
         self._bytes = 0
@@ -149,20 +156,38 @@ class WavWriter:
         self._file.flush()
 
     def close(self) -> None:
+        """Finish the file: sizes patched in, and a named file moved into place."""
+        if self._file.closed:
+            return
         if self._seekable:
             self._file.seek(self._start)
             self._file.write(_wav_header(self._bytes, self.sample_rate, self.sample_format))
             self._file.seek(0, 2)
         self._file.flush()
-        if self.path is not None:
+        if self._owned:
             self._file.close()
+        if self.path is not None:
             Path(str(self.path) + ".part").replace(self.path)
+
+    def discard(self) -> None:
+        """Abandon a named file (nothing is left behind, an older file of that name stays as it
+        was); a stream or device target only keeps what was already written."""
+        with contextlib.suppress(OSError, ValueError):
+            if self._owned:
+                self._file.close()
+            else:
+                self._file.flush()
+        if self.path is not None:
+            Path(str(self.path) + ".part").unlink(missing_ok=True)
 
     def __enter__(self) -> WavWriter:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.discard()
 
 
 def _is_seekable(f: BinaryIO) -> bool:
@@ -224,8 +249,16 @@ class Speaker:
         self._stream.stop()  # plays out what is queued
         self._stream.close()
 
+    def abort(self) -> None:
+        """Stop at once, dropping what is queued."""
+        self._stream.abort()
+        self._stream.close()
+
     def __enter__(self) -> Speaker:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()

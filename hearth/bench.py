@@ -37,18 +37,14 @@ class BenchSettings:
     threads: int | None = None
     chunk_frames: int = 5
     first_chunk_frames: int | None = None  # None: the engine's default
-    dtype: str = "float32"
     text: str = SENTENCE
     backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
 
     @property
     def uses_openvino(self) -> bool:
-        return self.backend.get("backend") == "openvino" or self.backend.get("vocoder") not in (None, "torch")
+        from .settings import backend_options
 
-
-def _cache_dir() -> Path:
-    root = os.environ.get("HEARTH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hearth")
-    return Path(root)
+        return backend_options(**self.backend).uses_openvino
 
 
 def bench_checkpoint(size: str = "0.6b") -> Path:
@@ -56,7 +52,9 @@ def bench_checkpoint(size: str = "0.6b") -> Path:
 
     Written by a subprocess, so that its memory never shows in this process's peak RSS.
     """
-    path = _cache_dir() / "bench" / f"random-{size}-seed0"
+    from .settings import cache_dir
+
+    path = cache_dir() / "bench" / f"random-{size}-seed0"
     if not (path / "speech_tokenizer" / "model.safetensors").is_file():
         print(f"hearth bench: writing a random {size} checkpoint to {path} (once)", file=sys.stderr)
         tmp = path.with_name(path.name + ".part")
@@ -96,9 +94,8 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     if s.threads:
         torch.set_num_threads(s.threads)
     t = time.perf_counter()
-    engine = load(model, dtype=s.dtype, progress=False, **s.backend)
+    engine = load(model, progress=False, **s.backend)
     load_engine_s = time.perf_counter() - t
-    weights = _weights_report(engine)
     load_s = _process_age_s() - setup_s
     options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
     runs = []
@@ -125,25 +122,12 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
             "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
         })
     out = _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
-    out["backend"] = {**vars(engine.options), "overlap": engine.overlap,
-                      "first_chunk_frames": s.first_chunk_frames or engine.default_first_chunk}
-    out["weights_mb"] = weights
+    out["backend"] = engine.backend.describe()
+    if s.first_chunk_frames:
+        out["backend"]["first_chunk_frames"] = s.first_chunk_frames
+    out["weights_mb"] = engine.backend.weights_mb()
+    engine.close()
     return out
-
-
-def _weights_report(engine: Any) -> dict[str, dict[str, float]]:
-    """MB per part before (fp32) and as stored by the backend in use."""
-    parts: dict[str, dict[str, float]] = {}
-    for owner in (engine.lm, engine.codec):
-        converted = getattr(owner, "converted", None)
-        if converted is not None:
-            for name, p in converted.manifest["parts"].items():
-                parts[name] = {"fp32_mb": p["fp32_bytes"] / 1e6, "stored_mb": p["stored_bytes"] / 1e6}
-    if engine.talker is not None:
-        n = sum(t.numel() * t.element_size() for t in engine.talker.state_dict().values())
-        parts["talker+predictor (torch)"] = {"fp32_mb": n / 1e6 * 4 / engine.talker.codec_head.weight.element_size(),
-                                             "stored_mb": n / 1e6}
-    return parts
 
 
 def prepare_openvino(s: BenchSettings, model: Path) -> None:
@@ -254,8 +238,7 @@ def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
         prepare_openvino(s, model)
     setup_s = time.perf_counter() - t
     result: dict[str, Any] = {"model": str(model), "frames": s.frames, "runs": s.runs, "text": s.text,
-                              "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames,
-                              "dtype": s.dtype}
+                              "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames}
     result["hearth"] = run_hearth(s, model, setup_s)
     result.update({k: v for k, v in result["hearth"].items() if k != "engine"})
     if compare_official:

@@ -32,6 +32,7 @@ __all__ = [
     "open_checkpoint",
     "resolve",
     "talker_tensor_shapes",
+    "verify_weights",
 ]
 
 DEFAULT_MODEL = "Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice"
@@ -152,7 +153,8 @@ def codec_tensor_shapes(codec: CodecDecoderConfig) -> dict[str, tuple[int, ...]]
     return _shapes(decoder, "decoder.")
 
 
-def _open_checked(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefix: str | None) -> SafetensorsFile:
+def open_verified(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefix: str | None) -> SafetensorsFile:
+    """The weights file, its tensor table checked against `expected` (names, shapes, float dtypes)."""
     try:
         f = SafetensorsFile(path)
     except SafetensorsError as e:
@@ -193,9 +195,17 @@ def _assign(module: nn.Module, f: SafetensorsFile, prefix: str, dtype: torch.dty
     module.eval().requires_grad_(False)
 
 
+def verify_weights(ckpt: Checkpoint) -> None:
+    """Both weight files' tensor tables against the config (headers only: cheap), so that any
+    backend refuses a damaged or mismatched checkpoint before it converts or loads anything."""
+    open_verified(ckpt.path / "model.safetensors", talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+    open_verified(ckpt.path / "speech_tokenizer/model.safetensors", codec_tensor_shapes(ckpt.codec),
+                  ignore_prefix="encoder.")
+
+
 def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
     path = ckpt.path / "model.safetensors"
-    f = _open_checked(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+    f = open_verified(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
     with torch.device("meta"):
         talker = Talker(ckpt.config.talker)
     _assign(talker, f, "talker.", dtype)
@@ -206,7 +216,7 @@ def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
 
 def load_codec(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> CodecDecoder:
     path = ckpt.path / "speech_tokenizer/model.safetensors"
-    f = _open_checked(path, codec_tensor_shapes(ckpt.codec), ignore_prefix="encoder.")
+    f = open_verified(path, codec_tensor_shapes(ckpt.codec), ignore_prefix="encoder.")
     with torch.device("meta"):
         decoder = CodecDecoder(ckpt.codec)
     _assign(decoder, f, "decoder.", dtype)

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
-from .topology import describe, detect, load_tuned, plan, save_tuned, tuned_path
+from .settings import load_tuned, save_tuned, tuned_path
+from .topology import describe, detect, plan
 
 __all__ = ["doctor_report", "main_doctor", "main_tune"]
 
@@ -30,7 +31,7 @@ def doctor_report() -> dict[str, Any]:
     try:
         import openvino as ov
     except ImportError:
-        report["backends"]["openvino"] = {"available": False, "fix": "pip install 'hearth-tts[fast]'"}
+        report["backends"]["openvino"] = {"available": False, "fix": "pip install openvino==2026.4.1"}
     else:
         core = ov.Core()
         devices = {}

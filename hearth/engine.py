@@ -13,40 +13,30 @@ import os
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 
-from .backends import BackendOptions, Vocoder
-from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec, load_talker, open_checkpoint
+from . import settings
+from .backends import Backend, BackendOptions, create
+from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
-from .generate import (
-    DEFAULT_BUDGET,
-    FrameBudget,
-    FrameGenerator,
-    GenerationStats,
-    LanguageModel,
-    SamplingOptions,
-    TorchLanguageModel,
-    embed_prompt,
-)
-from .model.talker import Talker
+from .generate import FrameGenerator, GenerationStats
+from .prompt import Prompt, TextMode, build_prompt, embed_prompt, text_mode
+from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
-from .text import Prompt, build_prompt
 
 __all__ = [
-    "MAX_TEXT_TOKENS", "Audio", "AudioChunk", "AudioStream", "ChunkPlan", "Codes", "Engine", "InputError", "load"
+    "MAX_TEXT_TOKENS", "Audio", "AudioChunk", "AudioStream", "ChunkPlan", "Engine", "Generation", "InputError",
+    "load",
 ]
 
 log = logging.getLogger(__name__)
 
 # Prefill plus generated frames must stay inside the talker's 32768 positions; longer texts belong
-# to the sentence splitter of the resident service, not to one prompt.
+# to the sentence splitter of the scheduler, not to one prompt.
 MAX_TEXT_TOKENS = 4096
-
-TextMode = Literal["whole", "stream"]
-_DTYPES = {"float32": torch.float32, "fp32": torch.float32, "bfloat16": torch.bfloat16, "bf16": torch.bfloat16}
 
 
 class InputError(ValueError):
@@ -54,17 +44,24 @@ class InputError(ValueError):
 
 
 @dataclass(frozen=True)
-class Codes:
-    codes: torch.Tensor  # [frames, 16] int64
-    seed: int | None  # None for greedy decoding
+class Generation:
+    """The codes of one utterance: `codes` [frames, 16] int64, the sampling seed (None when greedy)
+    and how generation went (frames, stop reason, stage timings)."""
+
+    codes: torch.Tensor
+    seed: int | None
     stats: GenerationStats
 
 
 @dataclass(frozen=True)
 class Audio:
-    samples: np.ndarray  # float32 mono in [-1, 1]
+    """One utterance's audio (float32 mono in [-1, 1]) and the codes it was decoded from."""
+
+    samples: np.ndarray
     sample_rate: int
-    codes: Codes
+    codes: torch.Tensor  # [frames, 16] int64
+    seed: int | None
+    stats: GenerationStats
 
     @property
     def duration_s(self) -> float:
@@ -72,84 +69,53 @@ class Audio:
 
 
 class Engine:
-    """A loaded checkpoint. Thread-compatible, not thread-safe: one request at a time."""
+    """A loaded checkpoint on a backend (see `hearth.backends`; the engine never asks which).
 
-    def __init__(
-        self, checkpoint: Checkpoint, dtype: torch.dtype = torch.float32, options: BackendOptions | None = None
-    ):
+    Requests may come from several threads: each stream and each generation has its own session,
+    vocoder state and worker threads. Several at once share the CPU, so each runs slower; the
+    scheduler (`hearth.scheduler`) decides who goes first. `close()` stops every stream.
+    """
+
+    def __init__(self, checkpoint: Checkpoint, options: BackendOptions | None = None):
         options = options or BackendOptions()
+        settings.configure_process(options)
         try:
-            options.validate()
+            backend = create(checkpoint, options)
         except ValueError as e:
             raise InputError(str(e)) from e
         self.checkpoint = checkpoint
         self.config: ModelConfig = checkpoint.config
         self.tokenizer = checkpoint.tokenizer()
-        self.options = options
-        self.talker: Talker | None = None
-        self.lm: LanguageModel
-        if options.backend == "torch":
-            if options.threads:
-                torch.set_num_threads(options.threads)
-            self.talker = load_talker(checkpoint, dtype)
-            self.lm = TorchLanguageModel(self.talker)
-        else:
-            from .backends.openvino import OpenVINOLanguageModel
-
-            self.lm = OpenVINOLanguageModel(
-                checkpoint, options.weights, options.device, options.threads, core_type=options.lm_core_type
-            )
-        self.codec: Vocoder
-        if options.vocoder_precision == "torch":
-            self.codec = load_codec(checkpoint, torch.float32)
-        else:
-            from .backends.openvino import OpenVINOVocoder
-
-            self.codec = OpenVINOVocoder(
-                checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads,
-                core_type=options.vocoder_core_type,
-            )
-        self.workers = Workers()
+        self.backend: Backend = backend
+        self.lm = backend.lm
+        self.vocoder = backend.vocoder
+        self.overlap = backend.overlap
         self.sample_rate = checkpoint.codec.sample_rate
         self.samples_per_frame = checkpoint.codec.upsample
-        self.overlap = options.overlap if options.overlap is not None else self._vocoder_has_own_cores()
-        if options.backend == "openvino" or options.vocoder_precision != "torch":
-            self._warm_up_openvino()
+        self.default_chunk_frames = settings.chunk_frames()
+        self.workers = Workers()
+        t0 = time.perf_counter()
+        self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
+        log.debug("warm-up %.2f s", time.perf_counter() - t0)
+
+    @property
+    def options(self) -> BackendOptions:
+        return self.backend.options
 
     @property
     def default_first_chunk(self) -> int:
-        """Frames in the first chunk unless a request says otherwise: 2 with a vocoder whose cost
-        grows with the frames; 1 with the OpenVINO vocoder, whose calls cost the same for any
-        number of frames up to its fixed size, so the first call should wait for the fewest."""
-        return 1 if getattr(self.codec, "frames", None) else 2
+        """Frames in the first chunk unless a request says otherwise (the backend's choice)."""
+        return self.backend.first_chunk_frames
 
-    def _vocoder_has_own_cores(self) -> bool:
-        """With OpenVINO on CPU, where the vocoder shares the language model's cores (the plan of
-        `hearth.topology`), the two take turns: run at once, each slows the other by about what the
-        overlap gains (2 vCPUs, three pairs of 5-run benches: real-time factor 1.21-1.27 taking
-        turns, 1.25-1.28 overlapped), and taking turns costs less CPU."""
-        options = self.options
-        if options.backend == "torch" or options.vocoder_device != "CPU" or options.device != "CPU":
-            return True
-        from .topology import detect, plan
+    def close(self) -> None:
+        """Stop every stream (each within a frame) and end the worker threads."""
+        self.workers.close()
 
-        p = plan(detect())
-        return set(p.vocoder_cpus).isdisjoint(p.lm_cpus)
+    def __enter__(self) -> Engine:
+        return self
 
-    def _warm_up_openvino(self) -> None:
-        """One tiny request, so the runtime lays out its weights now (not in the first request), then
-        the mapped cache files are released (see `release_mapped_files`)."""
-        from .backends.openvino import release_mapped_files, trim_heap
-
-        t0 = time.perf_counter()
-        options = self.sampling(greedy=True, max_new_tokens=3)
-        list(self.stream("Hi.", self.voices[0], "auto", options=options, budget=None,
-                         chunk_frames=1, first_chunk_frames=1))
-        dirs = [c.directory for c in (getattr(self.lm, "converted", None), getattr(self.codec, "converted", None)) if c]
-        released = release_mapped_files(dirs)
-        trim_heap()
-        log.debug("OpenVINO warm-up %.2f s; released %.0f MB of mapped cache files",
-                  time.perf_counter() - t0, released / 1e6)
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     @property
     def voices(self) -> list[str]:
@@ -201,7 +167,7 @@ class Engine:
         language: str = "auto",
         *,
         instruct: str | None = None,
-        text_mode: TextMode = "whole",
+        text_mode: str = "whole",
         options: SamplingOptions | None = None,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
@@ -209,8 +175,7 @@ class Engine:
         """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed."""
         voice = self.check_voice(voice)
         language = self.check_language(language)
-        if text_mode not in ("whole", "stream"):
-            raise InputError(f"text mode must be 'whole' or 'stream', got {text_mode!r}")
+        mode = self.check_text_mode(text_mode)
         options = options or self.sampling()
         try:
             options.validate()
@@ -218,13 +183,23 @@ class Engine:
             raise InputError(str(e)) from e
         prompt = self.prompt(text, instruct)
         with torch.inference_mode():
-            embeds = embed_prompt(self.lm, self.config, prompt, voice, language, text_mode)
+            embeds = embed_prompt(self.lm, self.config, prompt, voice, language, mode)
         return FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
+
+    @staticmethod
+    def check_text_mode(mode: str) -> TextMode:
+        try:
+            return text_mode(mode)
+        except ValueError as e:
+            raise InputError(str(e)) from e
 
     def _sampling_rng(self, options: SamplingOptions, seed: int | None) -> tuple[torch.Generator | None, int | None]:
         if not (options.do_sample or options.sub_do_sample):
             return None, None
-        seed = secrets.randbits(63) if seed is None else seed
+        if seed is None:
+            seed = secrets.randbits(63)
+        elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
         return torch.Generator().manual_seed(seed), seed
 
     def stream(
@@ -234,13 +209,13 @@ class Engine:
         language: str = "auto",
         *,
         instruct: str | None = None,
-        text_mode: TextMode = "whole",
+        text_mode: str = "whole",
         seed: int | None = None,
         greedy: bool = False,
         max_new_tokens: int | None = None,
         options: SamplingOptions | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
-        chunk_frames: int = 5,
+        chunk_frames: int | None = None,
         first_chunk_frames: int | None = None,
         max_ready: int = 4,
         paced: bool = False,
@@ -248,23 +223,24 @@ class Engine:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
         The first chunk holds `first_chunk_frames` frames (80 ms each; default
-        `default_first_chunk`), the others `chunk_frames`;
-        at most `max_ready` decoded chunks wait for the consumer. `paced` sizes each later chunk
-        (at most `chunk_frames`) so that it is ready before the audio already sent has played,
-        for gapless real-time playback. Close the stream (or use it in a
-        `with` block) to stop early; generation then stops within one frame.
+        `default_first_chunk`), the others `chunk_frames` (default `default_chunk_frames`: tuned,
+        else 5); at most `max_ready` decoded chunks wait for the consumer. `paced` sizes each later
+        chunk (at most `chunk_frames`) so that it is ready before the audio already sent has played,
+        for gapless real-time playback. Close the stream (or use it in a `with` block) to stop
+        early; generation then stops within one frame.
         """
         try:
+            size = self.default_chunk_frames if chunk_frames is None else chunk_frames
             first = self.default_first_chunk if first_chunk_frames is None else first_chunk_frames
-            plan = ChunkPlan(chunk_frames, first, paced=paced, hold_all=not self.overlap)
-        except ValueError as e:
+            plan = ChunkPlan(size, first, paced=paced, hold_all=not self.overlap)
+        except (ValueError, TypeError) as e:
             raise InputError(str(e)) from e
         if options is None:
             options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                              rng=rng, budget=budget)
-        audio = AudioStream(frames, self.codec, self.sample_rate, plan, max_ready, workers=self.workers)
+        audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers)
         audio.seed = seed
         return audio
 
@@ -275,13 +251,13 @@ class Engine:
         language: str = "auto",
         *,
         instruct: str | None = None,
-        text_mode: TextMode = "whole",
+        text_mode: str = "whole",
         seed: int | None = None,
         greedy: bool = False,
         max_new_tokens: int | None = None,
         options: SamplingOptions | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
-    ) -> Codes:
+    ) -> Generation:
         """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
         if options is None:
             options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
@@ -290,47 +266,47 @@ class Engine:
                           rng=rng, budget=budget)
         frames = list(gen)
         codes = torch.stack(frames) if frames else torch.zeros(0, self.config.talker.num_code_groups, dtype=torch.long)
-        return Codes(codes, seed, gen.stats)
+        return Generation(codes, seed, gen.stats)
 
     def decode(self, codes: torch.Tensor) -> np.ndarray:
         """Whole-sequence decode: [frames, 16] codes -> float32 samples (1920 per frame)."""
         if codes.shape[0] == 0:
             return np.zeros(0, dtype=np.float32)
         with torch.inference_mode():
-            return self.codec(codes).to(torch.float32).numpy()
+            return self.vocoder(codes).to(torch.float32).numpy()
 
-    def synthesize(self, text: str, voice: str, language: str = "auto", **kwargs: object) -> Audio:
+    def synthesize(self, text: str, voice: str, language: str = "auto", **kwargs: Any) -> Audio:
         """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`."""
-        chunks = []
-        with self.stream(text, voice, language, **kwargs) as audio:  # type: ignore[arg-type]
+        with self.stream(text, voice, language, **kwargs) as audio:
             chunks = list(audio)
         groups = self.config.talker.num_code_groups
         codes = torch.cat([c.codes for c in chunks]) if chunks else torch.zeros(0, groups, dtype=torch.long)
         samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
-        return Audio(samples, self.sample_rate, Codes(codes, audio.seed, audio.generation))
+        return Audio(samples, self.sample_rate, codes, audio.seed, audio.generation)
 
 
 def load(
     model: str | os.PathLike[str] = DEFAULT_MODEL,
-    dtype: str = "float32",
+    dtype: str | None = None,
     progress: bool = True,
     *,
-    backend: str = "torch",
+    backend: str | None = None,
     **backend_options: Any,
 ) -> Engine:
-    """Load a checkpoint directory or hub id.
+    """Load a checkpoint directory or hub id, on the fastest installed backend unless told otherwise.
 
-    backend "torch" (the reference; dtype "float32" or "bfloat16") or "openvino" (extra `fast`):
-    further keywords as `BackendOptions` (weights "int8"/"fp16"/"fp32", device, threads, vocoder
-    "bf16"/"fp16"/"fp32"/"torch", vocoder_device, vocoder_threads).
+    backend: "openvino" (the default: int8 weights, converted into the cache on first use, about a
+    minute for 0.6B) or "torch" (the reference, bit-exact with the official package; `dtype`
+    "float32" or "bfloat16"). Further keywords as `hearth.BackendOptions` (weights
+    "int8"/"fp16"/"fp32", device, threads, vocoder "bf16"/"fp16"/"fp32"/"torch", vocoder_device,
+    vocoder_threads, overlap). Settings saved by `hearth tune` fill what is not given, exactly as
+    for the `hearth` command (`hearth.settings.backend_options`).
     """
-    if dtype not in _DTYPES:
-        raise InputError(f"dtype must be one of {', '.join(_DTYPES)}, got {dtype!r}")
     try:
-        options = BackendOptions(backend=backend, **backend_options)
-    except TypeError as e:
-        raise InputError(f"{e}; see hearth.BackendOptions") from e
+        options = settings.backend_options(backend=backend, dtype=dtype, **backend_options)
+    except ValueError as e:
+        raise InputError(str(e)) from e
     t0 = time.perf_counter()
-    engine = Engine(open_checkpoint(model, progress=progress), _DTYPES[dtype], options)
-    log.info("loaded %s in %.1f s", engine.checkpoint.path, time.perf_counter() - t0)
+    engine = Engine(open_checkpoint(model, progress=progress), options)
+    log.info("loaded %s (%s) in %.1f s", engine.checkpoint.path, options.backend, time.perf_counter() - t0)
     return engine

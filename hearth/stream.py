@@ -5,16 +5,19 @@ Two workers run beside the consumer:
     generation thread --(codes, bounded: 1)--> vocoder thread --(audio, bounded)--> consumer
 
 The generation thread runs the frame loop and cuts frames into chunks (a small first chunk for
-early audio, then `chunk_frames` each). The vocoder thread decodes one chunk at a time with a
-stateful decoder stream, so at most one decode is in flight while generation goes on. Items on the
+early audio, then `chunk_frames` each). The vocoder thread decodes one chunk at a time, carrying
+the vocoder's state from chunk to chunk, so at most one decode is in flight while generation goes
+on. Every stream runs on a pair of worker threads of its own (`Workers`). Items on the
 queues are explicit messages (a chunk, an error, the end), never `None`. An error in either stage
 reaches the consumer as the original exception. Closing the stream (or abandoning its iterator)
-sets a stop flag that the frame loop checks every frame, and joins both workers.
+sets a stop flag that the frame loop checks every frame, and joins both workers; `stop()` sets
+the flag from any thread without waiting.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import logging
 import queue
 import threading
 import time
@@ -30,7 +33,10 @@ from .generate import FrameGenerator
 
 __all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
 
+log = logging.getLogger(__name__)
+
 _POLL_S = 0.05  # how often a blocked worker re-checks the stop flag
+_SHUTDOWN_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -129,21 +135,97 @@ class StreamStats:
     decode_s: float = 0.0
 
 
-class Workers:
-    """The two long-lived worker threads a pipeline runs on: one generates, one vocodes.
+class _Worker:
+    """One daemon thread running submitted calls in order. Daemon: whatever happens, a stuck call
+    can never keep the process from exiting (the engine also stops its streams on close)."""
 
-    Kept for the life of an engine, because a fresh thread pays for its math-library thread pool on
-    its first heavy call (about 80 ms of first-audio latency here). Streams on the same workers run
-    one after another.
-    """
+    def __init__(self, name: str):
+        self._tasks: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future] | None] = (
+            queue.SimpleQueue()
+        )
+        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
+        self.thread.start()
 
-    def __init__(self) -> None:
-        self.generate = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hearth-generate")
-        self.vocode = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="hearth-vocoder")
+    def _run(self) -> None:
+        while (task := self._tasks.get()) is not None:
+            fn, future = task
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(fn())
+            except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
+                future.set_exception(e)
+
+    def submit(self, fn: Callable[[], object]) -> concurrent.futures.Future:
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        self._tasks.put((fn, future))
+        return future
 
     def close(self) -> None:
-        self.generate.shutdown(wait=True)
-        self.vocode.shutdown(wait=True)
+        self._tasks.put(None)
+
+
+class Workers:
+    """Pairs of long-lived worker threads a pipeline runs on: one generates, one vocodes.
+
+    Each live stream holds a pair of its own, so streams on several threads run side by side; a
+    finished stream's pair is kept for the next (a fresh thread pays for its math library's thread
+    pool on its first heavy call: about 80 ms of first-audio latency here), up to `keep` idle pairs.
+    """
+
+    def __init__(self, keep: int = 2) -> None:
+        self.keep = keep
+        self._idle: list[tuple[_Worker, _Worker]] = []
+        self._lock = threading.Lock()
+        self._count = 0
+        self._closed = False
+        self._live: set[threading.Event] = set()  # the stop flags of streams running on a pair
+
+    def acquire(self) -> tuple[_Worker, _Worker]:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("the engine is closed")
+            if self._idle:
+                return self._idle.pop()
+            self._count += 1
+            n = self._count
+        return _Worker(f"hearth-generate-{n}"), _Worker(f"hearth-vocoder-{n}")
+
+    def release(self, pair: tuple[_Worker, _Worker]) -> None:
+        with self._lock:
+            if not self._closed and len(self._idle) < self.keep:
+                self._idle.append(pair)
+                return
+        for worker in pair:
+            worker.close()
+
+    def warm(self, fn: Callable[[], object]) -> None:
+        """Run `fn` on the generate thread of an idle pair (and keep the pair), raising its error."""
+        pair = self.acquire()
+        try:
+            pair[0].submit(fn).result()
+        finally:
+            self.release(pair)
+
+    def track(self, stop: threading.Event) -> None:
+        with self._lock:
+            self._live.add(stop)
+
+    def untrack(self, stop: threading.Event) -> None:
+        with self._lock:
+            self._live.discard(stop)
+
+    def close(self) -> None:
+        """Stop every live stream (each ends within a frame) and end the idle threads."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+            live = list(self._live)
+        for stop in live:
+            stop.set()
+        for pair in idle:
+            for worker in pair:
+                worker.close()
 
 
 class _Pipeline:
@@ -164,9 +246,23 @@ class _Pipeline:
         self.decoded = threading.Event()  # set when the chunk last handed over has been decoded
         self.last_decode_s = 0.0
         self.workers = workers
-        self.task_threads: set[threading.Thread] = set()  # filled as the tasks start
-        self.generator = workers.generate.submit(self._generate)
-        self.vocoder = workers.vocode.submit(self._decode)
+        self._pair = workers.acquire()
+        self.task_threads = {w.thread for w in self._pair}
+        self._running = 2
+        self._lock = threading.Lock()
+        workers.track(self.stop)
+        self.generator = self._pair[0].submit(self._generate)
+        self.vocoder = self._pair[1].submit(self._decode)
+        for task in (self.generator, self.vocoder):
+            task.add_done_callback(self._task_done)
+
+    def _task_done(self, _: concurrent.futures.Future) -> None:
+        with self._lock:
+            self._running -= 1
+            finished = self._running == 0
+        if finished:  # both tasks ended: the pair serves the next stream
+            self.workers.untrack(self.stop)
+            self.workers.release(self._pair)
 
     def _put(self, q: queue.Queue, item: object) -> bool:
         """Blocking put that gives up when the stream is stopped; True if the item was queued."""
@@ -179,7 +275,6 @@ class _Pipeline:
         return False
 
     def _generate(self) -> None:
-        self.task_threads.add(threading.current_thread())
         try:
             pending: list[torch.Tensor] = []
             index, start, chunk_t0 = 0, 0, time.perf_counter()
@@ -222,8 +317,7 @@ class _Pipeline:
             self._put(self.codes, _Failure(e))
 
     def _decode(self) -> None:
-        self.task_threads.add(threading.current_thread())
-        stream = self.decoder.start()
+        state = self.decoder.start()
         while not self.stop.is_set():
             try:
                 item = self.codes.get(timeout=_POLL_S)
@@ -238,7 +332,7 @@ class _Pipeline:
                 t = time.perf_counter()
                 if item.codes.shape[0]:
                     with torch.inference_mode():
-                        samples = self.decoder.decode(item.codes, stream).to(torch.float32).numpy()
+                        samples = self.decoder.decode(item.codes, state).to(torch.float32).numpy()
                 else:
                     samples = np.zeros(0, dtype=np.float32)
                 decode_s = time.perf_counter() - t
@@ -257,7 +351,11 @@ class _Pipeline:
     def shutdown(self) -> None:
         self.stop.set()
         if threading.current_thread() not in self.task_threads:
-            concurrent.futures.wait([self.generator, self.vocoder])
+            # Both tasks check the flag at least once per frame or chunk; the bound only guards
+            # against a runtime call that never returns (the threads are daemons, nothing hangs).
+            _, late = concurrent.futures.wait([self.generator, self.vocoder], timeout=_SHUTDOWN_S)
+            if late:
+                log.warning("a stream's workers did not stop within %.0f s; leaving them behind", _SHUTDOWN_S)
 
 
 class AudioStream:
@@ -279,6 +377,7 @@ class AudioStream:
         self.stats = StreamStats()
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
+        self.stopped = False  # ended by `stop()` or `close()` before its last chunk
         self._own_workers = workers is None
         self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers())
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
@@ -296,6 +395,9 @@ class AudioStream:
                 item = pipe.audio.get(timeout=_POLL_S)
                 break
             except queue.Empty:
+                if pipe.stop.is_set():  # stopped from another thread: no more chunks will come
+                    self.close()
+                    raise StopIteration from None
                 if pipe.vocoder.done() and pipe.audio.empty():
                     self.close()
                     raise RuntimeError("the vocoder worker ended without a result") from None
@@ -311,8 +413,17 @@ class AudioStream:
             raise item.error
         raise StopIteration
 
+    def stop(self) -> None:
+        """Stop generation (within one frame) and decoding, from any thread, without waiting: the
+        consumer's iteration then ends (`stopped` is set) once it has taken what was ready."""
+        if not self._done:
+            self.stopped = True
+        self._pipe.stop.set()
+
     def close(self) -> None:
         """Stop generation (within one frame) and decoding, and wait for both workers to finish."""
+        if not self._done and not self._pipe.stop.is_set():
+            self.stopped = True
         self._done = True
         self._pipe.shutdown()
         if self._own_workers:

@@ -1,4 +1,4 @@
-"""Text front end: the Qwen2 byte-level BPE tokenizer and the prompt layout.
+"""Text front end: the Qwen2 byte-level BPE tokenizer.
 
 The tokenizer is built with `tokenizers` from vocab.json + merges.txt (no tokenizer.json ships
 with the checkpoints): NFC normalisation, the standard Qwen2 split regex, byte-level mapping, no
@@ -8,12 +8,11 @@ BOS/EOS, and the added special tokens of tokenizer_config.json kept whole.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 
 from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, normalizers, pre_tokenizers
 
-__all__ = ["QWEN2_SPLIT_PATTERN", "Prompt", "TextTokenizer", "build_prompt"]
+__all__ = ["QWEN2_SPLIT_PATTERN", "TextTokenizer"]
 
 # The standard Qwen2 pre-tokenizer split (what the hub-id load of the official package uses).
 QWEN2_SPLIT_PATTERN = (
@@ -74,23 +73,3 @@ class TextTokenizer:
         with open(path / "tokenizer_config.json", encoding="utf-8") as f:
             config = json.load(f)
         return cls(path / "vocab.json", path / "merges.txt", config)
-
-
-@dataclass(frozen=True)
-class Prompt:
-    role: list[int]  # "<|im_start|>assistant\n"
-    text: list[int]  # the text to speak
-    instruct: list[int] | None  # "<|im_start|>user\n{instruct}<|im_end|>\n" (1.7B only)
-
-
-def build_prompt(tokenizer: TextTokenizer, text: str, instruct: str | None) -> Prompt:
-    """Tokenize as the official wrapper does: the whole chat-formatted string at once, then slice.
-
-    Tokenizing the whole string matters: a text starting with a newline merges with the role's
-    newline, and the official model then takes the first three ids as the role regardless.
-    """
-    ids = tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n")
-    instruct_ids = None
-    if instruct:
-        instruct_ids = tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n")
-    return Prompt(role=ids[:3], text=ids[3:-5], instruct=instruct_ids)

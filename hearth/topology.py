@@ -1,4 +1,4 @@
-"""CPU topology from sysfs, the thread plan derived from it, and tuned settings on disk.
+"""CPU topology from sysfs, and the thread plan derived from it.
 
 Hybrid CPUs (Intel performance + efficiency cores) list their core types in
 /sys/devices/cpu_core/cpus and /sys/devices/cpu_atom/cpus; elsewhere a lower cpuinfo_max_freq or
@@ -10,13 +10,12 @@ are some, else on the cores (or SMT siblings) the language model leaves.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Core", "Plan", "Topology", "detect", "load_tuned", "parse_cpu_list", "plan", "save_tuned", "tuned_path"]
+__all__ = ["Core", "Plan", "Topology", "describe", "detect", "parse_cpu_list", "plan"]
 
 
 def parse_cpu_list(text: str) -> list[int]:
@@ -158,30 +157,6 @@ def plan(topo: Topology) -> Plan:
     notes.append(f"{len(perf)} core(s) without SMT: language model and vocoder share them and take turns "
                  "(--overlap to run both at once)")
     return Plan(len(lm_cores), len(lm_cores), lm, lm, notes=notes)
-
-
-def tuned_path() -> Path:
-    root = os.environ.get("HEARTH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hearth")
-    return Path(root) / "tuned.json"
-
-
-def load_tuned() -> dict[str, Any] | None:
-    """Backend options saved by `hearth tune`, or None."""
-    try:
-        data = json.loads(tuned_path().read_text())
-    except (OSError, ValueError):
-        return None
-    options = data.get("options") if isinstance(data, dict) else None
-    return dict(options) if isinstance(options, dict) else None
-
-
-def save_tuned(options: dict[str, Any], evidence: dict[str, Any]) -> Path:
-    path = tuned_path()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"options": options, "evidence": evidence}, indent=1))
-    tmp.replace(path)
-    return path
 
 
 def describe(topo: Topology) -> dict[str, Any]:

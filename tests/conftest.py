@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
+
+# Tests see neither a developer's `hearth tune` settings nor their model cache: converted models go
+# to a private cache for this run (subprocesses inherit both).
+os.environ["HEARTH_IGNORE_TUNED"] = "1"
+os.environ["HEARTH_CACHE"] = tempfile.mkdtemp(prefix="hearth-test-cache-")
 
 from hearth.random_checkpoint import tiny_configs, write_checkpoint
 
@@ -28,16 +35,33 @@ def tiny17_dir(tmp_path_factory) -> Path:
 
 @pytest.fixture(scope="session")
 def engine(tiny_dir):
+    """The torch reference: what the parity tests compare with the official package."""
     import hearth
 
-    return hearth.load(tiny_dir)
+    return hearth.load(tiny_dir, backend="torch")
+
+
+@pytest.fixture(scope="session")
+def fast_engine(tiny_dir):
+    """What `hearth.load` gives by default: OpenVINO, int8 weights, bf16 vocoder."""
+    import hearth
+
+    engine = hearth.load(tiny_dir)
+    assert engine.options.backend == "openvino" and engine.options.weights == "int8"
+    return engine
+
+
+@pytest.fixture(scope="session", params=["torch", "openvino"])
+def any_engine(request, engine, fast_engine):
+    """Each backend in turn, for tests of behaviour every backend must share."""
+    return engine if request.param == "torch" else fast_engine
 
 
 @pytest.fixture(scope="session")
 def engine17(tiny17_dir):
     import hearth
 
-    return hearth.load(tiny17_dir)
+    return hearth.load(tiny17_dir, backend="torch")
 
 
 @pytest.fixture(scope="session")

@@ -33,7 +33,7 @@ def test_official_written_checkpoint_loads_in_hearth(tmp_path, tiny_dir, referen
     for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "generation_config.json"):
         shutil.copy(tiny_dir / name, tmp_path / name)
 
-    engine = hearth.load(tmp_path)
+    engine = hearth.load(tmp_path, backend="torch")
     text = "Written by the official classes."
     ids = reference_tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n")
 
@@ -68,9 +68,9 @@ def copy_checkpoint(src, dst):
     return dst
 
 
-def expect_error(path, *fragments):
+def expect_error(path, *fragments, backend=None):
     with pytest.raises(CheckpointError) as info:
-        hearth.load(path)
+        hearth.load(path, backend=backend)
     for fragment in fragments:
         assert fragment in str(info.value), str(info.value)
     return str(info.value)
@@ -95,17 +95,22 @@ def test_missing_file(tmp_path, tiny_dir, name):
     expect_error(path, name, "hf download")
 
 
-def test_truncated_weights(tmp_path, tiny_dir):
+BACKENDS = pytest.mark.parametrize("backend", ["torch", "openvino"])
+
+
+@BACKENDS
+def test_truncated_weights(tmp_path, tiny_dir, backend):
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
     f = path / "model.safetensors"
     f.write_bytes(f.read_bytes()[: f.stat().st_size // 2])
-    expect_error(path, "model.safetensors", "truncated", "re-download")
+    expect_error(path, "model.safetensors", "truncated", "re-download", backend=backend)
 
 
-def test_garbage_weights(tmp_path, tiny_dir):
+@BACKENDS
+def test_garbage_weights(tmp_path, tiny_dir, backend):
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
     (path / "speech_tokenizer/model.safetensors").write_bytes(struct.pack("<Q", 2**40) + b"junk")
-    expect_error(path, "speech_tokenizer/model.safetensors", "corrupt")
+    expect_error(path, "speech_tokenizer/model.safetensors", "corrupt", backend=backend)
 
 
 def test_invalid_json(tmp_path, tiny_dir):
@@ -114,23 +119,25 @@ def test_invalid_json(tmp_path, tiny_dir):
     expect_error(path, "config.json", "not valid JSON")
 
 
-def test_wrong_shapes(tmp_path, tiny_dir):
+@BACKENDS
+def test_wrong_shapes(tmp_path, tiny_dir, backend):
     """Weights of one size with the config of another."""
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
     cfg = json.loads((path / "config.json").read_text())
     cfg["talker_config"]["intermediate_size"] += 8
     (path / "config.json").write_text(json.dumps(cfg))
-    expect_error(path, "model.safetensors", "mlp", "shape")
+    expect_error(path, "model.safetensors", "mlp", "shape", backend=backend)
 
 
-def test_missing_tensor(tmp_path, tiny_dir):
+@BACKENDS
+def test_missing_tensor(tmp_path, tiny_dir, backend):
     from safetensors.torch import load_file, save_file
 
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
     state = load_file(str(path / "model.safetensors"))
     del state["talker.codec_head.weight"]
     save_file(state, str(path / "model.safetensors"))
-    expect_error(path, "missing", "talker.codec_head.weight")
+    expect_error(path, "missing", "talker.codec_head.weight", backend=backend)
 
 
 def test_missing_config_key(tmp_path, tiny_dir):

@@ -3,32 +3,55 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import numpy as np
 import pytest
 
 
-def run(*args, stdin: bytes | None = None):
+def run(*args, stdin: bytes | None = None, timeout: float = 300):
     cmd = [sys.executable, "-m", "hearth.cli", *args]
-    return subprocess.run(cmd, input=stdin, capture_output=True, timeout=300, check=False)
+    return subprocess.run(cmd, input=stdin, capture_output=True, timeout=timeout, check=False)
 
 
 def test_codes_json_matches_api(tiny_dir, engine):
     r = run("codes", "Good morning, Hearth.", "--model", str(tiny_dir), "--voice", "Ryan", "--language", "English",
-            "--seed", "42", "--max-new-tokens", "9")
+            "--seed", "42", "--max-new-tokens", "9", "--backend", "torch")
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(r.stdout)  # stdout is only the JSON document
     expected = engine.generate_codes("Good morning, Hearth.", "ryan", "english", seed=42, max_new_tokens=9)
     assert data["codes"] == expected.codes.tolist()
     assert data["frames"] == 8 and data["stop_reason"] == "max_new_tokens" and data["seed"] == 42
     assert all(len(frame) == 16 for frame in data["codes"])
+    assert data["backend"] == "torch"
 
+
+def test_default_is_the_fast_path(tiny_dir, fast_engine, tmp_path):
+    """Without backend flags the command runs OpenVINO with int8 weights, exactly as hearth.load() does."""
+    r = run("codes", "Good morning, Hearth.", "--model", str(tiny_dir), "--seed", "42", "--max-new-tokens", "9",
+            "--text-mode", "stream")
+    assert r.returncode == 0, r.stderr.decode()
+    data = json.loads(r.stdout)
+    assert data["backend"] == "openvino" and data["text_mode"] == "interleaved"
+    expected = fast_engine.generate_codes("Good morning, Hearth.", "vivian", seed=42, max_new_tokens=9,
+                                          text_mode="interleaved")
+    assert data["codes"] == expected.codes.tolist()
+    out = tmp_path / "fast.wav"
+    r = run("say", "Hello.", "--model", str(tiny_dir), "--seed", "4", "--max-new-tokens", "6", "--out", str(out))
+    assert r.returncode == 0, r.stderr.decode()
+    import soundfile as sf
+
+    data, _ = sf.read(out, dtype="float32")
+    samples = fast_engine.synthesize("Hello.", "vivian", seed=4, max_new_tokens=6).samples
+    assert data.shape == samples.shape and np.abs(data - samples).max() <= 1 / 32767 + 1e-6
 
 def test_say_writes_wav(tiny_dir, engine, tmp_path):
     out = tmp_path / "a.wav"
-    r = run("say", "Hello.", "--model", str(tiny_dir), "--greedy", "--max-new-tokens", "6", "--out", str(out))
+    r = run("say", "Hello.", "--model", str(tiny_dir), "--greedy", "--max-new-tokens", "6", "--out", str(out),
+            "--backend", "torch")
     assert r.returncode == 0, r.stderr.decode()
     assert r.stdout == b""
     import soundfile as sf
@@ -42,7 +65,7 @@ def test_say_writes_wav(tiny_dir, engine, tmp_path):
 
 def test_say_f32_to_stdout_from_stdin(tiny_dir, engine):
     r = run("say", "-", "--model", str(tiny_dir), "--seed", "3", "--max-new-tokens", "4", "--out", "-",
-            "--sample-format", "f32", stdin=b"Piped text.")
+            "--sample-format", "f32", "--backend", "torch", stdin=b"Piped text.")
     assert r.returncode == 0, r.stderr.decode()
     import io
 
@@ -75,21 +98,99 @@ def test_voices(tiny_dir):
     [
         (["say", "", "--out", "x.wav"], None, "text is empty"),
         (["say", " \n\t ", "--out", "x.wav"], None, "text is empty"),
+        (["say", "-", "--out", "x.wav"], b"", "text is empty"),
         (["codes", "hi", "--voice", "bob"], None, "vivian"),
         (["codes", "hi", "--language", "klingon"], None, "english"),
         (["codes", "-"], b"\xff\xfe broken", "not valid UTF-8"),
         (["codes", "x" * 100_000], None, "too long"),
-        (["codes", "hi", "--max-new-tokens", "0"], None, "max_new_tokens"),
+        (["codes", "hi", "--max-new-tokens", "0"], None, "--max-new-tokens: must be at least 1"),
+        (["codes", "hi", "--seed", "-3"], None, "--seed: must lie between 0"),
+        (["codes", "hi", "--seed", "abc"], None, "expected a whole number"),
+        (["say", "hi", "--chunk-frames", "0"], None, "--chunk-frames: must be at least 1"),
+        (["say", "hi", "--first-chunk-frames", "-1"], None, "--first-chunk-frames: must be at least 1"),
+        (["say", "hi", "--out", "/nonexistent/dir/x.wav"], None, "does not exist"),
+        (["say", "hi", "--out", "."], None, "is a folder"),
+        (["say", "hi", "--out", "x.mp3"], None, ".wav"),
+        (["say", "hi", "--lm-threads", "0"], None, "--lm-threads: must be at least 1"),
+        (["say", "hi", "--device", "TPU"], None, "device must be an OpenVINO device"),
+        (["say", "hi", "--dtype", "bfloat16"], None, "dtype applies to the torch backend"),
+        (["say", "hi", "--text-mode", "fast"], None, "invalid choice"),
+        (["say", "hi", "--sample-format", "u8"], None, "invalid choice"),
+        (["speak", "--sink", "wav"], None, "--sink wav needs --out"),
+        (["speak", "--sink", "wav", "--out", "/nonexistent/x.wav"], None, "does not exist"),
+        (["speak", "--sink", "null", "--out", "x.wav"], None, "--out is for --sink wav"),
+        (["speak", "--voice", "bob", "--sink", "null"], None, "vivian"),
+        (["soak", "--sentences", "0"], None, "--sentences: must be at least 1"),
+        (["soak", "--idle", "-1"], None, "--idle: must be zero or more"),
+        (["soak", "--duration", "0"], None, "--duration: must be more than zero"),
+        (["soak", "--idle", "nan"], None, "--idle: must be zero or more"),
+        (["bench", "--frames", "0"], None, "--frames: must be at least 1"),
+        (["bench", "--runs", "0"], None, "--runs: must be at least 1"),
+        (["bench", "--text", " "], None, "--text is empty"),
+        (["tune", "--runs", "0"], None, "--runs: must be at least 1"),
+        (["accuracy", "--frames", "0"], None, "--frames: must be at least 1"),
+        (["voices", "--json", "--model", "/nonexistent/ckpt"], None, "hf download"),
     ],
 )
-def test_bad_input(tiny_dir, tmp_path, args, stdin, fragment):
-    r = subprocess.run([sys.executable, "-m", "hearth.cli", *args, "--model", str(tiny_dir)], input=stdin,
-                       capture_output=True, cwd=tmp_path, timeout=300, check=False)
-    err = r.stderr.decode()
-    assert r.returncode == 2, err
+def test_bad_input_is_refused_before_loading(tiny_dir, tmp_path, monkeypatch, capsys, args, stdin, fragment):
+    """Every bad value: exit code 2 and a message, before any weights are read (a tripwire stands in
+    for the engine), nothing on stdout, nothing written."""
+    import io
+
+    import hearth.engine
+    from hearth.cli import main
+
+    def tripwire(*_a, **_k):
+        raise AssertionError("the model was loaded before the input was checked")
+
+    monkeypatch.setattr(hearth.engine.Engine, "__init__", tripwire)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b"")))
+    model = [] if "--model" in args else ["--model", str(tiny_dir)]
+    try:
+        code = main([*args, *model])
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    assert code == 2, err
     assert fragment in err
-    assert "Traceback" not in err
-    assert r.stdout == b""
+    assert out == ""
+    assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+def test_bad_output_path_exits_at_once(tiny_dir, tmp_path):
+    """The command as a user runs it: a message and exit code 2 within seconds, no traceback, no hang."""
+    t0 = time.monotonic()
+    r = run("say", "hi", "--out", "/nonexistent/dir/x.wav", "--model", str(tiny_dir), timeout=60)
+    err = r.stderr.decode()
+    assert r.returncode == 2 and "does not exist" in err and "Traceback" not in err, err
+    assert time.monotonic() - t0 < 30
+
+
+def test_failure_after_loading_exits_instead_of_hanging(tiny_dir, tmp_path):
+    """A sink that fails mid-stream (a full disk): the command reports it and ends, workers and all."""
+    r = run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1", "--max-new-tokens", "20",
+            "--out", "/dev/full", timeout=120)
+    err = r.stderr.decode()
+    assert r.returncode == 1, err
+    assert "No space left on device" in err and "Traceback" not in err
+
+
+def test_interrupt_leaves_no_partial_file(tiny_dir, tmp_path):
+    """Ctrl-C while a long sentence is being written: exit 130, no WAV file, no .part file left."""
+    out = tmp_path / "long.wav"
+    proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "say", "A very long story.", "--model",
+                             str(tiny_dir), "--seed", "2", "--max-new-tokens", "100000", "--no-guard", "--backend",
+                             "torch", "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    part = tmp_path / "long.wav.part"
+    deadline = time.monotonic() + 120
+    while not (part.exists() and part.stat().st_size > 44 + 2 * 1920) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert part.exists(), "the WAV file was never started"
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err.decode()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_long_text_within_limit_is_spoken(engine):

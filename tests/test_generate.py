@@ -43,11 +43,12 @@ def test_codes_in_range(engine):
 
 def test_eos_stops_and_is_not_a_frame(engine):
     """Forcing EOS on the third step (by biasing codec_head) ends generation after two frames."""
-    head = engine.talker.codec_head.weight
+    talker = engine.lm.talker  # the torch reference's modules
+    head = talker.codec_head.weight
     eos = engine.config.talker.codec_eos_id
     saved = head[eos].clone()
     try:
-        head[eos] = engine.talker.model.norm.weight * 1000.0  # dominates every other logit
+        head[eos] = talker.model.norm.weight * 1000.0  # dominates every other logit
         codes = engine.generate_codes("Stop soon.", "ryan", greedy=True, max_new_tokens=50, budget=None)
     finally:
         head[eos] = saved
@@ -58,10 +59,10 @@ def test_eos_stops_and_is_not_a_frame(engine):
 
 
 def test_bfloat16_runs(tiny_dir):
-    engine = hearth.load(tiny_dir, dtype="bfloat16")
+    engine = hearth.load(tiny_dir, backend="torch", dtype="bfloat16")
     audio = engine.synthesize("Half precision.", "eric", "chinese", seed=6, max_new_tokens=5)
     assert audio.samples.shape == (4 * 1920,)
-    assert engine.talker.codec_head.weight.dtype == torch.bfloat16
+    assert engine.lm.talker.codec_head.weight.dtype == torch.bfloat16
 
 
 @pytest.mark.parametrize("kwargs", [{"voice": "nobody"}, {"language": "Elvish"}, {"text_mode": "fast"}])

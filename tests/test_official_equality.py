@@ -32,7 +32,7 @@ def assert_same_codes(official_model, engine, tok, text, voice, language, *, tex
     return got
 
 
-@pytest.mark.parametrize("text_mode", ["whole", "stream"])
+@pytest.mark.parametrize("text_mode", ["whole", "interleaved", "stream"])  # "stream": the official name
 @pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
 def test_modes(official, engine, reference_tokenizer, text_mode, greedy):
     assert_same_codes(official, engine, reference_tokenizer, "It's a fine day; isn't it? Let's walk.",

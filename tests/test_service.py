@@ -1,4 +1,5 @@
-"""The resident speaker: voices without reload, cancel, fault isolation, bounded buffering, bad input."""
+"""The resident speaker (a player over its own scheduler): voices without reload, cancel, fault
+isolation on every backend, bounded buffering, bad input."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from faults import failing_sessions, failing_vocoder
 
 from hearth import InputError
 from hearth.audio import NullSink
@@ -38,13 +40,13 @@ def baseline(engine, text, voice, language, seed, max_new_tokens=13):
 
 
 def test_voices_switch_without_reload(engine):
-    talker, codec = engine.talker, engine.codec
+    lm, vocoder = engine.lm, engine.vocoder
     with Service(engine, NullSink(engine.sample_rate), keep_codes=True, max_new_tokens=13) as service:
         jobs = [service.say("Hello there.", voice=v, language=lang, seed=7)
                 for v, lang in [("ryan", "english"), ("vivian", "chinese"), ("eric", "auto"), ("sohee", "korean")]]
         for job in jobs:
             assert job.wait(120)
-    assert engine.talker is talker and engine.codec is codec
+    assert engine.lm is lm and engine.vocoder is vocoder
     for job in jobs:
         assert job.status == "done" and len(job.sentences) == 1
         s = job.sentences[0]
@@ -110,22 +112,14 @@ def test_sink_fault_fails_one_sentence(engine):
 
 
 @pytest.mark.parametrize("stage", ["generation", "vocoder"])
-def test_engine_fault_fails_one_sentence(engine, monkeypatch, stage):
-    calls = {"n": 0}
+def test_engine_fault_fails_one_sentence(any_engine, monkeypatch, stage):
+    engine = any_engine
+    error = RuntimeError(f"injected {stage} fault")
     if stage == "generation":
-        target, name = engine.talker, "forward"
+        failing_sessions(engine, monkeypatch, "predict", at=3, error=error)
     else:
-        target, name = engine.codec, "decode"
-    real = getattr(target, name)
-
-    def faulty(*args):
-        calls["n"] += 1
-        if calls["n"] == 3:
-            raise RuntimeError(f"injected {stage} fault")
-        return real(*args)
-
-    monkeypatch.setattr(target, name, faulty)
-    with Service(engine, NullSink(engine.sample_rate), keep_codes=True, warm_up=False, max_new_tokens=13) as service:
+        failing_vocoder(engine, monkeypatch, at=2, error=error)
+    with Service(engine, NullSink(engine.sample_rate), keep_codes=True, max_new_tokens=13) as service:
         job = service.say("Broken in the middle. Then all is well.", voice="uncle_fu", seed=21)
         assert job.wait(60)
     monkeypatch.undo()
@@ -146,7 +140,7 @@ def test_engine_fault_fails_one_sentence(engine, monkeypatch, stage):
     ],
 )
 def test_bad_input_keeps_service_up(engine, text, fragment):
-    with Service(engine, NullSink(engine.sample_rate), warm_up=False, max_new_tokens=6) as service:
+    with Service(engine, NullSink(engine.sample_rate), max_new_tokens=6) as service:
         with pytest.raises(InputError, match=fragment):
             service.say(text)
         with pytest.raises(InputError, match="vivian"):
@@ -157,7 +151,7 @@ def test_bad_input_keeps_service_up(engine, text, fragment):
 
 
 def test_close_while_speaking(engine):
-    service = Service(engine, RecordingSink(engine.sample_rate), warm_up=False, max_new_tokens=30)
+    service = Service(engine, RecordingSink(engine.sample_rate), max_new_tokens=30)
     job = service.say(" ".join(["Keep talking."] * 20), seed=1)
     while job.first_audio_s is None:
         time.sleep(0.01)
@@ -169,7 +163,7 @@ def test_close_while_speaking(engine):
 def test_cancel_right_after_submit_never_lets_a_request_through(engine):
     """A request submitted before cancel() is cancelled, even while it is being taken off the queue."""
     sink = RecordingSink(engine.sample_rate, realtime=False)
-    with Service(engine, sink, warm_up=False, max_new_tokens=4) as service:
+    with Service(engine, sink, max_new_tokens=4) as service:
         for i in range(25):
             job = service.say(f"Request number {i}.", seed=i)
             if i % 5:

@@ -2,6 +2,8 @@
 
 The null device consumes audio instantly, so this shows the real playback path runs end to end
 (device found, stream opened, every chunk written, drained and closed), not real-time pacing.
+Without the PortAudio library these tests skip, except under CI (`CI=true`, set by `.ci/run`), where
+the library is part of the set-up and its absence is a failure.
 """
 
 from __future__ import annotations
@@ -21,7 +23,11 @@ def null_device_home(tmp_path):
     env = dict(os.environ, HOME=str(tmp_path))
     probe = subprocess.run([sys.executable, "-c", "from hearth.audio import default_output_available as f; "
                             "print(f())"], env=env, capture_output=True, text=True, check=False)
-    assert probe.stdout.strip() == "True", "PortAudio (libportaudio2) and sounddevice are part of the CI set-up"
+    if probe.stdout.strip() != "True":
+        reason = "no PortAudio output device: install the library (apt-get install libportaudio2)"
+        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+            pytest.fail(f"{reason}; it is part of the CI set-up")
+        pytest.skip(reason)
     return env
 
 

@@ -10,6 +10,7 @@ import time
 import numpy as np
 import pytest
 import torch
+from faults import failing_sessions, failing_vocoder
 
 import hearth
 from hearth.random_checkpoint import tiny_configs, write_checkpoint
@@ -26,7 +27,7 @@ def snr_db(ref: np.ndarray, got: np.ndarray) -> float:
 def window_engine(tmp_path_factory):
     """A tiny model whose vocoder attends over only 12 frames, so long streams cross it many times."""
     config, codec = tiny_configs("0b6", hidden=32, layers=1, window=12)
-    return hearth.load(write_checkpoint(tmp_path_factory.mktemp("win12"), config, codec, seed=77))
+    return hearth.load(write_checkpoint(tmp_path_factory.mktemp("win12"), config, codec, seed=77), backend="torch")
 
 
 @pytest.fixture(scope="module")
@@ -54,14 +55,14 @@ def test_streamed_audio_equals_whole_decode(window_engine, long_codes, chunk):
     assert snr_db(whole, np.concatenate([c.samples for c in chunks])) >= 100
 
 
-@pytest.mark.parametrize("text_mode", ["whole", "stream"])
+@pytest.mark.parametrize("text_mode", ["whole", "interleaved"])
 def test_streamed_codes_equal_plain_codes(engine, text_mode):
     plain = engine.generate_codes("Same codes either way.", "ono_anna", "japanese", seed=12, max_new_tokens=23,
                                   text_mode=text_mode)
     audio = engine.synthesize("Same codes either way.", "ono_anna", "japanese", seed=12, max_new_tokens=23,
                               text_mode=text_mode, chunk_frames=4, first_chunk_frames=1)
-    assert torch.equal(audio.codes.codes, plain.codes)
-    assert audio.codes.seed == 12
+    assert torch.equal(audio.codes, plain.codes)
+    assert audio.seed == 12
 
 
 def test_first_chunk_is_small_then_sizes_ramp_up(engine):
@@ -78,18 +79,10 @@ def test_end_on_a_chunk_boundary_gives_empty_last_chunk(engine):
     assert chunks[-1].is_last and len(chunks[-1].samples) == 0
 
 
-def test_vocoder_failure_reaches_caller_and_engine_recovers(engine, monkeypatch):
+def test_vocoder_failure_reaches_caller_and_engine_recovers(any_engine, monkeypatch):
+    engine = any_engine
     clean = engine.synthesize("After a failure.", "sohee", seed=5, max_new_tokens=16)
-    real_decode = engine.codec.decode
-    calls = {"n": 0}
-
-    def failing_decode(codes, stream):
-        calls["n"] += 1
-        if calls["n"] == 2:
-            raise RuntimeError("injected vocoder fault")
-        return real_decode(codes, stream)
-
-    monkeypatch.setattr(engine.codec, "decode", failing_decode)
+    failing_vocoder(engine, monkeypatch, at=2, error=RuntimeError("injected vocoder fault"))
     received = []
     fault = pytest.raises(RuntimeError, match="injected vocoder fault")
     with fault, engine.stream("Doomed.", "sohee", seed=5, max_new_tokens=40) as stream:
@@ -98,23 +91,14 @@ def test_vocoder_failure_reaches_caller_and_engine_recovers(engine, monkeypatch)
     assert received == [0]  # nothing after the failed chunk
     monkeypatch.undo()
     again = engine.synthesize("After a failure.", "sohee", seed=5, max_new_tokens=16)
-    assert torch.equal(again.codes.codes, clean.codes.codes)
+    assert torch.equal(again.codes, clean.codes)
     assert np.array_equal(again.samples, clean.samples)
 
 
-def test_generation_failure_reaches_caller(engine, monkeypatch):
-    real_forward = engine.talker.forward
-    calls = {"n": 0}
-
-    def failing_forward(embeds, cache):
-        calls["n"] += 1
-        if calls["n"] == 4:
-            raise ValueError("injected talker fault")
-        return real_forward(embeds, cache)
-
-    monkeypatch.setattr(engine.talker, "forward", failing_forward)
+def test_generation_failure_reaches_caller(any_engine, monkeypatch):
+    failing_sessions(any_engine, monkeypatch, "step", at=4, error=ValueError("injected talker fault"))
     fault = pytest.raises(ValueError, match="injected talker fault")
-    with fault, engine.stream("Doomed.", "eric", seed=1, max_new_tokens=40) as stream:
+    with fault, any_engine.stream("Doomed.", "eric", seed=1, max_new_tokens=40) as stream:
         list(stream)
 
 
@@ -165,7 +149,7 @@ def test_paced_stream_keeps_codes_and_audio(engine):
     plain = engine.synthesize("Paced chunks.", "ryan", seed=8, max_new_tokens=30)
     with engine.stream("Paced chunks.", "ryan", seed=8, max_new_tokens=30, paced=True) as stream:
         chunks = list(stream)
-    assert torch.equal(torch.cat([c.codes for c in chunks]), plain.codes.codes)
+    assert torch.equal(torch.cat([c.codes for c in chunks]), plain.codes)
     assert all(1 <= c.frames <= 5 for c in chunks[:-1])
     assert snr_db(plain.samples, np.concatenate([c.samples for c in chunks])) >= 100
 
@@ -174,7 +158,7 @@ def _record_overlap(engine, monkeypatch):
     """Wrap the engine's language-model session and vocoder to record when each one computes."""
     steps: list[tuple[float, float]] = []
     decodes: list[tuple[float, float]] = []
-    make_session, decode = engine.lm.session, engine.codec.decode
+    make_session, decode = engine.lm.session, engine.vocoder.decode
 
     class Timed:
         def __init__(self, inner):
@@ -199,7 +183,7 @@ def _record_overlap(engine, monkeypatch):
             decodes.append((t, time.perf_counter()))
 
     monkeypatch.setattr(engine.lm, "session", lambda *a, **k: Timed(make_session(*a, **k)))
-    monkeypatch.setattr(engine.codec, "decode", slow_decode)
+    monkeypatch.setattr(engine.vocoder, "decode", slow_decode)
     return steps, decodes
 
 
@@ -224,5 +208,5 @@ def test_overlap_off_means_generation_and_vocoding_take_turns(engine, monkeypatc
 
 
 def test_overlap_option_reaches_the_engine(tiny_dir):
-    assert hearth.load(tiny_dir, overlap=False).overlap is False
-    assert hearth.load(tiny_dir).overlap is True  # torch backend: overlapped, as before
+    assert hearth.load(tiny_dir, backend="torch", overlap=False).overlap is False
+    assert hearth.load(tiny_dir, backend="torch").overlap is True  # the torch reference overlaps

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from hearth.text import TextTokenizer, build_prompt
+from hearth.prompt import build_prompt
+from hearth.text import TextTokenizer
 
 TEXTS = [
     "你好，欢迎回家。今天的天气怎么样？",

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from hearth.cli import main
-from hearth.topology import detect, load_tuned, parse_cpu_list, plan, save_tuned
+from hearth.settings import load_tuned, save_tuned
+from hearth.topology import detect, parse_cpu_list, plan
 
 
 def fake_sysfs(root: Path, siblings: dict[int, str], *, atom: str | None = None, core: str | None = None,
@@ -82,20 +83,28 @@ def test_no_sysfs_falls_back_to_cpu_count(tmp_path):
     assert topo.cores and "no sysfs" in topo.source
 
 
-def test_tuned_settings_round_trip_and_reach_the_cli(tmp_path, monkeypatch):
+def test_tuned_settings_round_trip_and_apply_to_cli_and_api_alike(tmp_path, monkeypatch):
+    from hearth.cli import parser
+    from hearth.cli.options import backend_flags
+    from hearth.settings import backend_options, chunk_frames
+
     monkeypatch.setenv("HEARTH_CACHE", str(tmp_path))
     monkeypatch.delenv("HEARTH_IGNORE_TUNED", raising=False)
-    assert load_tuned() is None
+    assert load_tuned() == {} and chunk_frames() == 5
     save_tuned({"backend": "openvino", "threads": 1, "chunk_frames": 4}, {"experiments": []})
     assert load_tuned() == {"backend": "openvino", "threads": 1, "chunk_frames": 4}
-    from hearth.cli import _parser, backend_options
+    assert chunk_frames() == 4
 
-    args = _parser().parse_args(["say", "hi", "--lm-threads", "2"])
-    assert backend_options(args) == {"backend": "openvino", "threads": 2}  # explicit flag wins
-    args = _parser().parse_args(["say", "hi", "--backend", "torch"])
-    assert backend_options(args) == {"backend": "torch"}  # the reference ignores fast-path tuning
-    args = _parser().parse_args(["bench", "--no-overlap"])
-    assert backend_options(args) == {"backend": "openvino", "threads": 1, "overlap": False}
+    def resolved(*argv):
+        return backend_options(**backend_flags(parser().parse_args(["say", "hi", *argv])))
+
+    assert resolved() == backend_options()  # the command and hearth.load() resolve alike
+    assert resolved().threads == 1 and resolved().backend == "openvino"
+    assert resolved("--lm-threads", "2").threads == 2  # an explicit flag wins
+    assert resolved("--backend", "torch").threads is None  # the reference ignores fast-path tuning
+    assert resolved("--no-overlap").overlap is False and resolved("--no-overlap").threads == 1
+    monkeypatch.setenv("HEARTH_IGNORE_TUNED", "1")
+    assert load_tuned() == {} and resolved().threads is None
 
 
 def test_doctor_prints_topology_backends_and_plan(capsys):

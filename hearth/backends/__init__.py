@@ -1,51 +1,134 @@
-"""What executes the networks: the torch reference, or the OpenVINO fast path.
+"""What executes the networks: the torch reference, or the OpenVINO fast path, behind one factory.
 
-The streaming pipeline and the service see only two interfaces: a `LanguageModel` (prompt
-embeddings and per-utterance sessions, `hearth.generate`) and a `Vocoder` (`start()` a stream,
-`decode(codes, stream)` the next frames). `BackendOptions` says which implementation serves each.
+The engine sees a `Backend`: a `LanguageModel` (prompt embeddings and per-utterance sessions), a
+`Vocoder` (per-stream state and decode steps), whether the two should run at once, and one
+`warm_up()`. It never asks which implementation it got; `create` is the only place that knows.
+
+Concurrency contract: sessions are independent. Any number may be open at once, on any threads;
+each owns its caches and its sampling generator, so interleaving them changes no code. Vocoder
+states are independent in the same way. One session or vocoder state must not be used from two
+threads at once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any, Protocol
 
 import torch
 
-__all__ = ["BACKENDS", "LM_WEIGHTS", "VOCODER_PRECISIONS", "BackendOptions", "Vocoder"]
+if TYPE_CHECKING:
+    from ..checkpoint import Checkpoint
+    from ..sampling import SamplingOptions
 
-BACKENDS = ("torch", "openvino")
+__all__ = [
+    "BACKENDS",
+    "LM_WEIGHTS",
+    "TORCH_DTYPES",
+    "VOCODER_PRECISIONS",
+    "Backend",
+    "BackendOptions",
+    "LMSession",
+    "LanguageModel",
+    "Vocoder",
+    "create",
+    "openvino_available",
+]
+
+BACKENDS = ("openvino", "torch")
 LM_WEIGHTS = ("int8", "fp16", "fp32")
-VOCODER_PRECISIONS = ("torch", "bf16", "fp16", "fp32")
+VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "torch")
+TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
+DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"
+
+
+def openvino_available() -> bool:
+    try:
+        import openvino  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+class LMSession(Protocol):
+    """One utterance's language-model state (KV caches, the last hidden state, its generator)."""
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        """The prompt [1, L, hidden] -> fp32 codebook-0 logits of its last position [1, vocab]."""
+        ...
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        """The next talker input [1, 1, hidden] -> fp32 codebook-0 logits [1, vocab]."""
+        ...
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        """Codebooks 1..G-1 of the current frame, and the summed embedding of all G codes [1, 1, hidden]."""
+        ...
+
+    def close(self) -> None:
+        """Release what the session holds (idempotent)."""
+        ...
+
+
+class LanguageModel(Protocol):
+    """The talker and its code predictor: prompt embeddings and sessions."""
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor: ...
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
+
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession: ...
+
+    def warm_up(self) -> None: ...
+
+    def weights_mb(self) -> dict[str, dict[str, float]]: ...
 
 
 class Vocoder(Protocol):
-    def start(self) -> Any: ...
+    """Codes to audio, carrying a per-stream state: `decode(codes, state)` appends k frames' audio."""
 
-    def decode(self, codes: torch.Tensor, stream: Any) -> torch.Tensor: ...
+    first_chunk_frames: int  # the best first chunk for this vocoder (see `Backend.first_chunk_frames`)
 
-    def __call__(self, codes: torch.Tensor) -> torch.Tensor: ...
+    def start(self) -> Any:
+        """The state of a new audio stream."""
+        ...
+
+    def decode(self, codes: torch.Tensor, state: Any) -> torch.Tensor:
+        """[k, 16] codes -> float samples [k * samples_per_frame], advancing `state`."""
+        ...
+
+    def __call__(self, codes: torch.Tensor) -> torch.Tensor:
+        """Whole-sequence decode: the same as `decode` on a fresh state."""
+        ...
+
+    def warm_up(self) -> None: ...
+
+    def weights_mb(self) -> dict[str, dict[str, float]]: ...
 
 
 @dataclass(frozen=True)
 class BackendOptions:
-    """backend "torch" (reference) or "openvino"; for OpenVINO the language model's weight format
-    and device, the vocoder's precision ("torch" keeps the torch fp32 vocoder) and device, and
-    thread counts (None: the runtime's choice)."""
+    """Which implementation runs each network, and how.
 
-    backend: str = "torch"
+    backend: "openvino" (the fast path) or "torch" (the reference: bit-exact with the official
+    package; `dtype` float32 or bfloat16). For OpenVINO: the language model's weight format, its
+    device and threads; the vocoder's precision ("torch" keeps the torch fp32 vocoder) and device.
+    None means "the runtime's choice" for threads, and "decided from the CPU topology" for
+    `overlap` (whether generation goes on while a chunk is decoded).
+    """
+
+    backend: str = "openvino"
     weights: str = "int8"
     device: str = "CPU"
     threads: int | None = None
-    vocoder: str | None = None  # None: "torch" with the torch backend, "bf16" with OpenVINO
+    vocoder: str | None = None  # None: "bf16" with OpenVINO, "torch" with the torch backend
     vocoder_device: str = "CPU"
     vocoder_threads: int | None = None
-    lm_core_type: str = "ANY_CORE"  # OpenVINO SCHEDULING_CORE_TYPE: ANY_CORE, PCORE_ONLY, ECORE_ONLY
+    lm_core_type: str = "ANY_CORE"  # OpenVINO SCHEDULING_CORE_TYPE
     vocoder_core_type: str = "ANY_CORE"
-    # Whether generation goes on while a chunk is decoded. None: yes where the vocoder has cores
-    # (or a device) of its own, or with the torch backend; no where both share the same cores.
     overlap: bool | None = None
+    dtype: str = "float32"  # torch backend only
 
     @property
     def vocoder_precision(self) -> str:
@@ -53,24 +136,105 @@ class BackendOptions:
             return self.vocoder
         return "torch" if self.backend == "torch" else "bf16"
 
+    @property
+    def uses_openvino(self) -> bool:
+        return self.backend == "openvino" or self.vocoder_precision != "torch"
+
     def validate(self) -> None:
         """Raises ValueError naming the allowed values."""
-        if self.backend not in BACKENDS:
-            raise ValueError(f"backend must be one of {', '.join(BACKENDS)}, got {self.backend!r}")
-        if self.weights not in LM_WEIGHTS:
-            raise ValueError(f"weights must be one of {', '.join(LM_WEIGHTS)}, got {self.weights!r}")
+        choices = {"backend": BACKENDS, "weights": LM_WEIGHTS, "dtype": TORCH_DTYPES,
+                   "lm_core_type": CORE_TYPES, "vocoder_core_type": CORE_TYPES}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
         if self.vocoder_precision not in VOCODER_PRECISIONS:
             raise ValueError(f"vocoder must be one of {', '.join(VOCODER_PRECISIONS)}, got {self.vocoder!r}")
-        for name in ("lm_core_type", "vocoder_core_type"):
-            if getattr(self, name) not in CORE_TYPES:
-                raise ValueError(f"{name} must be one of {', '.join(CORE_TYPES)}")
+        for name in ("device", "vocoder_device"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value.split(".")[0].split(":")[0] not in DEVICES:
+                raise ValueError(f"{name} must be an OpenVINO device ({', '.join(DEVICES)}), got {value!r}")
         for name in ("threads", "vocoder_threads"):
             value = getattr(self, name)
-            if value is not None and value < 1:
-                raise ValueError(f"{name} must be at least 1")
-        uses_openvino = self.backend == "openvino" or self.vocoder_precision != "torch"
-        if uses_openvino:
-            from .openvino import available
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.backend != "torch" and self.dtype != "float32":
+            raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
+                             f"({', '.join(LM_WEIGHTS)})")
+        if self.uses_openvino and not openvino_available():
+            raise ValueError("this needs OpenVINO, which is not installed: pip install openvino "
+                             "(or choose the torch reference: backend 'torch', vocoder 'torch')")
 
-            if not available():
-                raise ValueError("the OpenVINO backend needs the 'fast' extra: pip install 'hearth-tts[fast]'")
+
+@dataclass
+class Backend:
+    """A loaded language model and vocoder, and how to run them together."""
+
+    options: BackendOptions
+    lm: LanguageModel
+    vocoder: Vocoder
+    overlap: bool  # generation goes on while a chunk is decoded
+
+    @property
+    def first_chunk_frames(self) -> int:
+        """Frames in the first chunk unless a request says otherwise."""
+        return self.vocoder.first_chunk_frames
+
+    def warm_up(self) -> None:
+        """Run each network once, so the first request does not pay for lazy set-up."""
+        from ..settings import trim_heap
+
+        self.lm.warm_up()
+        self.vocoder.warm_up()
+        trim_heap()
+
+    def weights_mb(self) -> dict[str, dict[str, float]]:
+        """MB per part, in fp32 and as this backend stores it."""
+        return {**self.lm.weights_mb(), **self.vocoder.weights_mb()}
+
+    def describe(self) -> dict[str, Any]:
+        return {**asdict(self.options), "vocoder": self.options.vocoder_precision, "overlap": self.overlap,
+                "first_chunk_frames": self.first_chunk_frames}
+
+
+def _overlap_default(options: BackendOptions) -> bool:
+    """With OpenVINO on CPU, where the vocoder shares the language model's cores (the plan of
+    `hearth.topology`), the two take turns: run at once, each slows the other by about what the
+    overlap gains (2 vCPUs, three pairs of 5-run benches: real-time factor 1.21-1.27 taking
+    turns, 1.25-1.28 overlapped), and taking turns costs less CPU. The torch reference overlaps."""
+    if options.backend == "torch" or options.vocoder_device != "CPU" or options.device != "CPU":
+        return True
+    from ..topology import detect, plan
+
+    p = plan(detect())
+    return set(p.vocoder_cpus).isdisjoint(p.lm_cpus)
+
+
+def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
+    """Load `checkpoint` for `options` (validated first; ValueError names what to change, and a
+    damaged or mismatched checkpoint raises CheckpointError before anything is converted)."""
+    from ..checkpoint import verify_weights
+
+    options.validate()
+    verify_weights(checkpoint)
+    lm: LanguageModel
+    vocoder: Vocoder
+    if options.backend == "torch":
+        from .pytorch import TorchLanguageModel
+
+        lm = TorchLanguageModel.load(checkpoint, getattr(torch, options.dtype))
+    else:
+        from .openvino import OpenVINOLanguageModel
+
+        lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
+                                   core_type=options.lm_core_type)
+    if options.vocoder_precision == "torch":
+        from .pytorch import TorchVocoder
+
+        vocoder = TorchVocoder.load(checkpoint)
+    else:
+        from .openvino import OpenVINOVocoder
+
+        vocoder = OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device,
+                                  options.vocoder_threads, core_type=options.vocoder_core_type)
+    overlap = options.overlap if options.overlap is not None else _overlap_default(options)
+    return Backend(options, lm, vocoder, overlap)

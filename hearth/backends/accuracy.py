@@ -14,8 +14,8 @@ import openvino as ov
 import torch
 
 from ..checkpoint import Checkpoint
-from ..generate import PromptEmbeds
 from ..model.layers import Rotary
+from ..prompt import PromptEmbeds
 from ..safetensors_mmap import SafetensorsFile
 from .openvino import runtime_properties
 from .ov_graphs import build_predictor_loop, build_talker
@@ -101,7 +101,7 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
 
     from .. import load
     from ..checkpoint import load_codec
-    from ..generate import embed_prompt
+    from ..prompt import embed_prompt
     from .openvino import OpenVINOVocoder
 
     text = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
@@ -119,8 +119,8 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     with torch.inference_mode():
         expected = decoder(codes).numpy()
     ov_vocoder = OpenVINOVocoder(engine.checkpoint, vocoder)
-    stream = ov_vocoder.start()
-    parts = [ov_vocoder.decode(codes[i : i + 5], stream).numpy() for i in range(0, len(codes), 5)]
+    state = ov_vocoder.start()
+    parts = [ov_vocoder.decode(codes[i : i + 5], state).numpy() for i in range(0, len(codes), 5)]
     vocoder_snr = snr_db(expected, np.concatenate(parts))
     result = {
         "model": model, "weights": weights, "frames": int(codes.shape[0]),

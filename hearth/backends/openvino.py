@@ -1,74 +1,50 @@
 """The OpenVINO backend: the same generation algorithm, executed by the OpenVINO runtime.
 
-Converted models are cached on disk, keyed by the checkpoint (its files' size, time and tensor
-table), the weight format and the versions of this converter and of OpenVINO; a second start reads
-the cached IR and the runtime's compiled blobs instead of the safetensors. Prompt embeddings (a few
+The first load converts the checkpoint into the cache (`ov_cache`); a second start reads the
+cached IR and the runtime's compiled blobs instead of the safetensors. Prompt embeddings (a few
 rows of the text table through a small projection) stay in torch, as in the reference backend.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import os
-import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 import numpy as np
 import torch
 from torch import nn
 
-from ..checkpoint import Checkpoint, talker_tensor_shapes
+from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
 from ..config import TalkerConfig
-from ..generate import LMSession, SamplingOptions
 from ..model.layers import Rotary
 from ..model.talker import TextProjection
 from ..safetensors_mmap import SafetensorsFile
+from ..sampling import SamplingOptions
+from . import LMSession
+from .ov_cache import ConvertedModel, bounded_mapping, cache_entry, publish, release_mapped_files, staging, weights_mb
 
-__all__ = [
-    "DEFAULT_CACHE",
-    "ConvertedModel",
-    "OpenVINOLanguageModel",
-    "PromptEmbedder",
-    "available",
-    "cache_root",
-]
+__all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "PromptEmbedder", "runtime_properties"]
 
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
 GRAPH_VERSION = "lm-2"
-DEFAULT_CACHE = Path.home() / ".cache" / "hearth"
 
 
-def available() -> bool:
-    try:
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
+def _core(device: str):  # noqa: ANN202 - the runtime's own type
+    """The runtime, after checking that `device` exists on this machine (before any conversion)."""
+    import openvino as ov
 
-
-def _core():  # noqa: ANN202 - openvino is an optional dependency
-    try:
-        import openvino as ov
-    except ImportError as e:
-        raise RuntimeError(
-            "the OpenVINO backend needs the 'fast' extra: pip install 'hearth-tts[fast]'"
-        ) from e
-    return ov.Core()
-
-
-def cache_root() -> Path:
-    """Converted models live in $HEARTH_CACHE/openvino (default ~/.cache/hearth/openvino)."""
-    return Path(os.environ.get("HEARTH_CACHE") or DEFAULT_CACHE) / "openvino"
+    core = ov.Core()
+    base = device.split(".")[0].split(":")[0]
+    if base in ("CPU", "GPU", "NPU") and not any(d.split(".")[0] == base for d in core.available_devices):
+        raise ValueError(f"OpenVINO device {device} is not available here; devices found: "
+                         f"{', '.join(core.available_devices)} (see `hearth doctor`)")
+    return core
 
 
 class PromptEmbedder(nn.Module):
@@ -107,68 +83,6 @@ def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
     return emb
 
 
-def _file_identity(path: Path) -> dict[str, object]:
-    st = path.stat()
-    with open(path, "rb") as fh:
-        n = int.from_bytes(fh.read(8), "little")
-        header = fh.read(min(n, 100_000_000))
-    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "header": hashlib.sha256(header).hexdigest()}
-
-
-def _openvino_version() -> str:
-    import openvino as ov
-
-    return ov.get_version()
-
-
-@dataclass
-class ConvertedModel:
-    """One cached conversion: IR files per network plus what each part weighs."""
-
-    directory: Path
-    manifest: dict[str, object] = field(default_factory=dict)
-
-    def xml(self, network: str) -> Path:
-        return self.directory / f"{network}.xml"
-
-
-def _cache_entry(
-    name: str, options: Mapping[str, object], weights_file: Path, root: Path | None
-) -> tuple[Path, dict[str, object], ConvertedModel | None]:
-    """The cache directory for converting `weights_file` (with the config.json beside it) with
-    `options`, the full key it is named after, and its conversion if one was finished before."""
-    key_source = {
-        **options,
-        "openvino": _openvino_version(),
-        "model": _file_identity(weights_file),
-        "config": hashlib.sha256((weights_file.parent / "config.json").read_bytes()).hexdigest(),
-    }
-    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
-    directory = (root or cache_root()) / f"{name}-{key}"
-    manifest_path = directory / "manifest.json"
-    if manifest_path.is_file():
-        return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
-    return directory, key_source, None
-
-
-def _staging(directory: Path) -> Path:
-    """A private directory beside the final one, to convert into."""
-    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    return tmp
-
-
-def _publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> ConvertedModel:
-    """Write the manifest last and move the finished conversion into place in one rename."""
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
-    try:
-        tmp.rename(directory)
-    except OSError:  # another process finished first
-        shutil.rmtree(tmp, ignore_errors=True)
-    return ConvertedModel(directory, dict(manifest))
-
-
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
     from .ov_graphs import WEIGHT_FORMATS, build_predictor_loop, build_talker
@@ -177,7 +91,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
     path = ckpt.path / "model.safetensors"
     options = {"graph": GRAPH_VERSION, "weights": weights}
-    directory, key_source, done = _cache_entry(f"lm-{weights}", options, path, root)
+    directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root)
     if done is not None:
         return done
 
@@ -185,18 +99,14 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
 
     t0 = time.perf_counter()
     log.info("converting the language model to OpenVINO (%s weights) into %s; once per checkpoint", weights, directory)
-    f = SafetensorsFile(path)
-    expected = talker_tensor_shapes(ckpt.config)
-    missing = [n for n in expected if n not in f.tensors]
-    if missing:
-        raise RuntimeError(f"{path} lacks {len(missing)} tensors (first: {missing[0]}); re-download the checkpoint")
+    f = open_verified(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
 
     def source(name: str) -> np.ndarray:
         t = f.get(name).to(torch.float32).numpy().copy()
         f.release(name)
         return t
 
-    tmp = _staging(directory)
+    tmp = staging(directory)
     parts = {}
     for network, build in (("talker", build_talker), ("predictor", build_predictor_loop)):
         model, builder = build(ckpt.config.talker, source, weights)
@@ -205,7 +115,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         del model, builder
     manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
     log.info("converted in %.1f s", manifest["convert_s"])
-    return _publish(tmp, directory, manifest)
+    return publish(tmp, directory, manifest)
 
 
 def runtime_properties(
@@ -233,8 +143,24 @@ def runtime_properties(
     return props
 
 
+@dataclass
+class _Requests:
+    """One pair of infer requests (talker with its KV-cache state, predictor loop): what a session
+    holds while it lives. Pairs are pooled, so a new session usually reuses a finished one's."""
+
+    talker: Any
+    predictor: Any
+
+
 class OpenVINOLanguageModel:
-    """Talker (stateful KV cache) and the 15-step predictor loop, each one compiled OpenVINO model."""
+    """Talker (stateful KV cache) and the 15-step predictor loop, each one compiled OpenVINO model.
+
+    Sessions are independent: each holds its own pair of infer requests (its own KV-cache state),
+    taken from a small pool of idle pairs and given back when it closes, so any number can be open
+    at once without touching each other (the runtime runs requests of one compiled model from
+    several threads)."""
+
+    MAX_IDLE = 2  # idle request pairs kept for reuse; each holds its buffers (tens of MB at 0.6B)
 
     def __init__(
         self,
@@ -245,8 +171,7 @@ class OpenVINOLanguageModel:
         cache: Path | None = None,
         core_type: str = "ANY_CORE",
     ):
-        core = _core()
-        return_large_buffers_to_os()
+        core = _core(device)
         self.config = ckpt.config
         self.weights = weights
         self.device = device
@@ -259,21 +184,24 @@ class OpenVINOLanguageModel:
         self.embedder = load_embedder(ckpt, f)
         stack = ckpt.config.talker.stack
         self.rotary = Rotary(stack.head_dim, stack.rope_theta)
+        self._idle: list[_Requests] = []
+        self._lock = threading.Lock()
         t0 = time.perf_counter()
         # One network at a time: compile, run once (the runtime lays out its weights on the first
         # call), and meanwhile keep dropping the pages of the cache files it has read, so the
         # mapped originals and the runtime's copy never sit in memory side by side.
         with bounded_mapping([self.converted.directory]):
             self.talker = core.compile_model(str(self.converted.xml("talker")), device, props)
-            self._talker_req = self.talker.create_infer_request()
-            warm = _OpenVINOSession(self, SamplingOptions(do_sample=False, sub_do_sample=False), None)
-            warm.prefill(torch.zeros(1, 2, stack.hidden_size))
-            warm.step(torch.zeros(1, 1, stack.hidden_size))
+            talker_req = self.talker.create_infer_request()
+            _run_talker(talker_req, self.rotary, torch.zeros(1, 2, stack.hidden_size), 0)
         with bounded_mapping([self.converted.directory]):
             self.predictor = core.compile_model(str(self.converted.xml("predictor")), device, props)
-            self._predictor_req = self.predictor.create_infer_request()
+            first = _Requests(talker_req, self.predictor.create_infer_request())
+            talker_req.reset_state()
+            warm = OpenVINOSession(self, first, SamplingOptions().greedy(), None)
+            warm.prefill(torch.zeros(1, 2, stack.hidden_size))
             warm.predict(0)
-        self._talker_req.reset_state()
+            warm.close()  # the pair becomes the pool's first
         self.compile_s = time.perf_counter() - t0
 
     def embed_text(self, ids: list[int]) -> torch.Tensor:
@@ -283,17 +211,60 @@ class OpenVINOLanguageModel:
         return self.embedder.embed_codec(ids)
 
     def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
-        return _OpenVINOSession(self, options, rng)
+        with self._lock:
+            requests = self._idle.pop() if self._idle else None
+        if requests is None:
+            requests = _Requests(self.talker.create_infer_request(), self.predictor.create_infer_request())
+        requests.talker.reset_state()
+        return OpenVINOSession(self, requests, options, rng)
+
+    def _give_back(self, requests: _Requests) -> None:
+        with self._lock:
+            if len(self._idle) < self.MAX_IDLE:
+                self._idle.append(requests)
+
+    def warm_up(self) -> None:
+        """A short utterance through a pooled pair of requests, then the mapped cache files are
+        released (the runtime holds its own copy of the weights by then)."""
+        stack = self.config.talker.stack
+        with torch.inference_mode():
+            s = self.session(SamplingOptions().greedy(), None, 8)
+            s.prefill(torch.zeros(1, 8, stack.hidden_size))
+            _, summed = s.predict(0)
+            s.step(summed)
+            s.close()
+        release_mapped_files([self.converted.directory])
+
+    def weights_mb(self) -> dict[str, dict[str, float]]:
+        return weights_mb(self.converted)
 
 
-class _OpenVINOSession:
-    """One utterance. The engine serves one request at a time, so sessions share the infer requests."""
+_BEAM = np.zeros(1, np.int32)
 
-    def __init__(self, lm: OpenVINOLanguageModel, options: SamplingOptions, rng: torch.Generator | None):
+
+def _run_talker(req: Any, rotary: Rotary, embeds: torch.Tensor, position: int) -> None:
+    """One talker call on `req` for `embeds` [1, n, hidden] at `position` (causal within the call)."""
+    n = embeds.shape[1]
+    cos, sin = rotary.get(position, n, torch.float32)
+    mask = np.zeros((1, 1, n, position + n), np.float32)
+    if n > 1:
+        mask[0, 0, :, position:] = np.triu(np.full((n, n), -np.inf, np.float32), 1)
+    req.infer({
+        "embeds": embeds.to(torch.float32).numpy(), "cos": cos.numpy(), "sin": sin.numpy(),
+        "mask": mask, "beam_idx": _BEAM,
+    })
+
+
+class OpenVINOSession:
+    """One utterance on its own pair of infer requests (given back to the pool on `close`)."""
+
+    def __init__(self, lm: OpenVINOLanguageModel, requests: _Requests, options: SamplingOptions,
+                 rng: torch.Generator | None):
         self.lm = lm
         self.rng = rng
         self.position = 0
         self.hidden = np.zeros(0, np.float32)
+        self._requests: _Requests | None = requests
         groups = lm.config.talker.num_code_groups
         vocab = lm.config.talker.predictor.vocab_size
         self.sample = options.sub_do_sample
@@ -303,22 +274,16 @@ class _OpenVINOSession:
             "top_k": np.int64(min(options.sub_top_k or vocab, vocab) if self.sample else 1),
             "top_p": np.float32(options.sub_top_p if self.sample else 1.0),
         }
-        self._beam = np.zeros(1, np.int32)
-        lm._talker_req.reset_state()
+
+    def _held(self) -> _Requests:
+        if self._requests is None:
+            raise RuntimeError("this language-model session is closed; open a new one")
+        return self._requests
 
     def _talker(self, embeds: torch.Tensor) -> torch.Tensor:
-        n = embeds.shape[1]
-        cos, sin = self.lm.rotary.get(self.position, n, torch.float32)
-        past = self.position
-        mask = np.zeros((1, 1, n, past + n), np.float32)
-        if n > 1:
-            mask[0, 0, :, past:] = np.triu(np.full((n, n), -np.inf, np.float32), 1)
-        req = self.lm._talker_req
-        req.infer({
-            "embeds": embeds.to(torch.float32).numpy(), "cos": cos.numpy(), "sin": sin.numpy(),
-            "mask": mask, "beam_idx": self._beam,
-        })
-        self.position += n
+        req = self._held().talker
+        _run_talker(req, self.lm.rotary, embeds, self.position)
+        self.position += embeds.shape[1]
         self.hidden = req.get_tensor("hidden").data.copy()
         return torch.from_numpy(req.get_tensor("logits").data.copy())
 
@@ -334,11 +299,16 @@ class _OpenVINOSession:
         else:
             draws = np.zeros(self.draw_count, np.float32)
         first = self.lm.embed_codec([cb0]).numpy()
-        req = self.lm._predictor_req
+        req = self._held().predictor
         req.infer({"hidden": self.hidden, "first": first, "draws": draws, **self.params})
         codes = req.get_tensor("codes").data.tolist()
         summed = torch.from_numpy(req.get_tensor("summed").data.copy())
         return codes, summed
+
+    def close(self) -> None:
+        requests, self._requests = self._requests, None
+        if requests is not None:
+            self.lm._give_back(requests)
 
 
 VOCODER_VERSION = "vocoder-2"
@@ -356,7 +326,7 @@ def convert_vocoder(
     path = ckpt.path / "speech_tokenizer/model.safetensors"
     stored = "fp32" if precision == "fp32" else "fp16"
     options = {"graph": VOCODER_VERSION, "torch": torch.__version__, "stored": stored, "frames": frames}
-    directory, key_source, done = _cache_entry(f"vocoder-{stored}", options, path, root)
+    directory, key_source, done = cache_entry(f"vocoder-{stored}", options, path, root)
     if done is not None:
         return done
 
@@ -375,7 +345,7 @@ def convert_vocoder(
     with torch.no_grad():
         exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state))
     model = ov.convert_model(exported)
-    tmp = _staging(directory)
+    tmp = staging(directory)
     ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
     stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
     manifest = {
@@ -383,19 +353,26 @@ def convert_vocoder(
         "state_shapes": [list(s.shape) for s in state], "frames": frames, "convert_s": time.perf_counter() - t0,
     }
     log.info("converted the vocoder in %.1f s", manifest["convert_s"])
-    return _publish(tmp, directory, manifest)
+    return publish(tmp, directory, manifest)
 
 
-class OpenVINOCodecStream:
-    """One vocoder stream: the state tensors and the frames decoded so far."""
+class OpenVINOVocoderState:
+    """One audio stream's vocoder state: the state tensors and the frames decoded so far."""
 
-    def __init__(self, state: list[np.ndarray]):
-        self.state = state
+    def __init__(self, tensors: list[np.ndarray]):
+        self.tensors = tensors
         self.frames = 0
 
 
 class OpenVINOVocoder:
-    """`start()` / `decode(codes, stream)` like `CodecDecoder`, run by OpenVINO (bf16 by default)."""
+    """`start()` / `decode(codes, state)` like `CodecDecoder`, run by OpenVINO (bf16 by default).
+
+    The state travels in and out of every call, so streams are independent; a call borrows an idle
+    infer request (or makes one), so streams on several threads can decode at once."""
+
+    # Its calls cost the same for any number of frames up to `frames`: the first call should wait
+    # for the fewest, one.
+    first_chunk_frames = 1
 
     def __init__(
         self,
@@ -407,8 +384,7 @@ class OpenVINOVocoder:
         core_type: str = "ANY_CORE",
         frames: int = VOCODER_FRAMES,
     ):
-        core = _core()
-        return_large_buffers_to_os()
+        core = _core(device)
         self.cfg = ckpt.codec
         self.precision = precision
         self.device = device
@@ -427,105 +403,46 @@ class OpenVINOVocoder:
         t0 = time.perf_counter()
         shapes = cast(list[list[int]], self.converted.manifest["state_shapes"])
         self._state_shapes = [tuple(s) for s in shapes]
+        self._idle: list[Any] = []
+        self._lock = threading.Lock()
         with bounded_mapping([self.converted.directory]):  # as for the language model
             self.model = core.compile_model(str(self.converted.xml("vocoder")), device, props)
-            self._request = self.model.create_infer_request()
-            self.decode(torch.zeros(1, self.cfg.num_quantizers, dtype=torch.long), self.start())
+            self.warm_up()
         self.compile_s = time.perf_counter() - t0
 
-    def start(self) -> OpenVINOCodecStream:
-        return OpenVINOCodecStream([np.zeros(s, np.float32) for s in self._state_shapes])
+    def start(self) -> OpenVINOVocoderState:
+        return OpenVINOVocoderState([np.zeros(s, np.float32) for s in self._state_shapes])
 
-    def decode(self, codes: torch.Tensor, stream: OpenVINOCodecStream) -> torch.Tensor:
+    def decode(self, codes: torch.Tensor, state: OpenVINOVocoderState) -> torch.Tensor:
         if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
             raise ValueError(
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
             )
-        req = self._request
-        pieces = []
-        for start in range(0, codes.shape[0], self.frames):  # calls of `self.frames` frames, padded
-            piece = codes[start : start + self.frames].to(torch.long).numpy()
-            valid = piece.shape[0]
-            padded = np.zeros((self.frames, piece.shape[1]), np.int64)
-            padded[:valid] = piece
-            req.infer([padded, np.array(stream.frames, np.int64), np.array(valid, np.int64), *stream.state])
-            pieces.append(req.get_output_tensor(0).data[: valid * self.cfg.upsample].copy())
-            stream.state = [req.get_output_tensor(i + 1).data.copy() for i in range(len(stream.state))]
-            stream.frames += valid
+        with self._lock:
+            req = self._idle.pop() if self._idle else self.model.create_infer_request()
+        try:
+            pieces = []
+            for start in range(0, codes.shape[0], self.frames):  # calls of `self.frames` frames, padded
+                piece = codes[start : start + self.frames].to(torch.long).numpy()
+                valid = piece.shape[0]
+                padded = np.zeros((self.frames, piece.shape[1]), np.int64)
+                padded[:valid] = piece
+                req.infer([padded, np.array(state.frames, np.int64), np.array(valid, np.int64), *state.tensors])
+                pieces.append(req.get_output_tensor(0).data[: valid * self.cfg.upsample].copy())
+                state.tensors = [req.get_output_tensor(i + 1).data.copy() for i in range(len(state.tensors))]
+                state.frames += valid
+        finally:
+            with self._lock:
+                if len(self._idle) < 2:
+                    self._idle.append(req)
         return torch.from_numpy(np.concatenate(pieces))
 
     def __call__(self, codes: torch.Tensor) -> torch.Tensor:
         return self.decode(codes, self.start())
 
+    def warm_up(self) -> None:
+        self.decode(torch.zeros(1, self.cfg.num_quantizers, dtype=torch.long), self.start())
+        release_mapped_files([self.converted.directory])
 
-@contextmanager
-def bounded_mapping(directories: list[Path], interval_s: float = 0.02) -> Iterator[None]:
-    """While the runtime reads weights from mapped cache files (compiling, first inference), drop
-    the pages it has read every `interval_s`, and all of them at the end: the peak resident memory
-    is then the runtime's own copy plus a few pages, not both copies whole."""
-    stop = threading.Event()
-
-    def release_periodically() -> None:
-        while not stop.wait(interval_s):
-            release_mapped_files(directories)
-
-    worker = threading.Thread(target=release_periodically, name="hearth-release-pages", daemon=True)
-    worker.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        worker.join()
-        release_mapped_files(directories)
-
-
-def return_large_buffers_to_os(threshold: int = 256 << 10) -> bool:
-    """Have glibc's malloc serve buffers of `threshold` bytes and more from their own mappings.
-
-    The runtime allocates its intermediate buffers per call for networks with dynamic shapes (the
-    talker, the vocoder: ~100 MB for a 5-frame chunk). glibc's default raises its mmap threshold
-    after the first such buffer is freed, so later ones come from the heap and stay resident;
-    fixed, they are returned on free (measured: -80 MB of peak resident memory, no measurable
-    cost per call). A process-wide setting; does nothing where malloc is not glibc's."""
-    import ctypes
-
-    try:
-        libc = ctypes.CDLL(None)
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        return False
-    m_mmap_threshold = -3
-    return bool(mallopt(ctypes.c_int(m_mmap_threshold), ctypes.c_int(threshold)))
-
-
-def trim_heap() -> None:
-    """Give the heap's free pages back to the system (glibc), e.g. after loading."""
-    import ctypes
-
-    with suppress(OSError, AttributeError):
-        ctypes.CDLL(None).malloc_trim(ctypes.c_size_t(0))
-
-
-def release_mapped_files(directories: list[Path]) -> int:
-    """Drop this process's resident pages of files mapped from `directories` (the cached IR and
-    compiled blobs). The runtime copies weights into its own layout on the first inference, after
-    which the mapped originals only double the resident memory; should they be read again, the
-    kernel pages them back in from the file. Returns the bytes released (Linux; 0 elsewhere)."""
-    import ctypes
-
-    try:
-        maps = Path("/proc/self/maps").read_text().splitlines()
-        libc = ctypes.CDLL(None, use_errno=True)
-    except OSError:
-        return 0
-    prefixes = tuple(str(d.resolve()) + os.sep for d in directories)
-    madv_dontneed = 4
-    released = 0
-    for line in maps:
-        fields = line.split(maxsplit=5)
-        if len(fields) < 6 or not fields[5].startswith(prefixes) or "w" in fields[1]:
-            continue  # only read-only mappings of our files: nothing there can differ from the file
-        lo, hi = (int(x, 16) for x in fields[0].split("-"))
-        if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), madv_dontneed) == 0:
-            released += hi - lo
-    return released
+    def weights_mb(self) -> dict[str, dict[str, float]]:
+        return weights_mb(self.converted)

@@ -22,7 +22,7 @@ from ..model.codec import (
     CausalConv,
     CausalTransConv,
     CodecDecoder,
-    CodecStream,
+    CodecState,
     PreTransformer,
     SnakeBeta,
     _History,
@@ -141,7 +141,7 @@ class StreamingStep(nn.Module):
         self.inv_freq: torch.Tensor
         self.register_buffer("inv_freq", pre.rotary.inv_freq.clone(), persistent=False)
 
-    def _stream(self, state: tuple[torch.Tensor, ...], valid: torch.Tensor, frames: int) -> CodecStream:
+    def _codec_state(self, state: tuple[torch.Tensor, ...], valid: torch.Tensor, frames: int) -> CodecState:
         states: dict[nn.Module, object] = {}
         i = 0
         for m in self.stateful:
@@ -154,12 +154,12 @@ class StreamingStep(nn.Module):
             else:
                 states[m] = _ValidKVWindow(state[i], state[i + 1], valid)
                 i += 2
-        return CodecStream(states)
+        return CodecState(states)
 
-    def _collect(self, stream: CodecStream) -> list[torch.Tensor]:
+    def _collect(self, state: CodecState) -> list[torch.Tensor]:
         out: list[torch.Tensor] = []
         for m in self.stateful:
-            s = stream[m]
+            s = state[m]
             if isinstance(s, _History):
                 out.append(s.tail)
             elif isinstance(s, _Overlap):
@@ -171,7 +171,7 @@ class StreamingStep(nn.Module):
         return out
 
     def _pre_transformer(self, pre: PreTransformer, x: torch.Tensor, position: torch.Tensor,
-                         stream: CodecStream) -> torch.Tensor:
+                         state: CodecState) -> torch.Tensor:
         n = x.shape[1]
         window = pre.window
         h = pre.input_proj(x)
@@ -184,7 +184,7 @@ class StreamingStep(nn.Module):
         k = k_pos[None, :]
         mask = (k <= q) & (k > q - window) & (k >= 0)  # [n, window - 1 + n]
         for layer in pre.layers:
-            h = layer(h, cos, sin, mask, stream)
+            h = layer(h, cos, sin, mask, state)
         return pre.output_proj(pre.norm(h))
 
     def forward(
@@ -193,6 +193,6 @@ class StreamingStep(nn.Module):
         """codes [N, Q] of which the first `valid` frames are real (the rest padding, whose audio
         is to be dropped): the state advances by `valid` frames."""
         d = self.decoder
-        stream = self._stream(state, valid, codes.shape[0])
-        audio = d.layers(codes, stream, lambda h, s: self._pre_transformer(d.pre_transformer, h, position, s))
-        return (audio, *self._collect(stream))
+        codec_state = self._codec_state(state, valid, codes.shape[0])
+        audio = d.layers(codes, codec_state, lambda h, s: self._pre_transformer(d.pre_transformer, h, position, s))
+        return (audio, *self._collect(codec_state))

@@ -1,8 +1,8 @@
 """The speech-tokenizer decoder: 16 codebooks per 80 ms frame -> 1920 samples at 24 kHz.
 
-Every layer is causal, so the decoder streams: `start()` opens a `CodecStream` holding each stateful
+Every layer is causal, so the decoder streams: `start()` opens a `CodecState` holding each stateful
 layer's private state (conv input histories, transposed-conv overlap tails, the attention window of
-keys and values with its absolute position), and `decode(codes, stream)` turns k frames into exactly
+keys and values with its absolute position), and `decode(codes, state)` turns k frames into exactly
 1920 * k samples, carrying that state. A whole-sequence decode is the same call on a fresh stream,
 so any chunking concatenates to the whole decode; nothing is re-decoded and nothing is cross-faded.
 Attribute names follow the checkpoint (`decoder.` prefix in speech_tokenizer/model.safetensors).
@@ -21,10 +21,10 @@ from torch import nn
 from ..config import CodecDecoderConfig
 from .layers import GatedMLP, RMSNorm, Rotary, rotate_half
 
-__all__ = ["CodecDecoder", "CodecStream"]
+__all__ = ["CodecDecoder", "CodecState"]
 
 
-class CodecStream:
+class CodecState:
     """The state of one decoding stream: per-layer state objects and the frames decoded so far."""
 
     def __init__(self, states: dict[nn.Module, object]):
@@ -72,12 +72,12 @@ class CausalConv(nn.Module):
             return None
         return _History(torch.zeros(1, self.conv.in_channels, self.left, dtype=dtype))
 
-    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, state: CodecState) -> torch.Tensor:
         if self.left == 0:
             return self.conv(x)
-        state: _History = stream[self]
-        full = torch.cat((state.tail, x), dim=-1)  # [1, C, left + n]
-        state.advance(full, self.left)
+        history: _History = state[self]
+        full = torch.cat((history.tail, x), dim=-1)  # [1, C, left + n]
+        history.advance(full, self.left)
         return self.conv(full)
 
 
@@ -101,12 +101,12 @@ class CausalTransConv(nn.Module):
     def init_state(self, dtype: torch.dtype) -> _Overlap | None:
         return _Overlap(None) if self.overlap else None
 
-    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, state: CodecState) -> torch.Tensor:
         cin, cout, kernel = self.conv.weight.shape
         n = x.shape[-1]
-        state: _Overlap | None = stream[self] if self.overlap else None
-        if state is not None:
-            x = state.input(x)
+        overlap: _Overlap | None = state[self] if self.overlap else None
+        if overlap is not None:
+            x = overlap.input(x)
         # [n, cin] @ [cin, cout * kernel] -> every input frame's full kernel response
         y = (x[0].transpose(0, 1) @ self.conv.weight.reshape(cin, cout * kernel)).view(n, cout, self.taps, self.stride)
         # Overlap-add: tap t of input frame i lands in output block i + t.
@@ -114,10 +114,10 @@ class CausalTransConv(nn.Module):
         blocks = F.pad(taps[0], (0, 0, 0, 0, 0, self.taps - 1))
         for t in range(1, self.taps):
             blocks = blocks + F.pad(taps[t], (0, 0, 0, 0, t, self.taps - 1 - t))
-        if state is not None:
-            if state.tail is not None:
-                blocks = torch.cat((blocks[: self.taps - 1] + state.tail, blocks[self.taps - 1 :]))
-            state.advance(blocks, n)  # [taps - 1, cout, stride], bias not yet added
+        if overlap is not None:
+            if overlap.tail is not None:
+                blocks = torch.cat((blocks[: self.taps - 1] + overlap.tail, blocks[self.taps - 1 :]))
+            overlap.advance(blocks, n)  # [taps - 1, cout, stride], bias not yet added
         out = blocks[:n].permute(1, 0, 2).reshape(1, cout, n * self.stride)
         bias = self.conv.bias
         assert bias is not None
@@ -147,8 +147,8 @@ class ConvNeXtBlock(nn.Module):
         self.pwconv2 = nn.Linear(4 * dim, dim)
         self.gamma = nn.Parameter(torch.ones(dim))
 
-    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
-        h = self.dwconv(x, stream).permute(0, 2, 1)
+    def forward(self, x: torch.Tensor, state: CodecState) -> torch.Tensor:
+        h = self.dwconv(x, state).permute(0, 2, 1)
         h = self.pwconv2(F.gelu(self.pwconv1(self.norm(h))))
         return x + (self.gamma * h).permute(0, 2, 1)
 
@@ -161,8 +161,8 @@ class ResidualUnit(nn.Module):
         self.act2 = SnakeBeta(dim)
         self.conv2 = CausalConv(dim, dim, 1)
 
-    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
-        return x + self.conv2(self.act2(self.conv1(self.act1(x), stream)), stream)
+    def forward(self, x: torch.Tensor, state: CodecState) -> torch.Tensor:
+        return x + self.conv2(self.act2(self.conv1(self.act1(x), state)), state)
 
 
 class DecoderBlock(nn.Module):
@@ -173,10 +173,10 @@ class DecoderBlock(nn.Module):
             + [ResidualUnit(cout, d) for d in (1, 3, 9)]
         )
 
-    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+    def forward(self, x: torch.Tensor, state: CodecState) -> torch.Tensor:
         x = self.block[0](x)
         for layer in self.block[1:]:
-            x = layer(x, stream)
+            x = layer(x, state)
         return x
 
 
@@ -274,7 +274,7 @@ class _WindowAttention(nn.Module):
         return _KVWindow(empty, empty)
 
     def forward(
-        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, stream: CodecStream
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, state: CodecState
     ) -> torch.Tensor:
         b, n, _ = x.shape
         q = self.q_proj(x).view(b, n, -1, self.head_dim).transpose(1, 2)
@@ -282,11 +282,11 @@ class _WindowAttention(nn.Module):
         v = self.v_proj(x).view(b, n, -1, self.head_dim).transpose(1, 2)
         q = (q * cos) + (rotate_half(q) * sin)
         k = (k * cos) + (rotate_half(k) * sin)
-        state: _KVWindow = stream[self]
-        keys = torch.cat((state.k, k), dim=2)
-        values = torch.cat((state.v, v), dim=2)
+        kv: _KVWindow = state[self]
+        keys = torch.cat((kv.k, k), dim=2)
+        values = torch.cat((kv.v, v), dim=2)
         keep = self.window - 1  # the next frame sees itself and the window - 1 before it
-        state.advance(keys, values, keep)
+        kv.advance(keys, values, keep)
         out = F.scaled_dot_product_attention(
             q, keys, values, attn_mask=mask, scale=self.head_dim**-0.5, enable_gqa=self.groups > 1
         )
@@ -304,9 +304,9 @@ class _TransformerLayer(nn.Module):
         self.mlp_layer_scale = _LayerScale(cfg.hidden_size)
 
     def forward(
-        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, stream: CodecStream
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, state: CodecState
     ) -> torch.Tensor:
-        attn = self.self_attn(self.input_layernorm(x), cos, sin, mask, stream)
+        attn = self.self_attn(self.input_layernorm(x), cos, sin, mask, state)
         x = x + self.self_attn_layer_scale.scale * attn
         return x + self.mlp_layer_scale.scale * self.mlp(self.post_attention_layernorm(x))
 
@@ -323,10 +323,10 @@ class PreTransformer(nn.Module):
         self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.rotary = Rotary(cfg.head_dim, cfg.rope_theta)
 
-    def forward(self, x: torch.Tensor, stream: CodecStream) -> torch.Tensor:
-        """x [1, n, latent] at absolute frames stream.frames .. + n - 1 -> [1, n, latent]"""
+    def forward(self, x: torch.Tensor, state: CodecState) -> torch.Tensor:
+        """x [1, n, latent] at absolute frames state.frames .. + n - 1 -> [1, n, latent]"""
         n = x.shape[1]
-        start = stream.frames
+        start = state.frames
         h = self.input_proj(x)
         cos, sin = self.rotary.get(start, n, h.dtype)
         cached = min(start, self.window - 1)
@@ -334,7 +334,7 @@ class PreTransformer(nn.Module):
         k_pos = torch.arange(start - cached, start + n)[None, :]
         mask = (k_pos <= q_pos) & (k_pos > q_pos - self.window)  # [n, cached + n]
         for layer in self.layers:
-            h = layer(h, cos, sin, mask, stream)
+            h = layer(h, cos, sin, mask, state)
         return self.output_proj(self.norm(h))
 
 
@@ -358,7 +358,7 @@ class CodecDecoder(nn.Module):
         blocks += [SnakeBeta(out_dim), CausalConv(out_dim, 1, 7)]
         self.decoder = nn.ModuleList(blocks)
 
-    def start(self) -> CodecStream:
+    def start(self) -> CodecState:
         """A fresh stream: zero conv histories, no overlap tails, an empty attention window."""
         dtype = self.pre_conv.conv.weight.dtype
         states = {}
@@ -368,35 +368,35 @@ class CodecDecoder(nn.Module):
                 state = init_state(dtype)
                 if state is not None:
                     states[module] = state
-        return CodecStream(states)
+        return CodecState(states)
 
-    def decode(self, codes: torch.Tensor, stream: CodecStream) -> torch.Tensor:
+    def decode(self, codes: torch.Tensor, state: CodecState) -> torch.Tensor:
         """codes [n, n_q] (int) -> the next n * upsample samples of the stream, in [-1, 1]."""
         if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
             raise ValueError(
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
             )
-        audio = self.layers(codes, stream, self.pre_transformer)
-        stream.frames += codes.shape[0]
+        audio = self.layers(codes, state, self.pre_transformer)
+        state.frames += codes.shape[0]
         return audio
 
     def layers(
-        self, codes: torch.Tensor, stream: CodecStream,
-        pre_transformer: Callable[[torch.Tensor, CodecStream], torch.Tensor],
+        self, codes: torch.Tensor, state: CodecState,
+        pre_transformer: Callable[[torch.Tensor, CodecState], torch.Tensor],
     ) -> torch.Tensor:
-        """The layers in order, codes [n, n_q] -> samples, advancing `stream`'s state (not its frame
-        count). `pre_transformer(h, stream)` runs the attention stage: the module itself, or the
+        """The layers in order, codes [n, n_q] -> samples, advancing `state` (not its frame
+        count). `pre_transformer(h, state)` runs the attention stage: the module itself, or the
         OpenVINO step's version with an explicit position."""
         h = self.quantizer.decode(codes.T[None].clamp(min=0))  # [1, codebook_dim, n]
-        h = self.pre_conv(h, stream).transpose(1, 2)
-        h = pre_transformer(h, stream).permute(0, 2, 1)  # [1, latent, n]
+        h = self.pre_conv(h, state).transpose(1, 2)
+        h = pre_transformer(h, state).permute(0, 2, 1)  # [1, latent, n]
         for pair in self.upsample:
             trans, block = cast(nn.ModuleList, pair)
-            h = block(trans(h, stream), stream)
-        h = self.decoder[0](h, stream)
+            h = block(trans(h, state), state)
+        h = self.decoder[0](h, state)
         for layer in self.decoder[1:-1]:
-            h = layer(h, stream) if isinstance(layer, DecoderBlock) else layer(h)
-        h = self.decoder[-1](h, stream)
+            h = layer(h, state) if isinstance(layer, DecoderBlock) else layer(h)
+        h = self.decoder[-1](h, state)
         return h.clamp(min=-1, max=1)[0, 0]
 
     def forward(self, codes: torch.Tensor) -> torch.Tensor:

@@ -50,22 +50,23 @@ class Rotary:
     def __init__(self, head_dim: int, theta: float):
         exponent = torch.arange(0, head_dim, 2, dtype=torch.int64, device="cpu").to(torch.float32) / head_dim
         self.inv_freq = 1.0 / (theta**exponent)  # [head_dim/2]
-        self._cos = torch.empty(0, head_dim, device="cpu")
-        self._sin = torch.empty(0, head_dim, device="cpu")
+        empty = torch.empty(0, head_dim, device="cpu")
+        # One tuple, replaced whole when it grows: sessions on other threads read it meanwhile.
+        self._tables = (empty, empty)
 
-    def _grow(self, n: int) -> None:
-        n = max(n, 2 * self._cos.shape[0], 256)
+    def _grow(self, n: int) -> tuple[torch.Tensor, torch.Tensor]:
+        n = max(n, 2 * self._tables[0].shape[0], 256)
         pos = torch.arange(n, dtype=torch.float32, device="cpu")[None, :]  # [1, n]
         freqs = (self.inv_freq[:, None] @ pos).transpose(0, 1)  # [n, head_dim/2]
         emb = torch.cat((freqs, freqs), dim=-1)
-        self._cos, self._sin = emb.cos(), emb.sin()
+        self._tables = (emb.cos(), emb.sin())
+        return self._tables
 
     def get(self, start: int, length: int, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
-        if start + length > self._cos.shape[0]:
-            self._grow(start + length)
-        cos = self._cos[start : start + length].to(dtype)
-        sin = self._sin[start : start + length].to(dtype)
-        return cos, sin  # [length, head_dim]
+        cos, sin = self._tables
+        if start + length > cos.shape[0]:
+            cos, sin = self._grow(start + length)
+        return cos[start : start + length].to(dtype), sin[start : start + length].to(dtype)  # [length, head_dim]
 
 
 class KVCache:

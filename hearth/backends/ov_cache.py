@@ -1,0 +1,145 @@
+"""The OpenVINO backend's on-disk cache of converted models, and how its mapped files are read.
+
+A conversion is keyed by the checkpoint (its files' size, time and tensor table, and config.json),
+the options and the versions of the converter and of OpenVINO; it is written into a private
+directory and moved into place in one rename, manifest last, so a cache entry is either whole or
+absent. While the runtime reads the cached weights (compiling, first inference) their mapped pages
+are dropped as they are read, so the mapped originals and the runtime's own copy never sit in
+memory side by side.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import cast
+
+__all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "publish", "release_mapped_files",
+           "staging", "weights_mb"]
+
+
+def cache_root() -> Path:
+    """Converted models live in <cache>/openvino (see `hearth.settings.cache_dir`)."""
+    from ..settings import cache_dir
+
+    return cache_dir() / "openvino"
+
+
+def _file_identity(path: Path) -> dict[str, object]:
+    st = path.stat()
+    with open(path, "rb") as fh:
+        n = int.from_bytes(fh.read(8), "little")
+        header = fh.read(min(n, 100_000_000))
+    return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "header": hashlib.sha256(header).hexdigest()}
+
+
+def _openvino_version() -> str:
+    import openvino as ov
+
+    return ov.get_version()
+
+
+@dataclass
+class ConvertedModel:
+    """One cached conversion: IR files per network plus what each part weighs."""
+
+    directory: Path
+    manifest: dict[str, object] = field(default_factory=dict)
+
+    def xml(self, network: str) -> Path:
+        return self.directory / f"{network}.xml"
+
+
+def cache_entry(
+    name: str, options: Mapping[str, object], weights_file: Path, root: Path | None
+) -> tuple[Path, dict[str, object], ConvertedModel | None]:
+    """The cache directory for converting `weights_file` (with the config.json beside it) with
+    `options`, the full key it is named after, and its conversion if one was finished before."""
+    key_source = {
+        **options,
+        "openvino": _openvino_version(),
+        "model": _file_identity(weights_file),
+        "config": hashlib.sha256((weights_file.parent / "config.json").read_bytes()).hexdigest(),
+    }
+    key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
+    directory = (root or cache_root()) / f"{name}-{key}"
+    manifest_path = directory / "manifest.json"
+    if manifest_path.is_file():
+        return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
+    return directory, key_source, None
+
+
+def staging(directory: Path) -> Path:
+    """A private directory beside the final one, to convert into."""
+    tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.mkdir(parents=True)
+    return tmp
+
+
+def publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> ConvertedModel:
+    """Write the manifest last and move the finished conversion into place in one rename."""
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    try:
+        tmp.rename(directory)
+    except OSError:  # another process finished first
+        shutil.rmtree(tmp, ignore_errors=True)
+    return ConvertedModel(directory, dict(manifest))
+
+
+def weights_mb(converted: ConvertedModel) -> dict[str, dict[str, float]]:
+    parts = cast(dict[str, dict[str, int]], converted.manifest["parts"])
+    return {name: {"fp32_mb": p["fp32_bytes"] / 1e6, "stored_mb": p["stored_bytes"] / 1e6} for name, p in parts.items()}
+
+
+@contextmanager
+def bounded_mapping(directories: list[Path], interval_s: float = 0.02) -> Iterator[None]:
+    """While the runtime reads weights from mapped cache files (compiling, first inference), drop
+    the pages it has read every `interval_s`, and all of them at the end: the peak resident memory
+    is then the runtime's own copy plus a few pages, not both copies whole."""
+    stop = threading.Event()
+
+    def release_periodically() -> None:
+        while not stop.wait(interval_s):
+            release_mapped_files(directories)
+
+    worker = threading.Thread(target=release_periodically, name="hearth-release-pages", daemon=True)
+    worker.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        worker.join()
+        release_mapped_files(directories)
+
+
+def release_mapped_files(directories: list[Path]) -> int:
+    """Drop this process's resident pages of files mapped from `directories` (the cached IR and
+    compiled blobs). The runtime copies weights into its own layout on the first inference, after
+    which the mapped originals only double the resident memory; should they be read again, the
+    kernel pages them back in from the file. Returns the bytes released (Linux; 0 elsewhere)."""
+    import ctypes
+
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return 0
+    prefixes = tuple(str(d.resolve()) + os.sep for d in directories)
+    madv_dontneed = 4
+    released = 0
+    for line in maps:
+        fields = line.split(maxsplit=5)
+        if len(fields) < 6 or not fields[5].startswith(prefixes) or "w" in fields[1]:
+            continue  # only read-only mappings of our files: nothing there can differ from the file
+        lo, hi = (int(x, 16) for x in fields[0].split("-"))
+        if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), madv_dontneed) == 0:
+            released += hi - lo
+    return released

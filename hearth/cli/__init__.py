@@ -1,0 +1,61 @@
+"""The `hearth` command. Stdout carries only data (JSON, audio); logs and messages go to stderr.
+
+Exit codes: 0 success, 1 unexpected failure, 2 bad input or unusable checkpoint, 130 interrupted.
+Whatever happens, the command ends: every engine it loads is closed on the way out (its worker
+threads stop, and they are daemons besides), and a WAV file being written is finished or removed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from typing import NoReturn
+
+from ..checkpoint import CheckpointError
+from ..engine import InputError
+from . import measure, resident, speech
+
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser"]
+
+log = logging.getLogger("hearth")
+
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        print(f"hearth: error: {message}", file=sys.stderr)
+        raise SystemExit(EXIT_USAGE)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="hearth", description="On-device speech synthesis with Qwen3-TTS CustomVoice.")
+    p.add_argument("-v", "--verbose", action="store_true", help="debug logging (and tracebacks) on stderr")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    speech.add_parsers(sub)
+    resident.add_parsers(sub)
+    measure.add_parsers(sub)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
+                        format="hearth: %(message)s")
+    try:
+        return args.run(args)
+    except (InputError, CheckpointError) as e:
+        print(f"hearth: error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("hearth: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return EXIT_FAILURE  # the reader went away; nothing more to say
+    except Exception as e:  # noqa: BLE001 - the last line of defence: a message and an exit code
+        if args.verbose:
+            log.exception("unexpected failure")
+        print(f"hearth: error: {type(e).__name__}: {e} (unexpected; run with -v for details)", file=sys.stderr)
+        return EXIT_FAILURE

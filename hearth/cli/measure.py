@@ -1,0 +1,96 @@
+"""`hearth bench`, `hearth doctor`, `hearth tune` and `hearth accuracy`: how fast, on what, how close."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from ..checkpoint import open_checkpoint
+from ..engine import InputError
+from .options import add_backend, backend_flags, check_backend, count
+
+
+def add_parsers(sub: Any) -> None:
+    bench = sub.add_parser("bench", help="measure first audio, real-time factor, CPU and memory")
+    bench.add_argument("--model", default=None,
+                       help="checkpoint directory (default: a random one with the true 0.6B shapes, made once)")
+    bench.add_argument("--frames", type=count(), default=25, help="frames per run (80 ms each; default 25)")
+    bench.add_argument("--runs", type=count(), default=3, help="measured runs after one warm-up (default 3)")
+    bench.add_argument("--threads", type=count(), default=None,
+                       help="torch threads, also given to the official package (default: torch's choice)")
+    bench.add_argument("--chunk-frames", type=count(), default=5)
+    bench.add_argument("--first-chunk-frames", type=count(), default=None,
+                       help="frames in the first chunk (default: the engine's, 1 with the OpenVINO vocoder)")
+    add_backend(bench)
+    bench.add_argument("--text", default=None, help="the sentence to speak")
+    bench.add_argument("--compare-official", action="store_true",
+                       help="also run the official qwen-tts package on the same checkpoint")
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.set_defaults(run=_bench)
+
+    doctor = sub.add_parser("doctor", help="CPU topology, backends and devices found, and the thread plan")
+    doctor.add_argument("--json", action="store_true")
+    doctor.set_defaults(run=_doctor)
+
+    tune = sub.add_parser("tune", help="try thread counts and chunk sizes with `hearth bench`; save the best")
+    tune.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
+    tune.add_argument("--backend", choices=("openvino", "torch"), default="openvino")
+    tune.add_argument("--weights", choices=("int8", "fp16", "fp32"), default="int8")
+    tune.add_argument("--frames", type=count(), default=25)
+    tune.add_argument("--runs", type=count(), default=3)
+    tune.add_argument("--json", action="store_true")
+    tune.set_defaults(run=_tune)
+
+    acc = sub.add_parser("accuracy", help="how close int8/fp16 weights and the fast vocoder stay to fp32")
+    acc.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
+    acc.add_argument("--weights", choices=("int8", "fp16"), default="int8")
+    acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32"), default="bf16")
+    acc.add_argument("--frames", type=count(), default=20)
+    acc.add_argument("--json", action="store_true")
+    acc.set_defaults(run=_accuracy)
+
+
+def _check_model(model: str | None) -> None:
+    if model is not None:
+        open_checkpoint(model)  # JSON only: a wrong path fails now, with the command that fetches one
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from ..bench import SENTENCE, BenchSettings, main_bench
+
+    check_backend(args)
+    _check_model(args.model)
+    if args.text is not None and not args.text.strip():
+        raise InputError("--text is empty; give a sentence to speak, or leave it out for the standard one")
+    flags = {k: v for k, v in backend_flags(args).items() if v is not None}
+    settings = BenchSettings(
+        model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
+        first_chunk_frames=args.first_chunk_frames, text=args.text or SENTENCE, backend=flags,
+    )
+    return main_bench(settings, args.compare_official, args.json)
+
+
+def _doctor(args: argparse.Namespace) -> int:
+    from ..doctor import main_doctor
+
+    return main_doctor(args.json)
+
+
+def _tune(args: argparse.Namespace) -> int:
+    from ..doctor import main_tune
+
+    _check_model(args.model)
+    return main_tune(args.model, args.backend, args.weights, args.frames, args.runs, args.json)
+
+
+def _accuracy(args: argparse.Namespace) -> int:
+    from ..backends import openvino_available
+    from ..backends.accuracy import main_accuracy
+    from ..bench import bench_checkpoint
+
+    if not openvino_available():
+        raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "
+                         "pip install openvino")
+    _check_model(args.model)
+    model = args.model or str(bench_checkpoint())
+    return main_accuracy(model, args.weights, args.frames, args.vocoder, args.json)

@@ -1,0 +1,188 @@
+"""Arguments shared by the `hearth` commands, and the checks that run before any model loads.
+
+Every value a user can get wrong is checked here, in the parser or just after it, so that a typo
+costs a second, not a model load: numbers by their argparse types, voices and languages against
+the checkpoint's config (a JSON read), output paths against the file system, backend options by
+`hearth.settings.backend_options`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import stat
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from ..checkpoint import DEFAULT_MODEL, open_checkpoint
+from ..config import ModelConfig
+from ..engine import MAX_TEXT_TOKENS, InputError
+
+__all__ = [
+    "add_backend",
+    "add_generation",
+    "add_model",
+    "backend_flags",
+    "check_backend",
+    "check_output",
+    "check_voice_language",
+    "count",
+    "read_text",
+    "seconds",
+    "seed",
+]
+
+
+def count(minimum: int = 1) -> Callable[[str], int]:
+    """An argparse type: a whole number of at least `minimum`."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    parse.__name__ = "count"
+    return parse
+
+
+def seconds(allow_zero: bool) -> Callable[[str], float]:
+    """An argparse type: a finite number of seconds, positive (or zero when allowed)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        if not value == value or value in (float("inf"), float("-inf")) or value < 0 or (value == 0 and not allow_zero):
+            raise argparse.ArgumentTypeError(f"must be {'zero or more' if allow_zero else 'more than zero'}, "
+                                             f"got {text}")
+        return value
+
+    parse.__name__ = "seconds"
+    return parse
+
+
+def seed(text: str) -> int:
+    """An argparse type: a sampling seed, 0 .. 2**64 - 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if not 0 <= value < 2**64:
+        raise argparse.ArgumentTypeError(f"must lie between 0 and 2**64 - 1, got {value}")
+    return value
+
+
+def add_model(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--model", default=DEFAULT_MODEL,
+                   help=f"checkpoint directory or hub id (default {DEFAULT_MODEL})")
+
+
+def add_backend(p: argparse.ArgumentParser) -> None:
+    g = p.add_argument_group("backend (see `hearth doctor`)")
+    g.add_argument("--backend", choices=("openvino", "torch"), default=None,
+                   help="openvino (default: the fast path) or torch (the reference, bit-exact with the official "
+                        "package)")
+    g.add_argument("--weights", choices=("int8", "fp16", "fp32"), default=None,
+                   help="OpenVINO language-model weights (default int8)")
+    g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "torch"), default=None,
+                   help="vocoder precision with OpenVINO (default bf16), or the torch fp32 vocoder")
+    g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
+    g.add_argument("--vocoder-device", default=None, help="OpenVINO device of the vocoder (CPU, GPU)")
+    g.add_argument("--lm-threads", type=count(), default=None, help="threads of the language model")
+    g.add_argument("--vocoder-threads", type=count(), default=None, help="threads of the vocoder")
+    g.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
+                   help="keep generating while a chunk is decoded (default: only where the vocoder has "
+                        "cores or a device of its own)")
+    g.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
+                   help="compute precision of the torch backend (default float32)")
+
+
+def backend_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The backend keywords the user gave (None for the rest); `hearth.load` resolves the others."""
+    return {
+        "backend": args.backend, "weights": args.weights, "vocoder": args.vocoder, "device": args.device,
+        "vocoder_device": args.vocoder_device, "threads": args.lm_threads, "vocoder_threads": args.vocoder_threads,
+        "overlap": args.overlap, "dtype": args.dtype,
+    }
+
+
+def check_backend(args: argparse.Namespace) -> None:
+    """Resolve the backend options now (cheap): a bad combination fails before any loading."""
+    from ..settings import backend_options
+
+    try:
+        backend_options(**backend_flags(args))
+    except ValueError as e:
+        raise InputError(str(e)) from e
+
+
+def add_generation(p: argparse.ArgumentParser) -> None:
+    p.add_argument("text", help="text to speak, or - to read it from stdin")
+    p.add_argument("--voice", default="vivian", help="speaker (see `hearth voices`; default vivian)")
+    p.add_argument("--language", default="auto", help="language, or auto (default)")
+    add_model(p)
+    p.add_argument("--instruct", default=None, help="style instruction (1.7B models only)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
+    mode.add_argument("--seed", type=seed, default=None, help="seed of the sampling generator (default: random)")
+    p.add_argument("--max-new-tokens", type=count(), default=None,
+                   help="upper bound on generated tokens (frames + 1; default from generation_config.json)")
+    p.add_argument("--text-mode", choices=("whole", "interleaved", "stream"), default="whole",
+                   help="whole text in the prompt (the official default), or interleaved: one text token per "
+                        "frame (the official streaming text mode; 'stream' is the same)")
+    p.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
+    add_backend(p)
+
+
+def read_text(arg: str) -> str:
+    """The text argument, or stdin for "-", refused when empty or far too long for one prompt."""
+    if arg == "-":
+        data = sys.stdin.buffer.read()
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise InputError(f"stdin is not valid UTF-8 (byte {e.start}); convert the text to UTF-8") from e
+    else:
+        text = arg
+    if not text.strip():
+        raise InputError("the text is empty; give some words to speak")
+    if len(text) > 8 * MAX_TEXT_TOKENS:
+        raise InputError(f"the text is {len(text):,} characters, too long for one prompt (limit {MAX_TEXT_TOKENS} "
+                         "tokens); split it into sentences, or use `hearth speak`, which splits it for you")
+    return text
+
+
+def check_voice_language(model: str, voice: str, language: str) -> ModelConfig:
+    """The checkpoint's config (reading JSON only), with `voice` and `language` checked against it."""
+    config = open_checkpoint(model).config
+    if voice.strip().lower() not in config.talker.speaker_ids:
+        raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(config.voices)}")
+    if language.strip().lower() not in config.languages:
+        raise InputError(f"unknown language {language!r}; choose one of: {', '.join(config.languages)}")
+    return config
+
+
+def check_output(path: Path | None, option: str = "--out") -> None:
+    """An output file must be creatable: its folder exists and is writable, it is not a folder, and
+    its name says WAV (devices such as /dev/null are written as they are)."""
+    if path is None or str(path) == "-":
+        return
+    if path.is_dir():
+        raise InputError(f"{option} {path} is a folder; give a file name such as {path / 'speech.wav'}")
+    if path.exists() and not stat.S_ISREG(path.stat().st_mode):
+        return  # a device or a pipe
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise InputError(f"{option} {path}: the folder {parent} does not exist; create it first or choose "
+                         "another path")
+    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        raise InputError(f"{option} {path}: no permission to write there; choose another path")
+    if path.suffix.lower() != ".wav":
+        raise InputError(f"{option} {path}: hearth writes WAV audio; give the file a .wav name (or - for stdout)")

@@ -1,0 +1,139 @@
+"""`hearth say`, `hearth codes` and `hearth voices`: one text, spoken or as codes; what a checkpoint offers."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
+from ..checkpoint import open_checkpoint
+from ..engine import Engine, load
+from ..sampling import FrameBudget
+from .options import (
+    add_generation,
+    add_model,
+    backend_flags,
+    check_backend,
+    check_output,
+    check_voice_language,
+    count,
+    read_text,
+)
+
+__all__ = ["add_parsers"]
+
+log = logging.getLogger("hearth")
+
+
+def add_parsers(sub: Any) -> None:
+    say = sub.add_parser("say", help="speak a text (to --out, else the speaker, else hearth.wav)")
+    add_generation(say)
+    say.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
+    say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
+    say.add_argument("--chunk-frames", type=count(), default=None,
+                     help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
+    say.add_argument("--first-chunk-frames", type=count(), default=None,
+                     help="frames in the first chunk (earlier audio; default 1 with the OpenVINO vocoder, 2 with "
+                          "the torch one)")
+    say.set_defaults(run=_say)
+
+    codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
+    add_generation(codes)
+    codes.set_defaults(run=_codes)
+
+    voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")
+    add_model(voices)
+    voices.add_argument("--json", action="store_true", help="print JSON")
+    voices.set_defaults(run=_voices)
+
+
+def _prepare(args: argparse.Namespace) -> str:
+    """Everything that can be checked before loading: backend options, voice, language, text."""
+    check_backend(args)
+    check_voice_language(args.model, args.voice, args.language)
+    return read_text(args.text)
+
+
+def _load(args: argparse.Namespace) -> Engine:
+    return load(args.model, **backend_flags(args))
+
+
+def _say(args: argparse.Namespace) -> int:
+    out: Path | None = args.out
+    if out is None and not default_output_available():
+        out = Path("hearth.wav")
+        log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
+    check_output(out)
+    text = _prepare(args)
+    with _load(args) as engine:
+        sink: Speaker | WavWriter
+        if out is None:
+            sink, where = Speaker(engine.sample_rate), "the default output device"
+        else:
+            target = sys.stdout.buffer if str(out) == "-" else out
+            sink, where = WavWriter(target, engine.sample_rate, args.sample_format), str(out)
+        seconds, first = 0.0, None
+        # On any failure the stream stops, the engine's workers end and a WAV file is not left
+        # half-written (the `with` blocks discard it).
+        with sink, engine.stream(
+            text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode, seed=args.seed,
+            greedy=args.greedy, max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
+            chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames,
+        ) as stream:
+            for chunk in stream:
+                if first is None:
+                    first = chunk.timing.decoded_at
+                sink.write(chunk.samples)
+                seconds += chunk.duration_s
+    g = stream.generation
+    log.info("%.2f s of audio to %s; first audio after %.2f s; %d frames, stopped by %s%s", seconds, where,
+             first or 0.0, g.frames, g.stop_reason, f", seed {stream.seed}" if stream.seed is not None else "")
+    return 0
+
+
+def _codes(args: argparse.Namespace) -> int:
+    text = _prepare(args)
+    with _load(args) as engine:
+        result = engine.generate_codes(
+            text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode,
+            seed=args.seed, greedy=args.greedy, max_new_tokens=args.max_new_tokens,
+            budget=None if args.no_guard else FrameBudget(),
+        )
+    s = result.stats
+    log.info("%d frames (%.2f s of audio), stopped by %s%s", s.frames, s.frames * 0.08, s.stop_reason,
+             f", seed {result.seed}" if result.seed is not None else ", greedy")
+    json.dump({
+        "codes": result.codes.tolist(),
+        "frames": s.frames,
+        "stop_reason": s.stop_reason,
+        "seed": result.seed,
+        "voice": args.voice.strip().lower(),
+        "language": args.language.strip().lower(),
+        "text_mode": engine.check_text_mode(args.text_mode),
+        "backend": engine.options.backend,
+    }, sys.stdout)
+    sys.stdout.write("\n")
+    return 0
+
+
+def _voices(args: argparse.Namespace) -> int:
+    cfg = open_checkpoint(args.model).config
+    info: dict[str, Any] = {
+        "voices": cfg.voices,
+        "languages": cfg.languages,
+        "dialects": {v: d for v, d in cfg.talker.speaker_dialects.items() if d},
+        "instruct": cfg.honours_instruct,
+    }
+    if args.json:
+        json.dump(info, sys.stdout)
+        sys.stdout.write("\n")
+    else:
+        print("voices:    " + ", ".join(info["voices"]))
+        print("languages: " + ", ".join(info["languages"]))
+        for voice, dialect in info["dialects"].items():
+            print(f"  {voice} speaks {dialect} when the language is chinese or auto")
+    return 0

@@ -1,0 +1,116 @@
+"""The prompt: token ids in the official chat layout, then the talker's input embeddings.
+
+Two text modes, the official package's two: "whole" puts every text token in the prompt (its
+`non_streaming_mode=True`, the default); "interleaved" puts the first text token in the prompt and
+adds one more to each generated frame's input, text and codes side by side on the model's two
+tracks (`non_streaming_mode=False`). "stream", the name the official package's documentation uses
+for the second, is accepted as the same mode.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+import torch
+
+from .config import ModelConfig
+from .text import TextTokenizer
+
+__all__ = ["TEXT_MODES", "Prompt", "PromptEmbeds", "TextMode", "build_prompt", "embed_prompt", "resolve_language",
+           "text_mode"]
+
+TextMode = Literal["whole", "interleaved"]
+TEXT_MODES = ("whole", "interleaved")
+_ALIASES = {"stream": "interleaved"}
+
+
+def text_mode(name: str) -> TextMode:
+    """The canonical name of a text mode; ValueError naming the choices for anything else."""
+    mode = _ALIASES.get(name, name) if isinstance(name, str) else name
+    if mode not in TEXT_MODES:
+        raise ValueError(f"text mode must be 'whole' or 'interleaved' (also called 'stream'), got {name!r}")
+    return mode  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class Prompt:
+    role: list[int]  # "<|im_start|>assistant\n"
+    text: list[int]  # the text to speak
+    instruct: list[int] | None  # "<|im_start|>user\n{instruct}<|im_end|>\n" (1.7B only)
+
+
+def build_prompt(tokenizer: TextTokenizer, text: str, instruct: str | None) -> Prompt:
+    """Tokenize as the official wrapper does: the whole chat-formatted string at once, then slice.
+
+    Tokenizing the whole string matters: a text starting with a newline merges with the role's
+    newline, and the official model then takes the first three ids as the role regardless.
+    """
+    ids = tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n")
+    instruct_ids = None
+    if instruct:
+        instruct_ids = tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n")
+    return Prompt(role=ids[:3], text=ids[3:-5], instruct=instruct_ids)
+
+
+@dataclass
+class PromptEmbeds:
+    prefill: torch.Tensor  # [1, L, hidden]
+    trailing: torch.Tensor  # [1, n, hidden]: added to the talker input of step k < n
+    tts_pad: torch.Tensor  # [1, 1, hidden]: added once trailing is exhausted
+    text_tokens: int
+
+
+def resolve_language(config: ModelConfig, voice: str, language: str) -> int | None:
+    """The codec language id (None for auto), with the dialect rule applied."""
+    t = config.talker
+    lang = language.lower()
+    language_id = None if lang == "auto" else t.language_ids[lang]
+    dialect = t.speaker_dialects.get(voice.lower())
+    if lang in ("chinese", "auto") and dialect is not None:
+        language_id = t.language_ids[dialect]
+    return language_id
+
+
+class Embedder(Protocol):
+    def embed_text(self, ids: list[int]) -> torch.Tensor: ...
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
+
+
+def embed_prompt(
+    talker: Embedder, config: ModelConfig, prompt: Prompt, voice: str, language: str, text_mode: str
+) -> PromptEmbeds:
+    """The talker's prefill ([instruct,] role, codec tags + speaker, text) and the text that trails it.
+
+    Each projection is called with the same batch shapes as the official model, so every row is
+    rounded identically.
+    """
+    t = config.talker
+    language_id = resolve_language(config, voice, language)
+    special = talker.embed_text([config.tts_bos_id, config.tts_eos_id, config.tts_pad_id])
+    tts_bos, tts_eos, tts_pad = special[:, 0:1], special[:, 1:2], special[:, 2:3]
+    if language_id is None:
+        tags = [t.codec_nothink_id, t.codec_think_bos_id, t.codec_think_eos_id]
+    else:
+        tags = [t.codec_think_id, t.codec_think_bos_id, language_id, t.codec_think_eos_id]
+    codec = talker.embed_codec(tags + [t.speaker_ids[voice.lower()], t.codec_pad_id, t.codec_bos_id])
+    n_codec = codec.shape[1]
+    role = talker.embed_text(prompt.role)
+    tagged = torch.cat((tts_pad.expand(-1, n_codec - 2, -1), tts_bos), dim=1) + codec[:, :-1]
+    parts = [role, tagged]
+    if prompt.instruct:
+        parts.insert(0, talker.embed_text(prompt.instruct))
+    text = prompt.text
+    if text_mode == "whole":
+        pads = talker.embed_codec([t.codec_pad_id] * (len(text) + 1))
+        body = torch.cat((talker.embed_text(text), tts_eos), dim=1) + pads
+        parts += [body, tts_pad + talker.embed_codec([t.codec_bos_id])]
+        trailing = tts_pad
+    elif text_mode == "interleaved":
+        parts.append(talker.embed_text(text[:1]) + codec[:, -1:])
+        rest = talker.embed_text(text[1:]) if len(text) > 1 else tts_eos[:, :0]
+        trailing = torch.cat((rest, tts_eos), dim=1)
+    else:
+        raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
+    return PromptEmbeds(torch.cat(parts, dim=1), trailing, tts_pad, len(text))

@@ -1,0 +1,453 @@
+"""The scheduler: one engine, many clients, each with an audio channel of its own.
+
+    scheduler = Scheduler(engine)
+    request = scheduler.submit("First sentence. Second one.", voice="ryan", language="english", seed=7)
+    for chunk in request:            # in any thread, at the consumer's own pace
+        sink.write(chunk.samples)
+    request.cancel()                 # this request only; the others go on
+
+A request's text is split into sentences; one scheduler thread generates sentence after sentence
+for whichever request may have one, in turn (round robin), so a short request is never stuck
+behind a long one. Each sentence is a fresh utterance (fresh caches, vocoder state and seeded
+generator), so its codes equal a clean single run of that sentence whatever came before: a
+cancel, a fault, another client's request.
+
+Backpressure, per consumer: a request never has more than two sentences made but not taken by its
+consumer (the one being taken, and the next one), so a slow consumer costs the others nothing and
+holds at most two sentences of audio. A sentence counts as taken once the consumer asks for what
+comes after its last chunk. `after=` chains requests that one consumer takes in order (a local
+player): the chain shares that bound, and a request starts only once its predecessor is generated.
+
+Admission is bounded: at most `max_active` requests are generated in turn, `max_waiting` more
+wait, and `submit` raises `Busy` at once beyond that. Failures are isolated: a sentence that fails
+(generation or vocoder) is reported on its `SentenceResult`, and the request goes on with the next
+sentence (or, with `on_failure="raise"`, ends with the error raised to its consumer).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from .engine import Engine, InputError
+from .sentences import clean_text, split_sentences
+from .settings import trim_heap
+
+__all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
+
+log = logging.getLogger(__name__)
+
+MAX_REQUEST_CHARS = 100_000  # per request; longer texts are sent in parts
+_AHEAD = 2  # sentences made but not yet taken, per consumer: the one being taken and the next
+
+
+class Busy(RuntimeError):
+    """The scheduler is full: try again shortly (`retry_after_s` is an estimate)."""
+
+    def __init__(self, message: str, retry_after_s: float):
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class SentenceFailed(RuntimeError):
+    """A sentence of a request with `on_failure="raise"` failed; `__cause__` is the original error."""
+
+
+@dataclass
+class SentenceResult:
+    index: int
+    text: str
+    seed: int | None
+    status: str = "pending"  # "generating", then "done", "failed" or "cancelled"
+    error: str | None = None
+    frames: int = 0
+    stop_reason: str = ""
+    ttfa_s: float | None = None  # from the start of this sentence's generation to its first audio
+    codes: torch.Tensor | None = None  # kept when the request asks for them
+
+
+@dataclass(frozen=True)
+class SpeechChunk:
+    """A piece of a request's audio, in order. `sentence_end` marks a sentence's last piece (it may
+    hold no samples when the sentence ended on a chunk boundary)."""
+
+    samples: np.ndarray  # float32 mono in [-1, 1]
+    sample_rate: int
+    index: int  # 0, 1, 2, ... over the whole request
+    sentence: int
+    frames: int
+    codes: torch.Tensor  # [frames, 16]
+    sentence_end: bool
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / self.sample_rate
+
+
+@dataclass
+class _Failure:
+    sentence: int
+    error: BaseException
+
+
+@dataclass(eq=False)  # identity, not field-wise equality
+class Request:
+    """One submitted text: its sentences, its state, and its audio channel (iterate it for chunks).
+
+    status: "waiting" (admitted, nothing generated yet), "active", then "done" (the consumer took
+    the last chunk), "cancelled" or "failed" (on_failure="raise" only).
+    """
+
+    id: int
+    text: str
+    voice: str
+    language: str
+    seed: int | None
+    instruct: str | None = None
+    text_mode: str = "whole"
+    greedy: bool = False
+    max_new_tokens: int | None = None
+    chunk_frames: int | None = None
+    first_chunk_frames: int | None = None
+    paced: bool = False
+    keep_codes: bool = False
+    on_failure: str = "skip"
+    after: Request | None = None
+    submitted: float = field(default_factory=time.monotonic)
+    sentences: list[SentenceResult] = field(default_factory=list)
+    status: str = "waiting"
+    first_chunk_s: float | None = None  # submit to the first chunk ready for the consumer
+    max_ahead: int = 0  # the most sentences made but not taken at once (its chain's, with `after`)
+    _scheduler: Scheduler | None = field(default=None, repr=False)
+    _texts: deque[str] = field(default_factory=deque, repr=False)  # sentences not started yet
+    _items: deque[SpeechChunk | _Failure] = field(default_factory=deque, repr=False)
+    _outstanding: int = field(default=0, repr=False)  # sentences started, not yet taken
+    _taken: int = field(default=0, repr=False)  # sentences wholly taken by the consumer
+    _release_next: bool = field(default=False, repr=False)  # the chunk just taken ended a sentence
+    _generated: bool = field(default=False, repr=False)  # no sentence left to start or running
+    _chunks: int = field(default=0, repr=False)
+    _ended: threading.Event = field(default_factory=threading.Event, repr=False)
+
+    @property
+    def cancelled(self) -> bool:
+        return self.status == "cancelled"
+
+    @property
+    def finished(self) -> bool:
+        return self._ended.is_set()
+
+    @property
+    def errors(self) -> list[SentenceResult]:
+        return [s for s in self.sentences if s.status == "failed"]
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """True once the request has ended (all taken, cancelled or failed)."""
+        return self._ended.wait(timeout)
+
+    def cancel(self) -> None:
+        """Stop this request now: generation stops within a frame, queued audio is dropped, and the
+        consumer's iteration ends. Other requests are untouched."""
+        if self._scheduler is not None:
+            self._scheduler._cancel(self)
+
+    def fail_sentence(self, index: int, error: str) -> None:
+        """Mark a sentence failed by its consumer (a sink that broke while playing it)."""
+        assert self._scheduler is not None
+        with self._scheduler._cond:
+            self.sentences[index].status, self.sentences[index].error = "failed", error
+
+    def get(self, timeout: float | None = None) -> SpeechChunk | None:
+        """The next chunk; None at the end (or when `timeout` passes first: check `finished`)."""
+        assert self._scheduler is not None
+        return self._scheduler._take(self, timeout)
+
+    def __iter__(self) -> Iterator[SpeechChunk]:
+        while (chunk := self.get()) is not None:
+            yield chunk
+
+
+class Scheduler:
+    """Owns an engine's generation: requests in, one audio channel per request out."""
+
+    def __init__(self, engine: Engine, *, max_active: int = 4, max_waiting: int = 16):
+        if max_active < 1 or max_waiting < 0:
+            raise ValueError("max_active must be at least 1 and max_waiting at least 0")
+        self.engine = engine
+        self.max_active = max_active
+        self.max_waiting = max_waiting
+        self._cond = threading.Condition()
+        self._requests: list[Request] = []  # admitted, not yet generated; round-robin order
+        self._turn = 0
+        self._ids = 0
+        self._closed = False
+        self._current: tuple[Request, object] | None = None  # the request generating, and its stream
+        self._thread = threading.Thread(target=self._loop, name="hearth-scheduler", daemon=True)
+        self._thread.start()
+
+    # -- clients ---------------------------------------------------------------------------------
+
+    def submit(self, text: str, voice: str, language: str = "auto", *, seed: int | None = None,
+               instruct: str | None = None, text_mode: str = "whole", greedy: bool = False,
+               max_new_tokens: int | None = None, chunk_frames: int | None = None,
+               first_chunk_frames: int | None = None, paced: bool = False, keep_codes: bool = False,
+               split: bool = True, on_failure: str = "skip", after: Request | None = None) -> Request:
+        """Admit a text; returns its request at once. Bad input raises InputError, a full scheduler
+        Busy; neither disturbs anything already admitted."""
+        if not isinstance(text, str):
+            raise InputError("the text must be a string")
+        if len(text) > MAX_REQUEST_CHARS:
+            raise InputError(f"the text is {len(text):,} characters; one request takes at most "
+                             f"{MAX_REQUEST_CHARS:,}. Send it in parts (for example paragraph by paragraph)")
+        if on_failure not in ("skip", "raise"):
+            raise InputError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}")
+        engine = self.engine
+        voice, language = engine.check_voice(voice), engine.check_language(language)
+        engine.check_text_mode(text_mode)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
+        for name, value in (("max_new_tokens", max_new_tokens), ("chunk_frames", chunk_frames),
+                            ("first_chunk_frames", first_chunk_frames)):
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
+        cleaned = clean_text(text)
+        if not cleaned.strip():
+            raise InputError("the text is empty; give some words to speak")
+        texts = list(split_sentences(cleaned)) if split else [cleaned.strip()]
+        if not texts:
+            raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)")
+        with self._cond:
+            if self._closed:
+                raise RuntimeError("the scheduler is closed")
+            if len(self._requests) >= self.max_active + self.max_waiting:
+                active = self._active()
+                raise Busy(f"busy: {active} requests are being spoken and {len(self._requests) - active} are "
+                           "waiting, the most this server takes; try again shortly", retry_after_s=2.0)
+            self._ids += 1
+            request = Request(self._ids, cleaned, voice, language, seed, instruct, text_mode, greedy,
+                              max_new_tokens, chunk_frames, first_chunk_frames, paced, keep_codes, on_failure,
+                              after if after is not None and not after.finished else None, _scheduler=self)
+            request._texts.extend(texts)
+            self._requests.append(request)
+            self._cond.notify_all()
+        return request
+
+    def idle(self) -> bool:
+        with self._cond:
+            return not self._requests and self._current is None
+
+    def close(self) -> None:
+        """Cancel every request and stop the scheduler thread."""
+        with self._cond:
+            self._closed = True
+            pending = list(self._requests)
+        for request in pending:
+            self._cancel(request)
+        with self._cond:
+            self._cond.notify_all()
+        self._thread.join(timeout=30)
+
+    def __enter__(self) -> Scheduler:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- the channel (called by Request) ---------------------------------------------------------
+
+    def _take(self, request: Request, timeout: float | None) -> SpeechChunk | None:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cond:
+            if request._release_next:
+                request._release_next = False
+                request._outstanding -= 1
+                request._taken += 1
+                self._cond.notify_all()
+            while True:
+                if request._items:
+                    item = request._items.popleft()
+                    if isinstance(item, SpeechChunk):
+                        request._release_next = item.sentence_end
+                        return item
+                    # A failed sentence: its end, as far as the consumer is concerned.
+                    request._outstanding -= 1
+                    request._taken += 1
+                    self._cond.notify_all()
+                    if request.on_failure == "raise":
+                        self._end(request, "failed")
+                        raise SentenceFailed(f"sentence {item.sentence + 1} failed: {item.error}") from item.error
+                    continue
+                if request.finished or request._generated and not request._outstanding:
+                    if not request.finished:
+                        self._end(request, "done")
+                    return None
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return None
+                self._cond.wait(remaining)
+
+    def _cancel(self, request: Request) -> None:
+        with self._cond:
+            if request.finished:
+                return
+            request._items.clear()
+            request._texts.clear()
+            for s in request.sentences[request._taken :]:  # made or making, but not wholly taken
+                if s.status != "failed":
+                    s.status = "cancelled"
+            self._end(request, "cancelled")
+            current = self._current
+            self._cond.notify_all()
+        if current is not None and current[0] is request:
+            current[1].stop()  # type: ignore[attr-defined]  # an AudioStream: stops within a frame
+
+    def _end(self, request: Request, status: str) -> None:
+        """Under the lock: the request is over for its consumer."""
+        request.status = status
+        request._generated = True
+        request.after = None  # a finished request ends its chain (and old ones can be collected)
+        generating = self._current is not None and self._current[0] is request
+        if not generating and request in self._requests:  # else the loop drops it when its sentence ends
+            self._requests.remove(request)
+        request._ended.set()
+
+    # -- the scheduler thread --------------------------------------------------------------------
+
+    def _active(self) -> int:
+        return sum(1 for r in self._requests if r.status == "active")
+
+    @staticmethod
+    def _chain_outstanding(request: Request) -> int:
+        total: int = 0
+        r: Request | None = request
+        while r is not None and not r.finished:
+            total += r._outstanding
+            r = r.after
+        return total
+
+    def _eligible(self, request: Request) -> bool:
+        if request.status not in ("waiting", "active") or not request._texts:
+            return False
+        before = request.after
+        if before is not None and not before.finished and not before._generated:
+            return False  # a chained request starts once its predecessor is generated
+        if self._chain_outstanding(request) >= _AHEAD:
+            return False
+        return request.status == "active" or self._active() < self.max_active
+
+    def _pick(self) -> Request | None:
+        n = len(self._requests)
+        for k in range(n):
+            request = self._requests[(self._turn + k) % n]
+            if self._eligible(request):
+                self._turn = (self._turn + k + 1) % max(n, 1)
+                return request
+        return None
+
+    def _loop(self) -> None:
+        try:
+            self._serve()
+        except BaseException as e:  # a bug here must not leave consumers waiting forever
+            log.exception("the scheduler stopped")
+            with self._cond:
+                self._closed = True
+                for request in list(self._requests):
+                    if not request.finished:
+                        request._items.append(_Failure(len(request.sentences), e))
+                        request.on_failure = "raise"
+                    self._requests.remove(request)
+                self._cond.notify_all()
+
+    def _serve(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    if self._closed:
+                        return
+                    request = self._pick()
+                    if request is not None:
+                        break
+                    self._cond.wait()
+                text = request._texts.popleft()
+                index = len(request.sentences)
+                seed = None if request.seed is None else (request.seed + index) % 2**64
+                sentence = SentenceResult(index, text, seed, status="generating")
+                request.sentences.append(sentence)
+                request.status = "active"
+                request._outstanding += 1
+                request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
+            self._generate(request, sentence)
+            trim_heap()
+            with self._cond:
+                if not request._texts and request.status == "active":
+                    request._generated = True
+                if request._generated and request in self._requests:
+                    self._requests.remove(request)
+                self._cond.notify_all()
+
+    def _generate(self, request: Request, sentence: SentenceResult) -> None:
+        """One sentence into the request's channel; never blocks on the consumer (it holds at most
+        two sentences by the bound above)."""
+        t0 = time.monotonic()
+        codes: list[torch.Tensor] = []
+        try:
+            stream = self.engine.stream(
+                sentence.text, request.voice, request.language, instruct=request.instruct,
+                text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
+                max_new_tokens=request.max_new_tokens, chunk_frames=request.chunk_frames,
+                first_chunk_frames=request.first_chunk_frames, paced=request.paced,
+            )
+            with self._cond:
+                if request.cancelled:
+                    stream.close()
+                    return
+                self._current = (request, stream)
+            ended = False
+            with stream:
+                for chunk in stream:
+                    ended = chunk.is_last
+                    with self._cond:
+                        if request.cancelled:
+                            break
+                        if sentence.ttfa_s is None and chunk.frames:
+                            sentence.ttfa_s = time.monotonic() - t0
+                        if request.first_chunk_s is None:
+                            request.first_chunk_s = time.monotonic() - request.submitted
+                        sentence.frames += chunk.frames
+                        if request.keep_codes:
+                            codes.append(chunk.codes)
+                        request._items.append(SpeechChunk(chunk.samples, chunk.sample_rate, request._chunks,
+                                                          sentence.index, chunk.frames, chunk.codes, chunk.is_last))
+                        request._chunks += 1
+                        self._cond.notify_all()
+            if not ended and not request.cancelled:
+                raise RuntimeError("the sentence's stream stopped before its end (is the engine closing?)")
+            with self._cond:
+                sentence.stop_reason = stream.generation.stop_reason
+                if sentence.seed is None:
+                    sentence.seed = stream.seed
+                if sentence.status == "generating":
+                    sentence.status = "cancelled" if request.cancelled else "done"
+                if request.keep_codes and codes:
+                    sentence.codes = torch.cat(codes)
+        except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
+            with self._cond:
+                sentence.status, sentence.error = "failed", f"{type(e).__name__}: {e}"
+                if not request.cancelled:
+                    request._items.append(_Failure(sentence.index, e))
+                    if request.on_failure == "raise":
+                        request._texts.clear()
+                self._cond.notify_all()
+            log.warning("sentence %d of request %d failed: %s", sentence.index + 1, request.id, sentence.error)
+        finally:
+            with self._cond:
+                self._current = None
+                if request.cancelled:
+                    request._outstanding = 0
+                self._cond.notify_all()

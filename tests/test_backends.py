@@ -1,0 +1,73 @@
+"""The backend contract: sessions and vocoder states are independent on every backend, so utterances
+interleaved frame by frame, or run on several threads at once, give exactly their solo codes and audio."""
+
+from __future__ import annotations
+
+import threading
+
+import numpy as np
+import torch
+
+import hearth
+
+TEXTS = [("Interleaved with another one.", "ryan", "english", 3), ("和另一个交替进行。", "vivian", "chinese", 4),
+         ("A third, greedy.", "sohee", "auto", None)]
+
+
+def solo(engine, text, voice, language, seed):
+    return engine.generate_codes(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=14,
+                                 budget=None).codes
+
+
+def test_sessions_interleaved_frame_by_frame_equal_solo_runs(any_engine):
+    engine = any_engine
+    generators = []
+    for text, voice, language, seed in TEXTS:
+        options = engine.sampling(greedy=seed is None, max_new_tokens=14)
+        rng = None if seed is None else torch.Generator().manual_seed(seed)
+        generators.append(iter(engine.frames(text, voice, language, options=options, rng=rng, budget=None)))
+    frames: list[list[torch.Tensor]] = [[] for _ in generators]
+    live = list(range(len(generators)))
+    while live:  # one frame of each in turn: every session's state must survive the others' steps
+        for k in list(live):
+            frame = next(generators[k], None)
+            if frame is None:
+                live.remove(k)
+            else:
+                frames[k].append(frame)
+    for k, (text, voice, language, seed) in enumerate(TEXTS):
+        assert torch.equal(torch.stack(frames[k]), solo(engine, text, voice, language, seed))
+
+
+def test_streams_on_several_threads_equal_solo_runs(any_engine):
+    engine = any_engine
+    expected = [engine.synthesize(t, v, lang, seed=s, greedy=s is None, max_new_tokens=14, budget=None)
+                for t, v, lang, s in TEXTS]
+    got: dict[int, object] = {}
+
+    def run(k):
+        t, v, lang, s = TEXTS[k]
+        try:
+            got[k] = engine.synthesize(t, v, lang, seed=s, greedy=s is None, max_new_tokens=14, budget=None,
+                                       chunk_frames=2 + k)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            got[k] = e
+
+    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(TEXTS))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    for k, want in enumerate(expected):
+        assert isinstance(got[k], hearth.Audio), got[k]
+        assert torch.equal(got[k].codes, want.codes)
+        assert np.abs(got[k].samples - want.samples).max() < 1e-4  # vocoder states are independent too
+
+
+def test_the_default_backend_and_its_parts(fast_engine, engine):
+    assert fast_engine.options.backend == "openvino" and fast_engine.options.weights == "int8"
+    assert fast_engine.backend.describe()["vocoder"] == "bf16" and fast_engine.default_first_chunk == 1
+    assert engine.backend.describe()["vocoder"] == "torch" and engine.default_first_chunk == 2
+    for e in (fast_engine, engine):
+        parts = e.backend.weights_mb()
+        assert parts and all(p["stored_mb"] > 0 for p in parts.values())

@@ -1,0 +1,166 @@
+"""The scheduler: several clients on separate threads, each with its own audio channel and pace.
+
+Every client must get exactly its own audio (each sentence's codes equal a clean single run of
+that sentence), a cancel or a fault must touch only its request, a slow consumer must cost the
+others nothing, and a full scheduler must say "busy" at once. On every backend.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+from faults import failing_vocoder
+
+from hearth import InputError
+from hearth.scheduler import Busy, Scheduler, SentenceFailed
+
+TEXTS = [
+    ("First client speaks. It has two sentences.", "ryan", "english", 11),
+    ("Zweiter Kunde hier. Noch ein Satz. Und ein dritter.", "aiden", "german", 22),
+    ("第三个客户。很短。", "vivian", "chinese", 33),
+]
+
+
+def clean_codes(engine, text, voice, language, seed, max_new_tokens):
+    return engine.generate_codes(text, voice, language, seed=seed, max_new_tokens=max_new_tokens).codes
+
+
+def consume(request, delay_s=0.0):
+    """Take every chunk (optionally slowly); the codes of each sentence, in order."""
+    per_sentence: dict[int, list[torch.Tensor]] = {}
+    for chunk in request:
+        per_sentence.setdefault(chunk.sentence, []).append(chunk.codes)
+        assert len(chunk.samples) == chunk.frames * 1920
+        if delay_s:
+            time.sleep(delay_s)
+    return {i: torch.cat(c) for i, c in per_sentence.items()}
+
+
+def test_concurrent_clients_each_get_their_own_audio(any_engine):
+    engine = any_engine
+    results: dict[int, object] = {}
+
+    def client(k):
+        text, voice, language, seed = TEXTS[k]
+        try:
+            request = scheduler.submit(text, voice, language, seed=seed, max_new_tokens=9)
+            results[k] = (request, consume(request, delay_s=0.02 * k))  # each at its own pace
+        except BaseException as e:  # noqa: BLE001 - reported below
+            results[k] = e
+
+    with Scheduler(engine) as scheduler:
+        threads = [threading.Thread(target=client, args=(k,)) for k in range(len(TEXTS))]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=300)
+    for k, (_, voice, language, seed) in enumerate(TEXTS):
+        assert not isinstance(results[k], BaseException), results[k]
+        request, codes = results[k]
+        assert request.status == "done" and not request.errors
+        assert len(codes) == len(request.sentences) >= 2
+        for s in request.sentences:
+            assert s.seed == seed + s.index
+            assert torch.equal(codes[s.index], clean_codes(engine, s.text, voice, language, s.seed, 9))
+        assert request.max_ahead <= 2
+
+
+def test_cancelling_one_request_leaves_the_others_untouched(any_engine):
+    engine = any_engine
+    with Scheduler(engine) as scheduler:
+        doomed = scheduler.submit("One. Two. Three. Four. Five. Six.", "dylan", seed=5, max_new_tokens=40)
+        other = scheduler.submit("The other client. Still talking.", "serena", "english", seed=6, max_new_tokens=9)
+        first = doomed.get(timeout=120)
+        assert first is not None and first.sentence == 0
+        t0 = time.monotonic()
+        doomed.cancel()
+        assert doomed.get(timeout=5) is None  # the consumer's iteration ends at once
+        assert time.monotonic() - t0 < 1.0
+        assert doomed.status == "cancelled" and doomed.wait(5)
+        assert len(doomed.sentences) <= 3  # nothing generated after the cancel
+        assert all(s.status == "cancelled" for s in doomed.sentences)
+        codes = consume(other)
+    assert other.status == "done"
+    for s in other.sentences:
+        assert torch.equal(codes[s.index], clean_codes(engine, s.text, "serena", "english", s.seed, 9))
+
+
+def test_a_slow_consumer_costs_the_others_nothing(engine):
+    with Scheduler(engine) as scheduler:
+        idle = scheduler.submit(" ".join(f"Sentence {i}." for i in range(8)), "eric", seed=1, max_new_tokens=6)
+        t0 = time.monotonic()
+        busy = scheduler.submit("I am read at once. Twice.", "sohee", "korean", seed=2, max_new_tokens=6)
+        consume(busy)
+        assert busy.status == "done" and time.monotonic() - t0 < 120
+        time.sleep(0.3)
+        assert len(idle.sentences) == 2  # the unread request holds two sentences, no more
+        assert idle.max_ahead == 2
+        consume(idle)  # taking them lets it go on to the end
+        assert idle.status == "done" and len(idle.sentences) == 8
+
+
+def test_full_scheduler_answers_busy_at_once(engine):
+    with Scheduler(engine, max_active=1, max_waiting=1) as scheduler:
+        held = [scheduler.submit(f"Held request {i}. With more to say.", "ryan", seed=i, max_new_tokens=6)
+                for i in range(2)]
+        t0 = time.monotonic()
+        with pytest.raises(Busy, match="busy") as info:
+            scheduler.submit("One too many.", "ryan")
+        assert time.monotonic() - t0 < 0.5 and info.value.retry_after_s > 0
+        held[0].cancel()
+        held[1].cancel()
+        again = scheduler.submit("Room again.", "ryan", seed=3, max_new_tokens=6)
+        consume(again)
+        assert again.status == "done"
+
+
+def test_a_fault_fails_one_sentence_of_one_request(any_engine, monkeypatch):
+    engine = any_engine
+    failing_vocoder(engine, monkeypatch, at=1, error=RuntimeError("injected vocoder fault"))
+    with Scheduler(engine) as scheduler:
+        hit = scheduler.submit("This one breaks. This one plays.", "aiden", seed=7, max_new_tokens=9)
+        codes = consume(hit)
+        strict = scheduler.submit("Fine. Fine again.", "aiden", seed=8, max_new_tokens=9)
+        consume(strict)
+    monkeypatch.undo()
+    assert [s.status for s in hit.sentences] == ["failed", "done"]
+    assert "injected vocoder fault" in hit.sentences[0].error and hit.status == "done"
+    assert torch.equal(codes[1], clean_codes(engine, hit.sentences[1].text, "aiden", "auto", 8, 9))
+    assert strict.status == "done" and not strict.errors
+
+
+def test_on_failure_raise_ends_the_request_with_the_error(engine, monkeypatch):
+    failing_vocoder(engine, monkeypatch, at=2, error=RuntimeError("injected vocoder fault"))
+    with Scheduler(engine) as scheduler:
+        request = scheduler.submit("Breaks in the first. Never spoken.", "ryan", seed=1, max_new_tokens=20,
+                                   chunk_frames=2, first_chunk_frames=1, on_failure="raise")
+        with pytest.raises(SentenceFailed, match="sentence 1 failed") as info:
+            consume(request)
+        assert "injected vocoder fault" in str(info.value.__cause__)
+        assert request.status == "failed" and len(request.sentences) == 1
+
+
+@pytest.mark.parametrize(
+    "kwargs,fragment",
+    [
+        ({"text": ""}, "empty"),
+        ({"text": "?!"}, "nothing to speak"),
+        ({"voice": "bob"}, "vivian"),
+        ({"language": "klingon"}, "english"),
+        ({"seed": -1}, "seed"),
+        ({"chunk_frames": 0}, "chunk_frames"),
+        ({"max_new_tokens": 0}, "max_new_tokens"),
+        ({"text_mode": "fast"}, "text mode"),
+    ],
+)
+def test_bad_requests_are_refused_and_the_scheduler_stays_up(engine, kwargs, fragment):
+    with Scheduler(engine) as scheduler:
+        args = {"text": "Hello.", "voice": "ryan"} | kwargs
+        with pytest.raises(InputError, match=fragment):
+            scheduler.submit(args.pop("text"), args.pop("voice"), **args)
+        request = scheduler.submit("Still here.", "ryan", seed=1, max_new_tokens=4)
+        consume(request)
+        assert request.status == "done"
