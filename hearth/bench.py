@@ -1,4 +1,4 @@
-"""`hearth bench`: the one benchmark harness (see shared/docs/performance.md for the method).
+"""`hearth bench`: the one benchmark harness. Speed figures belong here, never in tests.
 
 It runs the streaming engine on a checkpoint (by default a random-weight checkpoint with the true
 0.6B shapes, written on first use into the cache directory), a warm-up and then several runs of

@@ -92,6 +92,15 @@ def backend_options(**explicit: Any) -> BackendOptions:
     except TypeError as e:
         raise ValueError(f"{e}; the options are those of hearth.BackendOptions") from e
     options.validate()
+    # An option that would change nothing is a mistake to point out, not to ignore.
+    lm_only = [k for k in ("weights", "device", "lm_core_type") if k in given]
+    if backend == "torch" and lm_only:
+        raise ValueError(f"{', '.join(lm_only)}: for the OpenVINO language model only, and the backend is torch; "
+                         "leave it out or choose backend openvino")
+    vocoder_only = [k for k in ("vocoder_device", "vocoder_threads", "vocoder_core_type") if k in given]
+    if options.vocoder_precision == "torch" and vocoder_only:
+        raise ValueError(f"{', '.join(vocoder_only)}: for an OpenVINO vocoder only, and the vocoder is torch; "
+                         "leave it out or choose a vocoder precision (bf16, fp16, fp32)")
     return options
 
 

@@ -377,7 +377,6 @@ class AudioStream:
         self.stats = StreamStats()
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
-        self.stopped = False  # ended by `stop()` or `close()` before its last chunk
         self._own_workers = workers is None
         self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers())
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
@@ -415,15 +414,11 @@ class AudioStream:
 
     def stop(self) -> None:
         """Stop generation (within one frame) and decoding, from any thread, without waiting: the
-        consumer's iteration then ends (`stopped` is set) once it has taken what was ready."""
-        if not self._done:
-            self.stopped = True
+        consumer's iteration then ends once it has taken what was ready (without a last chunk)."""
         self._pipe.stop.set()
 
     def close(self) -> None:
         """Stop generation (within one frame) and decoding, and wait for both workers to finish."""
-        if not self._done and not self._pipe.stop.is_set():
-            self.stopped = True
         self._done = True
         self._pipe.shutdown()
         if self._own_workers:

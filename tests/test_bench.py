@@ -31,3 +31,4 @@ def test_bench_table(tiny_dir):
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert r.returncode == 0, r.stderr
     assert "first audio, median (s)" in r.stdout and "real-time factor" in r.stdout
+    assert "hearth backend: backend=openvino, weights=int8" in r.stdout  # the default path is measured

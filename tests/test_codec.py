@@ -114,7 +114,7 @@ def test_prefix_output_is_output_prefix(tiny_dir):
     assert snr_db(whole[: 11 * 1920], prefix) >= 100
 
 
-def test_streams_are_independent(tiny_dir):
+def test_decoder_states_are_independent(tiny_dir):
     decoder = load_codec(open_checkpoint(tiny_dir))
     a = torch.randint(0, 2048, (6, 16), generator=torch.Generator().manual_seed(1))
     b = torch.randint(0, 2048, (6, 16), generator=torch.Generator().manual_seed(2))

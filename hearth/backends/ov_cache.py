@@ -76,12 +76,18 @@ def cache_entry(
     return directory, key_source, None
 
 
-def staging(directory: Path) -> Path:
-    """A private directory beside the final one, to convert into."""
+@contextmanager
+def staging(directory: Path) -> Iterator[Path]:
+    """A private directory beside the final one, to convert into; removed if the conversion fails
+    or is interrupted, so an unfinished conversion never lingers in the cache."""
     tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    return tmp
+    try:
+        yield tmp
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
 
 
 def publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> ConvertedModel:

@@ -182,7 +182,16 @@ def check_output(path: Path | None, option: str = "--out") -> None:
     if not parent.is_dir():
         raise InputError(f"{option} {path}: the folder {parent} does not exist; create it first or choose "
                          "another path")
-    if not os.access(parent, os.W_OK | os.X_OK) or (path.exists() and not os.access(path, os.W_OK)):
-        raise InputError(f"{option} {path}: no permission to write there; choose another path")
     if path.suffix.lower() != ".wav":
         raise InputError(f"{option} {path}: hearth writes WAV audio; give the file a .wav name (or - for stdout)")
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(f"{option} {path}: the file exists and is not writable; choose another path")
+    probe = Path(str(path) + ".part")  # what the writer will create: try it now
+    try:
+        probe.open("xb").close()
+    except FileExistsError:
+        pass  # left by an earlier run; the writer replaces it
+    except OSError as e:
+        raise InputError(f"{option} {path}: cannot write there ({e.strerror}); choose another path") from None
+    else:
+        probe.unlink()

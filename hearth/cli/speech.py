@@ -63,12 +63,13 @@ def _load(args: argparse.Namespace) -> Engine:
 
 
 def _say(args: argparse.Namespace) -> int:
+    text = _prepare(args)
     out: Path | None = args.out
     if out is None and not default_output_available():
         out = Path("hearth.wav")
+        check_output(out)
         log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
     check_output(out)
-    text = _prepare(args)
     with _load(args) as engine:
         sink: Speaker | WavWriter
         if out is None:
