@@ -39,6 +39,7 @@ import torch
 from .engine import Engine, InputError
 from .sentences import clean_text, split_sentences
 from .settings import trim_heap
+from .stream import AudioStream
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
 
@@ -187,7 +188,7 @@ class Scheduler:
         self._turn = 0
         self._ids = 0
         self._closed = False
-        self._current: tuple[Request, object] | None = None  # the request generating, and its stream
+        self._current: tuple[Request, AudioStream] | None = None  # the request generating, and its stream
         self._thread = threading.Thread(target=self._loop, name="hearth-scheduler", daemon=True)
         self._thread.start()
 
@@ -230,9 +231,12 @@ class Scheduler:
                 raise Busy(f"busy: {active} requests are being spoken and {len(self._requests) - active} are "
                            "waiting, the most this server takes; try again shortly", retry_after_s=2.0)
             self._ids += 1
-            request = Request(self._ids, cleaned, voice, language, seed, instruct, text_mode, greedy,
-                              max_new_tokens, chunk_frames, first_chunk_frames, paced, keep_codes, on_failure,
-                              after if after is not None and not after.finished else None, _scheduler=self)
+            request = Request(
+                id=self._ids, text=cleaned, voice=voice, language=language, seed=seed, instruct=instruct,
+                text_mode=text_mode, greedy=greedy, max_new_tokens=max_new_tokens, chunk_frames=chunk_frames,
+                first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
+                after=after if after is not None and not after.finished else None, _scheduler=self,
+            )
             request._texts.extend(texts)
             self._requests.append(request)
             self._cond.notify_all()
@@ -305,7 +309,7 @@ class Scheduler:
             current = self._current
             self._cond.notify_all()
         if current is not None and current[0] is request:
-            current[1].stop()  # type: ignore[attr-defined]  # an AudioStream: stops within a frame
+            current[1].stop()  # generation stops within a frame
 
     def _end(self, request: Request, status: str) -> None:
         """Under the lock: the request is over for its consumer."""
