@@ -229,3 +229,15 @@ def test_first_chunk_defaults_to_one_frame_with_the_fixed_size_vocoder(engine, o
     with ov_int8.stream("First audio early.", "ryan", seed=4, max_new_tokens=12, budget=None) as stream:
         sizes = [c.frames for c in stream]
     assert sizes[0] == 1 and sum(sizes) >= 1
+
+
+def test_long_steps_report_progress(caplog):
+    import logging
+
+    from hearth.backends.ov_cache import progress
+
+    log = logging.getLogger("hearth.test-progress")
+    with caplog.at_level(logging.INFO, logger=log.name), progress("converting something", log, every_s=0.05):
+        time.sleep(0.3)
+    beats = [r.message for r in caplog.records if r.message.startswith("converting something: ")]
+    assert len(beats) >= 2 and beats[-1].endswith("s so far")

@@ -25,7 +25,16 @@ from ..model.talker import TextProjection
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMSession
-from .ov_cache import ConvertedModel, bounded_mapping, cache_entry, publish, release_mapped_files, staging, weights_mb
+from .ov_cache import (
+    ConvertedModel,
+    bounded_mapping,
+    cache_entry,
+    progress,
+    publish,
+    release_mapped_files,
+    staging,
+    weights_mb,
+)
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "PromptEmbedder", "runtime_properties"]
 
@@ -106,7 +115,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         f.release(name)
         return t
 
-    with staging(directory) as tmp:
+    with staging(directory) as tmp, progress("converting the language model", log):
         parts = {}
         for network, build in (("talker", build_talker), ("predictor", build_predictor_loop)):
             model, builder = build(ckpt.config.talker, source, weights)
@@ -338,14 +347,15 @@ def convert_vocoder(
 
     t0 = time.perf_counter()
     log.info("converting the vocoder to OpenVINO into %s; once per checkpoint", directory)
-    decoder = load_codec(ckpt, torch.float32)
-    fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
-    step = StreamingStep(decoder).eval()
-    state = initial_state(decoder)
-    codes = torch.zeros(frames, ckpt.codec.num_quantizers, dtype=torch.long)
-    with torch.no_grad():
-        exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state))
-    model = ov.convert_model(exported)
+    with progress("converting the vocoder", log):
+        decoder = load_codec(ckpt, torch.float32)
+        fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
+        step = StreamingStep(decoder).eval()
+        state = initial_state(decoder)
+        codes = torch.zeros(frames, ckpt.codec.num_quantizers, dtype=torch.long)
+        with torch.no_grad():
+            exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state))
+        model = ov.convert_model(exported)
     with staging(directory) as tmp:
         ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
         stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes

@@ -12,17 +12,19 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import shutil
 import threading
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-__all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "publish", "release_mapped_files",
-           "staging", "weights_mb"]
+__all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "progress", "publish",
+           "release_mapped_files", "staging", "weights_mb"]
 
 
 def cache_root() -> Path:
@@ -74,6 +76,25 @@ def cache_entry(
     if manifest_path.is_file():
         return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
     return directory, key_source, None
+
+
+@contextmanager
+def progress(what: str, log: logging.Logger, every_s: float = 10.0) -> Iterator[None]:
+    """A line on the log every `every_s` while a long step runs (a conversion takes a minute)."""
+    done = threading.Event()
+    t0 = time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(every_s):
+            log.info("%s: %.0f s so far", what, time.monotonic() - t0)
+
+    thread = threading.Thread(target=beat, name="hearth-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 @contextmanager
