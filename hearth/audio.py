@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = [
     "SAMPLE_FORMATS", "NullSink", "RawSink", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm",
-    "write_wav",
+    "wav_header", "write_wav",
 ]
 
 SAMPLE_FORMATS = ("s16", "f32")
@@ -34,7 +34,7 @@ def to_pcm(samples: np.ndarray, sample_format: str) -> bytes:
     raise ValueError(f"sample format must be one of {', '.join(SAMPLE_FORMATS)}, got {sample_format!r}")
 
 
-def _wav_header(num_bytes: int, sample_rate: int, sample_format: str) -> bytes:
+def wav_header(num_bytes: int, sample_rate: int, sample_format: str) -> bytes:
     bits = 16 if sample_format == "s16" else 32
     fmt_tag = 1 if sample_format == "s16" else 3  # PCM / IEEE float
     block = bits // 8
@@ -140,7 +140,7 @@ class WavWriter:
         self._seekable = self.path is not None or _is_seekable(self._file)
         self._start = self._file.tell() if self._seekable else 0
         self._bytes = 0
-        header = _wav_header(0 if self._seekable else 0xFFFFFFFF - 64, sample_rate, sample_format)
+        header = wav_header(0 if self._seekable else 0xFFFFFFFF - 64, sample_rate, sample_format)
         self._file.write(header)
 
     realtime = False
@@ -161,7 +161,7 @@ class WavWriter:
             return
         if self._seekable:
             self._file.seek(self._start)
-            self._file.write(_wav_header(self._bytes, self.sample_rate, self.sample_format))
+            self._file.write(wav_header(self._bytes, self.sample_rate, self.sample_format))
             self._file.seek(0, 2)
         self._file.flush()
         if self._owned:
@@ -199,7 +199,7 @@ def _is_seekable(f: BinaryIO) -> bool:
 
 def write_wav(target: Path | BinaryIO, samples: np.ndarray, sample_rate: int, sample_format: str = "s16") -> None:
     data = to_pcm(samples, sample_format)
-    blob = _wav_header(len(data), sample_rate, sample_format) + data
+    blob = wav_header(len(data), sample_rate, sample_format) + data
     if isinstance(target, (str, Path)):
         tmp = Path(str(target) + ".part")
         tmp.write_bytes(blob)

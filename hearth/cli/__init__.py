@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
-from . import measure, resident, speech
+from . import measure, resident, serve, speech
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser"]
 
@@ -37,6 +37,7 @@ def parser() -> argparse.ArgumentParser:
     speech.add_parsers(sub)
     resident.add_parsers(sub)
     measure.add_parsers(sub)
+    serve.add_parsers(sub)
     return p
 
 

@@ -1,0 +1,135 @@
+"""`hearth serve`: the OpenAI-compatible speech server (needs the `serve` extra).
+
+The server answers at once (`/health` says 503 "loading") while the model loads and warms up in the
+background; a checkpoint that fails to load ends the command with exit code 2. SIGTERM or Ctrl-C
+stops it within seconds: requests in flight are cancelled and their responses end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import ipaddress
+import logging
+import signal
+import socket
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+from ..checkpoint import DEFAULT_MODEL, open_checkpoint
+from ..engine import InputError, load
+from .options import add_backend, add_model, backend_flags, check_backend, count
+
+__all__ = ["add_parsers"]
+
+log = logging.getLogger("hearth")
+
+
+def add_parsers(sub: Any) -> None:
+    serve = sub.add_parser("serve", help="an OpenAI-compatible speech server (POST /v1/audio/speech)")
+    serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
+    serve.add_argument("--port", type=count(0), default=8000, help="port (default 8000; 0 picks a free one)")
+    serve.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on /v1 requests")
+    serve.add_argument("--max-queue", type=count(0), default=16,
+                       help="requests that may wait beyond the ones being spoken (default 16); more get 503")
+    serve.add_argument("--max-active", type=count(1), default=4,
+                       help="requests spoken in turn, sentence by sentence (default 4)")
+    serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
+                       help="allow browser pages from ORIGIN (repeatable; '*' for any)")
+    add_model(serve)
+    add_backend(serve)
+    serve.set_defaults(run=_serve)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _serve(args: argparse.Namespace) -> int:
+    try:
+        import uvicorn
+
+        from ..serve.http import ServerState, create_app
+    except ImportError as e:
+        raise InputError(f"hearth serve needs the 'serve' extra ({e.name} is missing): "
+                         "pip install 'hearth-tts[serve]'") from None
+    check_backend(args)
+    checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
+    if args.api_key is not None and not args.api_key.strip():
+        raise InputError("--api-key is empty; give a key, or leave the option out")
+    if not _is_loopback(args.host) and args.api_key is None:
+        log.warning("listening on %s without --api-key: anyone who can reach this address can use the server",
+                    args.host)
+    sock = _bind(args.host, args.port)
+    port = sock.getsockname()[1]
+    name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
+    state = ServerState(model_name=str(name).rstrip("/").rsplit("/", 1)[-1])
+    app = create_app(state, api_key=args.api_key, cors_origins=args.cors)
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=3)
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            # uvicorn's own re-raises the signal after shutting down, which kills the process
+            # before it has closed the engine; here the command ends normally, with code 0.
+            signals = (signal.SIGINT, signal.SIGTERM)
+            original = {sig: signal.signal(sig, self.handle_exit) for sig in signals}
+            try:
+                yield
+            finally:
+                for sig, handler in original.items():
+                    signal.signal(sig, handler)
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            # Streams in flight end now (their requests are cancelled), not after the grace period.
+            if state.scheduler is not None:
+                threading.Thread(target=state.scheduler.close, name="hearth-stop", daemon=True).start()
+            super().handle_exit(sig, frame)
+
+    server = Server(config)
+    failed: list[BaseException] = []
+
+    def load_model() -> None:
+        try:
+            engine = load(checkpoint.path, **backend_flags(args))
+            from ..scheduler import Scheduler
+
+            state.scheduler = Scheduler(engine, max_active=args.max_active, max_waiting=args.max_queue)
+            state.engine = engine
+            log.info("ready: %d voices on the %s backend", len(engine.voices), engine.options.backend)
+        except BaseException as e:  # noqa: BLE001 - reported, and the server stops
+            state.error = str(e)
+            failed.append(e)
+            server.should_exit = True
+
+    threading.Thread(target=load_model, name="hearth-load", daemon=True).start()
+    host = f"[{args.host}]" if ":" in args.host else args.host
+    log.info("listening on http://%s:%d (the model is loading; GET /health says when it is ready)", host, port)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        state.close()
+    if failed:
+        raise failed[0]
+    log.info("stopped")
+    return 0
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything loads (a busy port is reported at once)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise InputError(f"cannot listen on {host}:{port} ({e.strerror}); choose another --port or --host") from None
+    sock.listen(128)
+    return sock

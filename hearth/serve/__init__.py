@@ -1,0 +1,1 @@
+"""Network surfaces over the scheduler: `hearth serve` (OpenAI-compatible HTTP)."""

@@ -1,0 +1,340 @@
+"""`hearth serve`'s HTTP API: OpenAI's `POST /v1/audio/speech`, streamed, over the shared scheduler.
+
+Translation only: a request body becomes a scheduler request, its chunks become bytes of the
+asked-for format as they are decoded. Nothing here generates audio, and nothing blocking runs on
+the event loop: taking a chunk from the scheduler and encoding it run on a thread pool.
+
+Errors use OpenAI's envelope `{"error": {"message", "type", "param", "code"}}`: 400 bad input (the
+message says what is allowed), 401 a missing or wrong key, 404/405 unknown routes, 413 a body over
+1 MiB, 503 with `Retry-After` while the model loads or when the scheduler is full, 500 when a
+request's first sentence fails (later failures end its stream early). A client that disconnects has
+its generation stopped within a frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import concurrent.futures
+import hmac
+import json
+import logging
+import threading
+import time
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import JSONResponse, Response, StreamingResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from ..engine import Engine, InputError
+from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
+from ..scheduler import Request as SpeechRequest
+from .encoders import FORMATS, encoder
+
+__all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
+
+log = logging.getLogger("hearth.serve")
+
+MAX_INPUT_CHARS = 4096  # OpenAI's limit on `input` (and `instructions`)
+MAX_BODY_BYTES = 1 << 20
+_BUSY_RETRY_S = 2
+
+
+@dataclass
+class ServerState:
+    """What the endpoints share: the engine and scheduler once loaded (None before), or why not."""
+
+    engine: Engine | None = None
+    scheduler: Scheduler | None = None
+    error: str | None = None
+    model_name: str = "hearth"
+    ready: threading.Event = field(default_factory=threading.Event)
+    # Threads that wait on scheduler channels and encode: one per stream at most, bounded by the
+    # scheduler's admission limits.
+    pool: concurrent.futures.ThreadPoolExecutor = field(
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-http")
+    )
+
+    def close(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.close()
+        if self.engine is not None:
+            self.engine.close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, kind: str, param: str | None = None, code: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(message)
+        self.status, self.message, self.kind, self.param, self.code = status, message, kind, param, code
+        self.headers = headers or {}
+
+    def response(self) -> JSONResponse:
+        body = {"error": {"message": self.message, "type": self.kind, "param": self.param, "code": self.code}}
+        return JSONResponse(body, status_code=self.status, headers=self.headers)
+
+
+def _bad(message: str, param: str | None = None) -> ApiError:
+    return ApiError(400, message, "invalid_request_error", param)
+
+
+@dataclass(frozen=True)
+class SpeechBody:
+    """`POST /v1/audio/speech`, checked: OpenAI's fields plus vLLM-Omni's names for Qwen3-TTS."""
+
+    input: str
+    voice: str
+    response_format: str
+    stream_format: str
+    instructions: str | None
+    language: str
+    seed: int | None
+    max_new_tokens: int | None
+    text_mode: str
+
+    @classmethod
+    def parse(cls, raw: bytes) -> SpeechBody:
+        try:
+            body = json.loads(raw)
+        except (ValueError, UnicodeDecodeError):
+            raise _bad("the body must be a JSON object: {\"model\": ..., \"input\": ..., \"voice\": ...}") from None
+        if not isinstance(body, dict):
+            raise _bad("the body must be a JSON object: {\"model\": ..., \"input\": ..., \"voice\": ...}")
+        text = body.get("input")
+        if not isinstance(text, str) or not text.strip():
+            raise _bad("input must be a non-empty string: the text to speak", "input")
+        if len(text) > MAX_INPUT_CHARS:
+            raise _bad(f"input is {len(text)} characters; the limit is {MAX_INPUT_CHARS}", "input")
+        voice = body.get("voice")
+        if isinstance(voice, dict):
+            voice = voice.get("id")
+        if not isinstance(voice, str) or not voice.strip():
+            raise _bad("voice must be a voice name (see GET /v1/audio/voices) or {\"id\": name}", "voice")
+        fmt = body.get("response_format") or "mp3"
+        if fmt not in FORMATS:
+            raise _bad(f"response_format must be one of {', '.join(FORMATS)}, got {fmt!r}", "response_format")
+        stream_format = body.get("stream_format") or "audio"
+        if stream_format not in ("audio", "sse"):
+            raise _bad(f"stream_format must be 'audio' or 'sse', got {stream_format!r}", "stream_format")
+        speed = body.get("speed", 1.0)
+        if speed is not None:
+            if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0.25 <= speed <= 4.0:
+                raise _bad(f"speed must be a number from 0.25 to 4.0, got {speed!r}", "speed")
+            if speed != 1.0:
+                raise _bad("speed other than 1.0 is not supported: Hearth does not change the speaking rate "
+                           "(yet); leave speed out or send 1.0", "speed")
+        instructions = body.get("instructions")
+        if instructions is not None and (not isinstance(instructions, str) or len(instructions) > MAX_INPUT_CHARS):
+            raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
+        language = body.get("language") or "auto"
+        if not isinstance(language, str):
+            raise _bad("language must be a language name or 'auto'", "language")
+        seed = body.get("seed")
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+            raise _bad(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}", "seed")
+        max_new_tokens = body.get("max_new_tokens")
+        if max_new_tokens is not None and (isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int)
+                                           or max_new_tokens < 1):
+            raise _bad(f"max_new_tokens must be a whole number of at least 1, got {max_new_tokens!r}",
+                       "max_new_tokens")
+        text_mode = body.get("text_mode") or "whole"
+        if not isinstance(text_mode, str):
+            raise _bad("text_mode must be 'whole' or 'interleaved' (also called 'stream')", "text_mode")
+        return cls(text, voice, fmt, stream_format, instructions or None, language, seed, max_new_tokens, text_mode)
+
+
+def _param_of(message: str) -> str | None:
+    for name in ("voice", "language", "text mode", "seed", "max_new_tokens"):
+        if name in message:
+            return name.replace(" ", "_")
+    return "input"
+
+
+class _Stream:
+    """One response's side of a scheduler request: takes chunks and encodes them off the event loop."""
+
+    def __init__(self, state: ServerState, request: SpeechRequest, fmt: str, sample_rate: int):
+        self.state = state
+        self.request = request
+        self.encoder = encoder(fmt, sample_rate)
+        self.frames = 0
+
+    async def _run(self, fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(self.state.pool, fn, *args)
+
+    def _take(self) -> SpeechChunk | None:
+        return self.request.get()  # returns at the next chunk, the end, or a cancel
+
+    async def first(self) -> SpeechChunk | None:
+        return await self._run(self._take)
+
+    async def pieces(self, first: SpeechChunk | None) -> AsyncIterator[bytes]:
+        """Encoded bytes as chunks come; the tail of the encoder at the end."""
+        chunk = first
+        while chunk is not None:
+            self.frames += chunk.frames
+            data = await self._run(self.encoder.encode, chunk.samples)
+            if data:
+                yield data
+            chunk = await self._run(self._take)
+        if self.request.cancelled:
+            return
+        tail = await self._run(self.encoder.finish)
+        if tail:
+            yield tail
+
+
+async def _watch_disconnect(http: Request, request: SpeechRequest) -> None:
+    """Cancel `request` as soon as the client goes away (generation stops within a frame).
+
+    Starlette notices a disconnect itself once a streaming response has started (for servers of
+    ASGI spec < 2.4, such as uvicorn), but not while the first chunk is awaited, and for spec 2.4
+    servers only at the next write; this covers both."""
+    while True:
+        message = await http.receive()
+        if message["type"] == "http.disconnect":
+            request.cancel()
+            return
+
+
+def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: list[str] | None = None) -> FastAPI:
+    app = FastAPI(title="Hearth", docs_url=None, redoc_url=None, openapi_url=None)
+    if cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=cors_origins, allow_methods=["*"], allow_headers=["*"])
+
+    @app.exception_handler(ApiError)
+    async def api_error(_: Request, e: ApiError) -> JSONResponse:
+        return e.response()
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+        kind = "not_found_error" if e.status_code == 404 else "invalid_request_error"
+        return ApiError(e.status_code, str(e.detail), kind).response()
+
+    @app.exception_handler(Exception)
+    async def internal_error(_: Request, e: Exception) -> JSONResponse:
+        log.exception("internal error")
+        return ApiError(500, f"internal error: {type(e).__name__}: {e}", "server_error").response()
+
+    def authorize(http: Request) -> None:
+        if api_key is None:
+            return
+        given = http.headers.get("authorization", "")
+        token = given[7:] if given.lower().startswith("bearer ") else ""
+        if not hmac.compare_digest(token.encode(), api_key.encode()):
+            raise ApiError(401, "a valid API key is required: send 'Authorization: Bearer <key>'",
+                           "authentication_error", code="invalid_api_key")
+
+    def loaded() -> tuple[Engine, Scheduler]:
+        if state.error is not None:
+            raise ApiError(500, f"the model could not be loaded: {state.error}", "server_error")
+        if state.engine is None or state.scheduler is None:
+            raise ApiError(503, "the model is still loading; try again in a few seconds", "server_error",
+                           code="loading", headers={"Retry-After": "5"})
+        return state.engine, state.scheduler
+
+    @app.get("/health")
+    async def health() -> JSONResponse:
+        if state.error is not None:
+            return JSONResponse({"status": "failed", "error": state.error}, status_code=500)
+        if state.engine is None:
+            return JSONResponse({"status": "loading"}, status_code=503, headers={"Retry-After": "5"})
+        return JSONResponse({"status": "ok", "model": state.model_name, "backend": state.engine.options.backend})
+
+    @app.get("/v1/models")
+    async def models(http: Request) -> JSONResponse:
+        authorize(http)
+        names = ["tts-1", "tts-1-hd", "gpt-4o-mini-tts", state.model_name]
+        return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "owned_by": "hearth"}
+                                                        for n in names]})
+
+    @app.get("/v1/audio/voices")
+    async def voices(http: Request) -> JSONResponse:
+        authorize(http)
+        engine, _ = loaded()
+        languages = [lang for lang in engine.languages if lang != "auto"]
+        dialects = engine.config.talker.speaker_dialects
+        listed = []
+        for v in engine.voices:
+            entry: dict[str, Any] = {"id": v, "name": v.replace("_", " ").title(), "languages": languages}
+            if dialects.get(v):
+                entry["dialect"] = dialects[v]
+            listed.append(entry)
+        return JSONResponse({"voices": listed})
+
+    @app.post("/v1/audio/speech")
+    async def speech(http: Request) -> Response:
+        authorize(http)
+        engine, scheduler = loaded()
+        length = http.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
+            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        raw = await http.body()
+        if len(raw) > MAX_BODY_BYTES:
+            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        body = SpeechBody.parse(raw)
+        t0 = time.monotonic()
+        try:
+            request = scheduler.submit(body.input, body.voice, body.language, seed=body.seed,
+                                       instruct=body.instructions, text_mode=body.text_mode,
+                                       max_new_tokens=body.max_new_tokens, on_failure="raise")
+        except InputError as e:
+            raise _bad(str(e), _param_of(str(e))) from None
+        except Busy as e:
+            raise ApiError(503, str(e), "server_error", code="busy",
+                           headers={"Retry-After": str(max(1, round(e.retry_after_s)))}) from None
+        stream = _Stream(state, request, body.response_format, engine.sample_rate)
+        watcher = asyncio.create_task(_watch_disconnect(http, request))
+        try:
+            first = await stream.first()
+        except SentenceFailed as e:
+            watcher.cancel()
+            raise ApiError(500, str(e), "server_error") from None
+        except BaseException:
+            watcher.cancel()
+            request.cancel()
+            raise
+        headers = {"X-Hearth-Request": str(request.id), "Cache-Control": "no-store"}
+        if body.instructions and not engine.config.honours_instruct:
+            headers["X-Hearth-Warning"] = f"instructions are ignored: the {engine.config.model_size} model does " \
+                                          "not take them (1.7B does)"
+        log.info("request %d: %s, %d characters, first audio after %.2f s", request.id, body.response_format,
+                 len(body.input), time.monotonic() - t0)
+
+        async def audio() -> AsyncIterator[bytes]:
+            try:
+                async for piece in stream.pieces(first):
+                    yield piece
+            except SentenceFailed as e:
+                log.warning("request %d ended early: %s", request.id, e)
+                raise
+            finally:
+                watcher.cancel()
+                request.cancel()  # a no-op once it has ended; stops generation if the client left
+                frames = sum(s.frames for s in request.sentences)
+                log.info("request %d: %s after %d frames (%.2f s of audio) in %.2f s", request.id, request.status,
+                         frames, frames * 0.08, time.monotonic() - t0)
+
+        if body.stream_format == "sse":
+            return StreamingResponse(_sse(audio(), stream, engine, body.input), media_type="text/event-stream",
+                                     headers=headers)
+        return StreamingResponse(audio(), media_type=stream.encoder.media_type, headers=headers)
+
+    return app
+
+
+async def _sse(audio: AsyncIterator[bytes], stream: _Stream, engine: Engine, text: str) -> AsyncIterator[bytes]:
+    """OpenAI's server-sent events: audio deltas (base64), then `speech.audio.done` with the usage."""
+    async for piece in audio:
+        event = {"type": "speech.audio.delta", "audio": base64.b64encode(piece).decode("ascii")}
+        yield f"data: {json.dumps(event)}\n\n".encode()
+    if stream.request.cancelled:
+        return
+    input_tokens = len(engine.tokenizer.encode(text))
+    usage = {"input_tokens": input_tokens, "output_tokens": stream.frames, "total_tokens": input_tokens + stream.frames}
+    yield f"data: {json.dumps({'type': 'speech.audio.done', 'usage': usage})}\n\n".encode()

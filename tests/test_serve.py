@@ -1,0 +1,241 @@
+"""`hearth serve` as its clients meet it: a live server process on loopback, the real `openai` SDK.
+
+Audio is checked against the engine in this process (same checkpoint, same default backend): the
+server speaks sentence by sentence, sentence i with seed + i, so its pcm equals those sentences'
+`synthesize` output joined; wav and flac carry the same samples; mp3, opus and aac decode to 24 kHz
+audio of the expected length.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+import pytest
+
+openai = pytest.importorskip("openai")
+av = pytest.importorskip("av")
+
+TEXT = "Hello there, welcome home. This is the second sentence."
+SENTENCES = ["Hello there, welcome home.", "This is the second sentence."]
+SEED, FRAMES = 41, 9  # max_new_tokens 9: 8 frames per sentence
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, model, *extra: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "serve", "--model", str(model), "--port",
+                                      str(self.port), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.proc.stderr.read().decode()
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            time.sleep(0.2)
+        raise AssertionError("the server did not become ready")
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM; the exit code and everything the server logged."""
+        self.proc.send_signal(signal.SIGTERM)
+        out, err = self.proc.communicate(timeout=30)
+        assert out == b""  # logs go to stderr
+        return self.proc.returncode, err.decode()
+
+    def client(self, **kw):
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=kw.pop("api_key", "unused"), max_retries=0, **kw)
+
+
+@pytest.fixture(scope="module")
+def server(tiny_dir):
+    s = Server(tiny_dir)
+    yield s
+    code, err = s.stop()
+    assert code == 0, err
+
+
+@pytest.fixture(scope="module")
+def expected_pcm(fast_engine):
+    from hearth.audio import to_pcm
+
+    parts = [fast_engine.synthesize(t, "ryan", seed=SEED + i, max_new_tokens=FRAMES).samples
+             for i, t in enumerate(SENTENCES)]
+    return to_pcm(np.concatenate(parts), "s16")
+
+
+def speak(server, fmt, **extra):
+    with server.client().audio.speech.with_streaming_response.create(
+        model="tts-1", voice="Ryan", input=TEXT, response_format=fmt,
+        extra_body={"seed": SEED, "max_new_tokens": FRAMES, **extra},
+    ) as response:
+        assert response.status_code == 200
+        return response.headers, b"".join(response.iter_bytes())
+
+
+def decode(data: bytes, rate: int = 24000) -> np.ndarray:
+    with av.open(io.BytesIO(data)) as container:
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=rate)
+        frames = [f for frame in container.decode(audio=0) for f in resampler.resample(frame)]
+        frames += resampler.resample(None)
+    return np.concatenate([f.to_ndarray().reshape(-1) for f in frames])
+
+
+def test_pcm_equals_the_engine(server, expected_pcm):
+    headers, data = speak(server, "pcm")
+    assert headers["content-type"] == "audio/pcm"
+    assert data == expected_pcm  # 2 sentences x 8 frames x 1920 samples, bit for bit
+
+
+@pytest.mark.parametrize("fmt", ["wav", "flac"])
+def test_lossless_formats_carry_the_same_samples(server, expected_pcm, fmt):
+    _, data = speak(server, fmt)
+    if fmt == "wav":
+        assert data[:4] == b"RIFF" and data[8:12] == b"WAVE"
+        assert data[44:] == expected_pcm
+    samples = decode(data)
+    assert samples.tobytes() == expected_pcm
+
+
+@pytest.mark.parametrize("fmt,media", [("mp3", "audio/mpeg"), ("opus", "audio/ogg"), ("aac", "audio/aac")])
+def test_compressed_formats_decode_to_the_right_length(server, fmt, media):
+    headers, data = speak(server, fmt)
+    assert headers["content-type"] == media
+    samples = decode(data)
+    expected = 2 * 8 * 1920
+    # Encoders add their own priming and padding (a few frames of 1024-1152 samples at most).
+    assert expected <= len(samples) <= expected + 4096, len(samples)
+
+
+LONG = " ".join(["word"] * 50)  # one sentence whose frame budget (40 + 12 per token) is hundreds of frames
+
+
+def test_default_format_is_mp3_and_audio_arrives_long_before_the_end(server):
+    body = json.dumps({"model": "gpt-4o-mini-tts", "input": LONG, "voice": {"id": "vivian"},
+                       "max_new_tokens": 4000}).encode()
+    req = urllib.request.Request(server.url + "/v1/audio/speech", body, {"Content-Type": "application/json"})
+    t0 = time.monotonic()
+    with urllib.request.urlopen(req, timeout=120) as r:
+        assert r.headers["Content-Type"] == "audio/mpeg"
+        first = r.read1(65536)
+        t_first = time.monotonic() - t0
+        rest = r.read()
+        t_all = time.monotonic() - t0
+    assert first[:3] == b"ID3" or first[0] == 0xFF
+    assert len(decode(first + rest)) >= 200 * 1920
+    assert t_first < 0.25 * t_all  # streamed: the first bytes came while most of the audio was still to be made
+
+
+def test_sse_deltas_then_done(server, expected_pcm):
+    body = {"model": "tts-1", "input": TEXT, "voice": "ryan", "response_format": "pcm", "stream_format": "sse",
+            "seed": SEED, "max_new_tokens": FRAMES}
+    req = urllib.request.Request(server.url + "/v1/audio/speech", json.dumps(body).encode(),
+                                 {"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=60) as r:
+        assert r.headers["Content-Type"].startswith("text/event-stream")
+        events = [json.loads(line[6:]) for line in r.read().decode().splitlines() if line.startswith("data: ")]
+    assert [e["type"] for e in events[:-1]] == ["speech.audio.delta"] * (len(events) - 1)
+    assert events[-1]["type"] == "speech.audio.done" and events[-1]["usage"]["output_tokens"] == 16
+    assert b"".join(base64.b64decode(e["audio"]) for e in events[:-1]) == expected_pcm
+
+
+def test_voices_models_health(server):
+    with urllib.request.urlopen(server.url + "/v1/audio/voices") as r:
+        voices = json.loads(r.read())["voices"]
+    assert {v["id"] for v in voices} == {"vivian", "serena", "uncle_fu", "dylan", "eric", "ryan", "aiden",
+                                         "ono_anna", "sohee"}
+    ryan = next(v for v in voices if v["id"] == "ryan")
+    assert ryan["name"] == "Ryan" and "english" in ryan["languages"]
+    assert {m.id for m in server.client().models.list()} >= {"tts-1", "gpt-4o-mini-tts"}
+    with urllib.request.urlopen(server.url + "/health") as r:
+        assert json.loads(r.read())["status"] == "ok"
+
+
+@pytest.mark.parametrize(
+    "body,status,param,fragment",
+    [
+        ({"input": "Hi.", "voice": "bob"}, 400, "voice", "choose one of: aiden"),
+        ({"input": "", "voice": "ryan"}, 400, "input", "non-empty"),
+        ({"input": "x" * 4097, "voice": "ryan"}, 400, "input", "4096"),
+        ({"input": "Hi.", "voice": "ryan", "speed": 1.5}, 400, "speed", "not supported"),
+        ({"input": "Hi.", "voice": "ryan", "speed": 9}, 400, "speed", "0.25 to 4.0"),
+        ({"input": "Hi.", "voice": "ryan", "response_format": "ogg"}, 400, "response_format", "mp3, opus"),
+        ({"input": "Hi.", "voice": "ryan", "language": "klingon"}, 400, "language", "english"),
+        ({"input": "Hi.", "voice": "ryan", "seed": -1}, 400, "seed", "seed"),
+        ({"input": "Hi.", "voice": "ryan", "stream_format": "ws"}, 400, "stream_format", "sse"),
+        ("not json", 400, None, "JSON object"),
+    ],
+)
+def test_bad_requests_get_the_openai_error_envelope(server, body, status, param, fragment):
+    raw = body.encode() if isinstance(body, str) else json.dumps({"model": "tts-1", **body}).encode()
+    req = urllib.request.Request(server.url + "/v1/audio/speech", raw, {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(req, timeout=30)
+    assert info.value.code == status
+    error = json.loads(info.value.read())["error"]
+    assert fragment in error["message"] and error["type"] == "invalid_request_error" and error["param"] == param
+
+
+def test_sdk_maps_errors(server):
+    with pytest.raises(openai.BadRequestError, match="unknown voice"):
+        server.client().audio.speech.create(model="tts-1", voice="nobody", input="Hi.")
+    with pytest.raises(openai.NotFoundError):
+        server.client().post("/nowhere", cast_to=object, body={})
+
+
+def test_body_too_large(server):
+    req = urllib.request.Request(server.url + "/v1/audio/speech", b"{" + b" " * (2 << 20) + b"}",
+                                 {"Content-Type": "application/json"})
+    with pytest.raises(urllib.error.HTTPError) as info:
+        urllib.request.urlopen(req, timeout=30)
+    assert info.value.code == 413
+
+
+def test_api_key_busy_and_disconnect(tiny_dir):
+    """One server with a key and room for one request at a time: 401 without the key, 503 with
+    Retry-After when full (at once, never a hang), and a client that leaves stops its generation."""
+    s = Server(tiny_dir, "--api-key", "sesame", "--max-active", "1", "--max-queue", "0")
+    try:
+        with pytest.raises(openai.AuthenticationError):
+            s.client(api_key="wrong").audio.speech.create(model="tts-1", voice="ryan", input="Hi.")
+        client = s.client(api_key="sesame")
+        with client.audio.speech.with_streaming_response.create(
+            model="tts-1", voice="ryan", input=LONG, response_format="pcm", extra_body={"max_new_tokens": 4000},
+        ) as held:
+            first = next(held.iter_bytes(3840))
+            assert first
+            t0 = time.monotonic()
+            with pytest.raises(openai.APIStatusError) as info:
+                client.audio.speech.create(model="tts-1", voice="ryan", input="Me too.")
+            assert info.value.status_code == 503 and int(info.value.response.headers["retry-after"]) >= 1
+            assert time.monotonic() - t0 < 5
+        # Leaving the block closed the connection mid-stream.
+        time.sleep(1.0)
+        again = client.audio.speech.create(model="tts-1", voice="ryan", input="Room again.", response_format="pcm",
+                                           extra_body={"max_new_tokens": 5})
+        assert len(again.content) == 4 * 1920 * 2
+    finally:
+        code, log = s.stop()
+    assert code == 0, log
+    ended = [line for line in log.splitlines() if "request 1: cancelled after" in line]
+    assert ended, log
+    frames = int(ended[0].split("after ")[1].split(" frames")[0])
+    assert frames < 200  # stopped long before its sentence's budget of 600-odd frames ran out
