@@ -246,6 +246,12 @@ class Scheduler:
         with self._cond:
             return not self._requests and self._current is None
 
+    def counts(self) -> dict[str, int]:
+        """Requests being generated in turn, and requests waiting for a turn."""
+        with self._cond:
+            active = self._active()
+            return {"active_streams": active, "queue_depth": len(self._requests) - active}
+
     def close(self) -> None:
         """Cancel every request and stop the scheduler thread."""
         with self._cond:

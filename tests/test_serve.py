@@ -11,16 +11,13 @@ from __future__ import annotations
 import base64
 import io
 import json
-import signal
-import socket
-import subprocess
-import sys
 import time
 import urllib.error
 import urllib.request
 
 import numpy as np
 import pytest
+from servers import Server
 
 openai = pytest.importorskip("openai")
 av = pytest.importorskip("av")
@@ -28,41 +25,6 @@ av = pytest.importorskip("av")
 TEXT = "Hello there, welcome home. This is the second sentence."
 SENTENCES = ["Hello there, welcome home.", "This is the second sentence."]
 SEED, FRAMES = 41, 9  # max_new_tokens 9: 8 frames per sentence
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    def __init__(self, model, *extra: str):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "serve", "--model", str(model), "--port",
-                                      str(self.port), *extra], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            assert self.proc.poll() is None, self.proc.stderr.read().decode()
-            try:
-                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
-                    if r.status == 200:
-                        return
-            except (urllib.error.URLError, ConnectionError):
-                pass
-            time.sleep(0.2)
-        raise AssertionError("the server did not become ready")
-
-    def stop(self) -> tuple[int, str]:
-        """SIGTERM; the exit code and everything the server logged."""
-        self.proc.send_signal(signal.SIGTERM)
-        out, err = self.proc.communicate(timeout=30)
-        assert out == b""  # logs go to stderr
-        return self.proc.returncode, err.decode()
-
-    def client(self, **kw):
-        return openai.OpenAI(base_url=self.url + "/v1", api_key=kw.pop("api_key", "unused"), max_retries=0, **kw)
 
 
 @pytest.fixture(scope="module")
@@ -239,3 +201,22 @@ def test_api_key_busy_and_disconnect(tiny_dir):
     assert ended, log
     frames = int(ended[0].split("after ")[1].split(" frames")[0])
     assert frames < 200  # stopped long before its sentence's budget of 600-odd frames ran out
+
+
+def test_metrics_in_prometheus_text(server):
+    speak(server, "pcm")
+    with pytest.raises(openai.BadRequestError):
+        server.client().audio.speech.create(model="tts-1", voice="nobody", input="Hi.")
+    with urllib.request.urlopen(server.url + "/metrics") as r:
+        assert r.headers["Content-Type"].startswith("text/plain")
+        text = r.read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    assert values['hearth_requests_total{status="200"}'] >= 1 and values['hearth_requests_total{status="400"}'] >= 1
+    assert values["hearth_first_byte_seconds_count"] >= 1
+    assert values['hearth_first_byte_seconds_bucket{le="+Inf"}'] == values["hearth_first_byte_seconds_count"]
+    assert values["hearth_real_time_factor_count"] >= 1 and values["hearth_real_time_factor_sum"] > 0
+    assert values["hearth_active_streams"] == 0 and values["hearth_queue_depth"] == 0

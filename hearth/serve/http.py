@@ -23,6 +23,7 @@ import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -34,6 +35,7 @@ from ..engine import Engine, InputError
 from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
 from ..scheduler import Request as SpeechRequest
 from .encoders import FORMATS, encoder
+from .metrics import Metrics
 
 __all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
 
@@ -58,6 +60,11 @@ class ServerState:
     pool: concurrent.futures.ThreadPoolExecutor = field(
         default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-http")
     )
+
+    metrics: Metrics = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.metrics = Metrics(lambda: self.scheduler.counts() if self.scheduler is not None else {})
 
     def close(self) -> None:
         if self.scheduler is not None:
@@ -238,6 +245,13 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                            code="loading", headers={"Retry-After": "5"})
         return state.engine, state.scheduler
 
+    page = (Path(__file__).parent / "static" / "index.html").read_bytes()
+
+    @app.get("/")
+    async def index() -> Response:
+        # Everything the page needs is in this one file: it works with no network beyond this server.
+        return Response(page, media_type="text/html; charset=utf-8", headers={"Cache-Control": "no-cache"})
+
     @app.get("/health")
     async def health() -> JSONResponse:
         if state.error is not None:
@@ -267,8 +281,21 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
             listed.append(entry)
         return JSONResponse({"voices": listed})
 
+    @app.get("/metrics")
+    async def metrics() -> Response:
+        return Response(state.metrics.render(), media_type="text/plain; version=0.0.4")
+
     @app.post("/v1/audio/speech")
     async def speech(http: Request) -> Response:
+        try:
+            response = await _speech(http)
+        except ApiError as e:
+            state.metrics.request(e.status)
+            raise
+        state.metrics.request(response.status_code)
+        return response
+
+    async def _speech(http: Request) -> Response:
         authorize(http)
         engine, scheduler = loaded()
         length = http.headers.get("content-length")
@@ -303,8 +330,10 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         if body.instructions and not engine.config.honours_instruct:
             headers["X-Hearth-Warning"] = f"instructions are ignored: the {engine.config.model_size} model does " \
                                           "not take them (1.7B does)"
+        first_byte_s = time.monotonic() - t0
+        state.metrics.first_byte(first_byte_s)
         log.info("request %d: %s, %d characters, first audio after %.2f s", request.id, body.response_format,
-                 len(body.input), time.monotonic() - t0)
+                 len(body.input), first_byte_s)
 
         async def audio() -> AsyncIterator[bytes]:
             try:
@@ -317,8 +346,11 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                 watcher.cancel()
                 request.cancel()  # a no-op once it has ended; stops generation if the client left
                 frames = sum(s.frames for s in request.sentences)
+                elapsed = time.monotonic() - t0
+                if request.status == "done" and frames:
+                    state.metrics.real_time_factor(elapsed / (frames * 0.08))
                 log.info("request %d: %s after %d frames (%.2f s of audio) in %.2f s", request.id, request.status,
-                         frames, frames * 0.08, time.monotonic() - t0)
+                         frames, frames * 0.08, elapsed)
 
         if body.stream_format == "sse":
             return StreamingResponse(_sse(audio(), stream, engine, body.input), media_type="text/event-stream",

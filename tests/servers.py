@@ -1,0 +1,54 @@
+"""A live `hearth serve` process for tests: started on a free loopback port, stopped with SIGTERM."""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Server:
+    def __init__(self, model, *extra: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - a file, not a pipe: a chatty server never blocks
+        self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "serve", "--model", str(model), "--port",
+                                      str(self.port), *extra], stdout=subprocess.PIPE, stderr=self.log)
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.logged()
+            try:
+                with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
+                    if r.status == 200:
+                        return
+            except (urllib.error.URLError, ConnectionError):
+                pass
+            time.sleep(0.2)
+        raise AssertionError("the server did not become ready")
+
+    def logged(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode()
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM; the exit code and everything the server logged."""
+        self.proc.send_signal(signal.SIGTERM)
+        out, _ = self.proc.communicate(timeout=30)
+        assert out == b""  # logs go to stderr
+        return self.proc.returncode, self.logged()
+
+    def client(self, **kw):
+        import openai
+
+        return openai.OpenAI(base_url=self.url + "/v1", api_key=kw.pop("api_key", "unused"), max_retries=0, **kw)
