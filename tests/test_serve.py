@@ -220,3 +220,26 @@ def test_metrics_in_prometheus_text(server):
     assert values['hearth_first_byte_seconds_bucket{le="+Inf"}'] == values["hearth_first_byte_seconds_count"]
     assert values["hearth_real_time_factor_count"] >= 1 and values["hearth_real_time_factor_sum"] > 0
     assert values["hearth_active_streams"] == 0 and values["hearth_queue_depth"] == 0
+
+
+def test_loadtest_reports_served_and_busy(tiny_dir):
+    """`hearth loadtest` against a server with room for one request: every request is served or
+    answered 503 at once, none fails, and the report carries latency, RTF and the server's memory."""
+    import subprocess
+    import sys
+
+    s = Server(tiny_dir, "--max-active", "1", "--max-queue", "0")
+    try:
+        r = subprocess.run([sys.executable, "-m", "hearth.cli", "loadtest", s.url, "--clients", "4", "--requests",
+                            "3", "--max-new-tokens", "12", "--json"], capture_output=True, timeout=300, check=False)
+    finally:
+        code, log = s.stop()
+    assert r.returncode == 0, r.stderr.decode()
+    report = json.loads(r.stdout)
+    assert report["requests"] == 12 and report["errors"] == 0
+    assert report["served"] + report["busy_503"] == 12 and report["served"] >= 1
+    if report["busy_503"]:
+        assert report["busy_answer_max_s"] < 5
+    assert 0 < report["first_byte_p50_s"] <= report["first_byte_p95_s"]
+    assert report["rtf_p50"] > 0 and report["server_rss_mb_after"] > 100
+    assert code == 0, log

@@ -41,6 +41,28 @@ def add_parsers(sub: Any) -> None:
     add_backend(serve)
     serve.set_defaults(run=_serve)
 
+    load = sub.add_parser("loadtest", help="many clients against a running `hearth serve`: latency, RTF, 503s")
+    load.add_argument("url", help="the server, e.g. http://127.0.0.1:8000")
+    load.add_argument("--clients", type=count(1), default=1, help="clients at once (default 1)")
+    load.add_argument("--requests", type=count(1), default=5, help="requests per client, one after another")
+    load.add_argument("--voice", default="ryan")
+    load.add_argument("--api-key", default=None)
+    load.add_argument("--max-new-tokens", type=count(1), default=None, help="per sentence (default: the model's)")
+    load.add_argument("--json", action="store_true", help="print one JSON object")
+    load.set_defaults(run=_loadtest)
+
+
+def _loadtest(args: argparse.Namespace) -> int:
+    from ..serve.loadtest import LoadSettings, main_loadtest
+
+    if not args.url.startswith(("http://", "127.", "localhost", "[")) and "://" in args.url:
+        raise InputError(f"the URL must be http://HOST:PORT, got {args.url!r}")
+    settings = LoadSettings(args.url, args.clients, args.requests, args.voice, args.api_key, args.max_new_tokens)
+    try:
+        return main_loadtest(settings, args.json)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
 
 def _is_loopback(host: str) -> bool:
     if host == "localhost":

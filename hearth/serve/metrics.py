@@ -1,12 +1,13 @@
 """`GET /metrics`: the server's figures in Prometheus' text format (written by hand: a few lines).
 
 Requests by status code, first-byte latency and per-request real-time factor as histograms, and
-the scheduler's queue depth and active streams as gauges.
+the scheduler's queue depth, active streams and the process's resident memory as gauges.
 """
 
 from __future__ import annotations
 
 import bisect
+import os
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -15,6 +16,15 @@ __all__ = ["Metrics"]
 
 _LATENCY_BUCKETS = (0.1, 0.2, 0.3, 0.5, 0.75, 1.0, 1.5, 2.5, 5.0, 10.0)
 _RTF_BUCKETS = (0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 3.0, 5.0)
+
+
+def _resident_bytes() -> int:
+    """This process's resident memory (Linux; 0 elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 class _Histogram:
@@ -69,6 +79,7 @@ class Metrics:
                       *self._first_byte.lines("hearth_first_byte_seconds")]
             lines += ["# HELP hearth_real_time_factor Wall time over audio time, per finished request.",
                       "# TYPE hearth_real_time_factor histogram", *self._rtf.lines("hearth_real_time_factor")]
-        for name, value in self._gauges().items():
+        gauges = {**self._gauges(), "resident_memory_bytes": _resident_bytes()}
+        for name, value in gauges.items():
             lines += [f"# TYPE hearth_{name} gauge", f"hearth_{name} {value}"]
         return "\n".join(lines) + "\n"
