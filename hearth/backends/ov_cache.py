@@ -17,7 +17,7 @@ import os
 import shutil
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,22 +79,29 @@ def cache_entry(
 
 
 @contextmanager
-def progress(what: str, log: logging.Logger, every_s: float = 10.0) -> Iterator[None]:
-    """A line on the log every `every_s` while a long step runs (a conversion takes a minute)."""
-    done = threading.Event()
-    t0 = time.monotonic()
+def _every(interval_s: float, fn: Callable[[], object], name: str) -> Iterator[None]:
+    """Call `fn` every `interval_s` from a side thread while the block runs."""
+    stop = threading.Event()
 
-    def beat() -> None:
-        while not done.wait(every_s):
-            log.info("%s: %.0f s so far", what, time.monotonic() - t0)
+    def loop() -> None:
+        while not stop.wait(interval_s):
+            fn()
 
-    thread = threading.Thread(target=beat, name="hearth-progress", daemon=True)
+    thread = threading.Thread(target=loop, name=name, daemon=True)
     thread.start()
     try:
         yield
     finally:
-        done.set()
+        stop.set()
         thread.join()
+
+
+@contextmanager
+def progress(what: str, log: logging.Logger, every_s: float = 10.0) -> Iterator[None]:
+    """A line on the log every `every_s` while a long step runs (a conversion takes a minute)."""
+    t0 = time.monotonic()
+    with _every(every_s, lambda: log.info("%s: %.0f s so far", what, time.monotonic() - t0), "hearth-progress"):
+        yield
 
 
 @contextmanager
@@ -131,19 +138,10 @@ def bounded_mapping(directories: list[Path], interval_s: float = 0.02) -> Iterat
     """While the runtime reads weights from mapped cache files (compiling, first inference), drop
     the pages it has read every `interval_s`, and all of them at the end: the peak resident memory
     is then the runtime's own copy plus a few pages, not both copies whole."""
-    stop = threading.Event()
-
-    def release_periodically() -> None:
-        while not stop.wait(interval_s):
-            release_mapped_files(directories)
-
-    worker = threading.Thread(target=release_periodically, name="hearth-release-pages", daemon=True)
-    worker.start()
     try:
-        yield
+        with _every(interval_s, lambda: release_mapped_files(directories), "hearth-release-pages"):
+            yield
     finally:
-        stop.set()
-        worker.join()
         release_mapped_files(directories)
 
 
