@@ -19,12 +19,16 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, model, *extra: str):
+    def __init__(self, model, *extra: str, env: dict[str, str] | None = None, wait: bool = True):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - a file, not a pipe: a chatty server never blocks
         self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "serve", "--model", str(model), "--port",
-                                      str(self.port), *extra], stdout=subprocess.PIPE, stderr=self.log)
+                                      str(self.port), *extra], stdout=subprocess.PIPE, stderr=self.log, env=env)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self) -> None:
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.logged()

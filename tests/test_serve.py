@@ -243,3 +243,43 @@ def test_loadtest_reports_served_and_busy(tiny_dir):
     assert 0 < report["first_byte_p50_s"] <= report["first_byte_p95_s"]
     assert report["rtf_p50"] > 0 and report["server_rss_mb_after"] > 100
     assert code == 0, log
+
+
+def test_loading_cors_and_instructions(tiny_dir, tmp_path):
+    """While a fresh cache is filled the server answers 503 "loading" (health and speech alike); browsers
+    from an allowed origin get CORS headers; instructions to a 0.6B model come back as a warning."""
+    import os
+
+    env = dict(os.environ, HEARTH_CACHE=str(tmp_path / "fresh-cache"))  # the first start converts
+    s = Server(tiny_dir, "--cors", "http://example.test", env=env, wait=False)
+    try:
+        seen = []
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline and 200 not in seen:
+            try:
+                with urllib.request.urlopen(s.url + "/health", timeout=2) as r:
+                    seen.append(r.status)
+            except urllib.error.HTTPError as e:
+                seen.append(e.code)
+                if e.code == 503 and seen.count(503) == 1:
+                    assert json.loads(e.read())["status"] == "loading" and e.headers["Retry-After"] == "5"
+                    with pytest.raises(openai.APIStatusError) as info:
+                        s.client().audio.speech.create(model="tts-1", voice="ryan", input="Too early.")
+                    assert info.value.status_code == 503 and "loading" in str(info.value)
+            except (urllib.error.URLError, ConnectionError):
+                pass  # not listening yet
+            time.sleep(0.05)
+        assert 503 in seen and seen[-1] == 200, seen
+        preflight = urllib.request.Request(s.url + "/v1/audio/speech", method="OPTIONS", headers={
+            "Origin": "http://example.test", "Access-Control-Request-Method": "POST"})
+        with urllib.request.urlopen(preflight) as r:
+            assert r.headers["Access-Control-Allow-Origin"] == "http://example.test"
+        with s.client().audio.speech.with_streaming_response.create(
+            model="tts-1", voice="ryan", input="Softly.", response_format="pcm", instructions="Whisper.",
+            extra_body={"max_new_tokens": 4},
+        ) as response:
+            assert "ignored" in response.headers["x-hearth-warning"]
+            assert len(response.read()) == 3 * 1920 * 2
+    finally:
+        code, log = s.stop()
+    assert code == 0, log
