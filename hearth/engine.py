@@ -126,13 +126,13 @@ class Engine:
         return self.config.languages
 
     def check_voice(self, voice: str) -> str:
-        v = voice.strip().lower()
+        v = voice.strip().lower() if isinstance(voice, str) else None
         if v not in self.config.talker.speaker_ids:
             raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}")
         return v
 
     def check_language(self, language: str) -> str:
-        lang = language.strip().lower()
+        lang = language.strip().lower() if isinstance(language, str) else None
         if lang not in self.languages:
             raise InputError(f"unknown language {language!r}; choose one of: {', '.join(self.languages)}")
         return lang
@@ -187,6 +187,12 @@ class Engine:
         return FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
 
     @staticmethod
+    def check_seed(seed: int | None) -> int | None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
+            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
+        return seed
+
+    @staticmethod
     def check_text_mode(mode: str) -> TextMode:
         try:
             return text_mode(mode)
@@ -196,10 +202,8 @@ class Engine:
     def _sampling_rng(self, options: SamplingOptions, seed: int | None) -> tuple[torch.Generator | None, int | None]:
         if not (options.do_sample or options.sub_do_sample):
             return None, None
-        if seed is None:
-            seed = secrets.randbits(63)
-        elif isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
-            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
+        checked = self.check_seed(seed)
+        seed = secrets.randbits(63) if checked is None else checked
         return torch.Generator().manual_seed(seed), seed
 
     def stream(

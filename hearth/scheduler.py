@@ -27,17 +27,20 @@ sentence (or, with `on_failure="raise"`, ends with the error raised to its consu
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 import time
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 import torch
 
 from .engine import Engine, InputError
-from .sentences import clean_text, split_sentences
+from .sampling import DEFAULT_BUDGET, FrameBudget
+from .sentences import SentenceSplitter, clean_text, split_sentences
 from .settings import trim_heap
 from .stream import AudioStream
 
@@ -115,6 +118,7 @@ class Request:
     text_mode: str = "whole"
     greedy: bool = False
     max_new_tokens: int | None = None
+    budget: FrameBudget | None = DEFAULT_BUDGET
     chunk_frames: int | None = None
     first_chunk_frames: int | None = None
     paced: bool = False
@@ -133,12 +137,20 @@ class Request:
     _taken: int = field(default=0, repr=False)  # sentences wholly taken by the consumer
     _release_next: bool = field(default=False, repr=False)  # the chunk just taken ended a sentence
     _generated: bool = field(default=False, repr=False)  # no sentence left to start or running
+    _splitter: SentenceSplitter | None = field(default=None, repr=False)  # an open request's text so far
+    _input_done: bool = field(default=True, repr=False)  # no more text will come
+    _chars: int = field(default=0, repr=False)
     _chunks: int = field(default=0, repr=False)
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
 
     @property
     def cancelled(self) -> bool:
         return self.status == "cancelled"
+
+    @property
+    def total_sentences(self) -> int:
+        """Sentences started so far plus those still to start."""
+        return len(self.sentences) + len(self._texts)
 
     @property
     def finished(self) -> bool:
@@ -157,6 +169,17 @@ class Request:
         consumer's iteration ends. Other requests are untouched."""
         if self._scheduler is not None:
             self._scheduler._cancel(self)
+
+    def push(self, text: str) -> None:
+        """More text for an open request (`Scheduler.open`): each sentence is generated as soon as
+        it is complete. Ignored once the request is cancelled."""
+        assert self._scheduler is not None
+        self._scheduler._push(self, text)
+
+    def end(self) -> None:
+        """No more text for an open request: what remains is spoken, then the request ends."""
+        assert self._scheduler is not None
+        self._scheduler._end_input(self)
 
     def fail_sentence(self, index: int, error: str) -> None:
         """Mark a sentence failed by its consumer (a sink that broke while playing it)."""
@@ -196,33 +219,74 @@ class Scheduler:
 
     def submit(self, text: str, voice: str, language: str = "auto", *, seed: int | None = None,
                instruct: str | None = None, text_mode: str = "whole", greedy: bool = False,
-               max_new_tokens: int | None = None, chunk_frames: int | None = None,
-               first_chunk_frames: int | None = None, paced: bool = False, keep_codes: bool = False,
-               split: bool = True, on_failure: str = "skip", after: Request | None = None) -> Request:
+               max_new_tokens: int | None = None, budget: FrameBudget | None = DEFAULT_BUDGET,
+               chunk_frames: int | None = None, first_chunk_frames: int | None = None, paced: bool = False,
+               keep_codes: bool = False, split: bool = True, on_failure: str = "skip",
+               after: Request | None = None) -> Request:
         """Admit a text; returns its request at once. Bad input raises InputError, a full scheduler
-        Busy; neither disturbs anything already admitted."""
+        Busy; neither disturbs anything already admitted.
+
+        Sentence i is sampled with `seed + i`; without a seed (and not greedy) one is drawn here, so
+        `request.seed` always says how to hear the same again. `split=False` speaks the text as one
+        prompt (as the official package does), `max_new_tokens` and `budget` bound each sentence."""
         if not isinstance(text, str):
             raise InputError("the text must be a string")
         if len(text) > MAX_REQUEST_CHARS:
             raise InputError(f"the text is {len(text):,} characters; one request takes at most "
                              f"{MAX_REQUEST_CHARS:,}. Send it in parts (for example paragraph by paragraph)")
-        if on_failure not in ("skip", "raise"):
-            raise InputError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}")
-        engine = self.engine
-        voice, language = engine.check_voice(voice), engine.check_language(language)
-        engine.check_text_mode(text_mode)
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
-            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
-        for name, value in (("max_new_tokens", max_new_tokens), ("chunk_frames", chunk_frames),
-                            ("first_chunk_frames", first_chunk_frames)):
-            if value is not None and (not isinstance(value, int) or value < 1):
-                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
         cleaned = clean_text(text)
         if not cleaned.strip():
             raise InputError("the text is empty; give some words to speak")
         texts = list(split_sentences(cleaned)) if split else [cleaned.strip()]
         if not texts:
             raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)")
+        request = self._request(
+            text=cleaned, voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
+            greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
+            first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
+            after=after,
+        )
+        return self._admit(request, texts)
+
+    def open(self, voice: str, language: str = "auto", *, seed: int | None = None, instruct: str | None = None,
+             text_mode: str = "whole", greedy: bool = False, max_new_tokens: int | None = None,
+             budget: FrameBudget | None = DEFAULT_BUDGET, chunk_frames: int | None = None,
+             first_chunk_frames: int | None = None, paced: bool = False, keep_codes: bool = False,
+             on_failure: str = "skip") -> Request:
+        """Admit a request whose text comes later, in pieces: `request.push(text)` any number of
+        times, then `request.end()`. Sentences are found as the text arrives (`SentenceSplitter`:
+        the same sentences as `submit` of the whole text, so the same audio for the same seed), and
+        each is generated as soon as it is complete. The request holds its place (and, once it has
+        spoken, an active slot) until it ends or is cancelled."""
+        request = self._request(
+            text="", voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
+            greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
+            first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
+            after=None,
+        )
+        request._splitter, request._input_done = SentenceSplitter(), False
+        return self._admit(request, [])
+
+    def _request(self, **fields: Any) -> Request:
+        """A request with its options checked (not yet admitted)."""
+        engine = self.engine
+        if fields["on_failure"] not in ("skip", "raise"):
+            raise InputError(f"on_failure must be 'skip' or 'raise', got {fields['on_failure']!r}")
+        fields["voice"] = engine.check_voice(fields["voice"])
+        fields["language"] = engine.check_language(fields["language"])
+        engine.check_text_mode(fields["text_mode"])
+        engine.check_seed(fields["seed"])
+        if fields["seed"] is None and not fields["greedy"]:
+            fields["seed"] = secrets.randbits(63)
+        for name in ("max_new_tokens", "chunk_frames", "first_chunk_frames"):
+            value = fields[name]
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
+        after = fields["after"]
+        fields["after"] = after if after is not None and not after.finished else None
+        return Request(id=0, _scheduler=self, **fields)
+
+    def _admit(self, request: Request, texts: list[str]) -> Request:
         with self._cond:
             if self._closed:
                 raise RuntimeError("the scheduler is closed")
@@ -231,12 +295,8 @@ class Scheduler:
                 raise Busy(f"busy: {active} requests are being spoken and {len(self._requests) - active} are "
                            "waiting, the most this server takes; try again shortly", retry_after_s=2.0)
             self._ids += 1
-            request = Request(
-                id=self._ids, text=cleaned, voice=voice, language=language, seed=seed, instruct=instruct,
-                text_mode=text_mode, greedy=greedy, max_new_tokens=max_new_tokens, chunk_frames=chunk_frames,
-                first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
-                after=after if after is not None and not after.finished else None, _scheduler=self,
-            )
+            request.id = self._ids
+            request.submitted = time.monotonic()
             request._texts.extend(texts)
             self._requests.append(request)
             self._cond.notify_all()
@@ -270,6 +330,38 @@ class Scheduler:
         self.close()
 
     # -- the channel (called by Request) ---------------------------------------------------------
+
+    def _push(self, request: Request, text: str) -> None:
+        if not isinstance(text, str):
+            raise InputError("the text must be a string")
+        with self._cond:
+            if request.finished:
+                return  # cancelled (or failed): the text has nowhere to go
+            if request._splitter is None or request._input_done:
+                raise InputError("this request takes no more text (push needs a request from open(), before end())")
+            if request._chars + len(text) > MAX_REQUEST_CHARS:
+                raise InputError(f"one request takes at most {MAX_REQUEST_CHARS:,} characters; end this one and "
+                                 "open another")
+            request._chars += len(text)
+            request.text += text
+            sentences = request._splitter.push(text)
+            if sentences:
+                request._texts.extend(sentences)
+                self._cond.notify_all()
+
+    def _end_input(self, request: Request) -> None:
+        with self._cond:
+            if request.finished or request._input_done:
+                return
+            request._input_done = True
+            if request._splitter is not None:
+                request._texts.extend(request._splitter.finish())
+            generating = self._current is not None and self._current[0] is request
+            if not request._texts and not generating:  # nothing left to make: the consumer drains and ends
+                request._generated = True
+                if request in self._requests:
+                    self._requests.remove(request)
+            self._cond.notify_all()
 
     def _take(self, request: Request, timeout: float | None) -> SpeechChunk | None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -308,6 +400,7 @@ class Scheduler:
                 return
             request._items.clear()
             request._texts.clear()
+            request._input_done = True
             for s in request.sentences[request._taken :]:  # made or making, but not wholly taken
                 if s.status != "failed":
                     s.status = "cancelled"
@@ -395,7 +488,7 @@ class Scheduler:
             self._generate(request, sentence)
             trim_heap()
             with self._cond:
-                if not request._texts and request.status == "active":
+                if not request._texts and request._input_done and request.status == "active":
                     request._generated = True
                 if request._generated and request in self._requests:
                     self._requests.remove(request)
@@ -410,7 +503,7 @@ class Scheduler:
             stream = self.engine.stream(
                 sentence.text, request.voice, request.language, instruct=request.instruct,
                 text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
-                max_new_tokens=request.max_new_tokens, chunk_frames=request.chunk_frames,
+                max_new_tokens=request.max_new_tokens, budget=request.budget, chunk_frames=request.chunk_frames,
                 first_chunk_frames=request.first_chunk_frames, paced=request.paced,
             )
             with self._cond:

@@ -128,13 +128,6 @@ class _End:
     pass
 
 
-@dataclass
-class StreamStats:
-    chunks: int = 0
-    frames: int = 0
-    decode_s: float = 0.0
-
-
 class _Worker:
     """One daemon thread running submitted calls in order. Daemon: whatever happens, a stuck call
     can never keep the process from exiting (the engine also stops its streams on close)."""
@@ -374,7 +367,6 @@ class AudioStream:
         decode_hook: Callable[[int], None] | None = None,
         workers: Workers | None = None,
     ):
-        self.stats = StreamStats()
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
         self._own_workers = workers is None
@@ -401,9 +393,6 @@ class AudioStream:
                     self.close()
                     raise RuntimeError("the vocoder worker ended without a result") from None
         if isinstance(item, AudioChunk):
-            self.stats.chunks += 1
-            self.stats.frames += item.frames
-            self.stats.decode_s += item.timing.decode_s
             if item.is_last:
                 self.close()
             return item

@@ -63,6 +63,28 @@ def test_say_writes_wav(tiny_dir, engine, tmp_path):
     assert np.abs(data - expected).max() <= 1 / 32767 + 1e-6  # s16 quantisation only
 
 
+def test_say_speaks_sentence_by_sentence(tiny_dir, engine):
+    """Sentence i with seed + i, as `hearth serve` does; --whole speaks one prompt, as the official package."""
+    text = "First one here. And a second one!"
+    args = ("--model", str(tiny_dir), "--seed", "11", "--max-new-tokens", "5", "--out", "-", "--sample-format",
+            "f32", "--backend", "torch")
+    r = run("say", text, *args)
+    assert r.returncode == 0, r.stderr.decode()
+    assert b"2 sentences" in r.stderr and b"seed 11" in r.stderr
+    import io
+
+    import soundfile as sf
+
+    data, _ = sf.read(io.BytesIO(r.stdout), dtype="float32")
+    parts = [engine.synthesize(t, "vivian", seed=11 + i, max_new_tokens=5).samples
+             for i, t in enumerate(["First one here.", "And a second one!"])]
+    assert np.array_equal(data, np.concatenate(parts))
+    r = run("say", text, "--whole", *args)
+    assert r.returncode == 0, r.stderr.decode()
+    data, _ = sf.read(io.BytesIO(r.stdout), dtype="float32")
+    assert np.array_equal(data, engine.synthesize(text, "vivian", seed=11, max_new_tokens=5).samples)
+
+
 def test_say_f32_to_stdout_from_stdin(tiny_dir, engine):
     r = run("say", "-", "--model", str(tiny_dir), "--seed", "3", "--max-new-tokens", "4", "--out", "-",
             "--sample-format", "f32", "--backend", "torch", stdin=b"Piped text.")
@@ -103,6 +125,8 @@ def test_voices(tiny_dir):
         (["codes", "hi", "--language", "klingon"], None, "english"),
         (["codes", "-"], b"\xff\xfe broken", "not valid UTF-8"),
         (["codes", "x" * 100_000], None, "too long"),
+        (["say", "-", "--whole", "--out", "x.wav"], b"Word. " * 6000, "too long for one prompt"),
+        (["say", "-", "--out", "x.wav"], b"Word. " * 17_000, "at most 100,000"),
         (["codes", "hi", "--max-new-tokens", "0"], None, "--max-new-tokens: must be at least 1"),
         (["codes", "hi", "--seed", "-3"], None, "--seed: must lie between 0"),
         (["codes", "hi", "--seed", "abc"], None, "expected a whole number"),

@@ -67,6 +67,19 @@ def test_pcm_equals_the_engine(server, expected_pcm):
     assert data == expected_pcm  # 2 sentences x 8 frames x 1920 samples, bit for bit
 
 
+def test_pcm_equals_hearth_say(server, tiny_dir):
+    """The same request as `hearth say` (same text, seed and bound) gives the same samples."""
+    import subprocess
+    import sys
+
+    headers, data = speak(server, "pcm")
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "say", TEXT, "--model", str(tiny_dir), "--voice", "ryan",
+                        "--seed", str(SEED), "--max-new-tokens", str(FRAMES), "--out", "-"],
+                       capture_output=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stdout[44:] == data and headers["x-hearth-seed"] == str(SEED)
+
+
 @pytest.mark.parametrize("fmt", ["wav", "flac"])
 def test_lossless_formats_carry_the_same_samples(server, expected_pcm, fmt):
     _, data = speak(server, fmt)
@@ -142,6 +155,10 @@ def test_voices_models_health(server):
         ({"input": "Hi.", "voice": "ryan", "response_format": "ogg"}, 400, "response_format", "mp3, opus"),
         ({"input": "Hi.", "voice": "ryan", "language": "klingon"}, 400, "language", "english"),
         ({"input": "Hi.", "voice": "ryan", "seed": -1}, 400, "seed", "seed"),
+        ({"input": "Hi.", "voice": "ryan", "seed": "7"}, 400, "seed", "whole number"),
+        ({"input": "Hi.", "voice": "ryan", "language": 5}, 400, "language", "unknown language"),
+        ({"input": "Hi.", "voice": "ryan", "max_new_tokens": True}, 400, "max_new_tokens", "at least 1"),
+        ({"input": "Hi.", "voice": "ryan", "text_mode": ["whole"]}, 400, "text_mode", "interleaved"),
         ({"input": "Hi.", "voice": "ryan", "stream_format": "ws"}, 400, "stream_format", "sse"),
         ("not json", 400, None, "JSON object"),
     ],

@@ -215,7 +215,8 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     from ..checkpoint import verify_weights
 
     options.validate()
-    verify_weights(checkpoint)
+    if options.uses_openvino:  # the torch loaders check the tables themselves, as they read them
+        verify_weights(checkpoint)
     lm: LanguageModel
     vocoder: Vocoder
     if options.backend == "torch":

@@ -141,8 +141,9 @@ def add_generation(p: argparse.ArgumentParser) -> None:
     add_backend(p)
 
 
-def read_text(arg: str) -> str:
-    """The text argument, or stdin for "-", refused when empty or far too long for one prompt."""
+def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:
+    """The text argument, or stdin for "-", refused when empty or longer than `limit` characters
+    (default: far too long for one prompt)."""
     if arg == "-":
         data = sys.stdin.buffer.read()
         try:
@@ -153,9 +154,12 @@ def read_text(arg: str) -> str:
         text = arg
     if not text.strip():
         raise InputError("the text is empty; give some words to speak")
-    if len(text) > 8 * MAX_TEXT_TOKENS:
+    if len(text) > limit == 8 * MAX_TEXT_TOKENS:
         raise InputError(f"the text is {len(text):,} characters, too long for one prompt (limit {MAX_TEXT_TOKENS} "
-                         "tokens); split it into sentences, or use `hearth speak`, which splits it for you")
+                         "tokens); split it into sentences (`hearth say` without --whole speaks sentence by sentence)")
+    if len(text) > limit:
+        raise InputError(f"the text is {len(text):,} characters; at most {limit:,} are taken at once. Send it in "
+                         "parts (for example paragraph by paragraph)")
     return text
 
 

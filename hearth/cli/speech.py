@@ -13,6 +13,7 @@ from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from ..checkpoint import open_checkpoint
 from ..engine import Engine, load
 from ..sampling import FrameBudget
+from ..scheduler import MAX_REQUEST_CHARS, Scheduler
 from .options import (
     add_generation,
     add_model,
@@ -32,6 +33,9 @@ log = logging.getLogger("hearth")
 def add_parsers(sub: Any) -> None:
     say = sub.add_parser("say", help="speak a text (to --out, else the speaker, else hearth.wav)")
     add_generation(say)
+    say.add_argument("--whole", action="store_true",
+                     help="speak the text as one prompt, as the official package does (default: sentence by "
+                          "sentence, sentence i with seed + i, as `hearth serve` and `hearth speak` do)")
     say.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
     say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
     say.add_argument("--chunk-frames", type=count(), default=None,
@@ -51,11 +55,12 @@ def add_parsers(sub: Any) -> None:
     voices.set_defaults(run=_voices)
 
 
-def _prepare(args: argparse.Namespace) -> str:
-    """Everything that can be checked before loading: backend options, voice, language, text."""
+def _prepare(args: argparse.Namespace, limit: int | None = None) -> str:
+    """Everything that can be checked before loading: backend options, voice, language, text
+    (`limit`: characters; default, what one prompt takes)."""
     check_backend(args)
     check_voice_language(args.model, args.voice, args.language)
-    return read_text(args.text)
+    return read_text(args.text) if limit is None else read_text(args.text, limit)
 
 
 def _load(args: argparse.Namespace) -> Engine:
@@ -63,36 +68,43 @@ def _load(args: argparse.Namespace) -> Engine:
 
 
 def _say(args: argparse.Namespace) -> int:
-    text = _prepare(args)
+    text = _prepare(args, limit=None if args.whole else MAX_REQUEST_CHARS)
     out: Path | None = args.out
     if out is None and not default_output_available():
         out = Path("hearth.wav")
         check_output(out)
         log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
     check_output(out)
-    with _load(args) as engine:
+    # The same path as `hearth serve` and `hearth speak`: sentence by sentence through a scheduler,
+    # so a request to the server with this seed gives these samples.
+    with _load(args) as engine, Scheduler(engine, max_active=1, max_waiting=0) as scheduler:
+        request = scheduler.submit(
+            text, args.voice, args.language, seed=args.seed, instruct=args.instruct, text_mode=args.text_mode,
+            greedy=args.greedy, max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
+            chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames, split=not args.whole,
+            on_failure="raise",
+        )
         sink: Speaker | WavWriter
         if out is None:
             sink, where = Speaker(engine.sample_rate), "the default output device"
         else:
             target = sys.stdout.buffer if str(out) == "-" else out
             sink, where = WavWriter(target, engine.sample_rate, args.sample_format), str(out)
-        seconds, first = 0.0, None
-        # On any failure the stream stops, the engine's workers end and a WAV file is not left
-        # half-written (the `with` blocks discard it).
-        with sink, engine.stream(
-            text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode, seed=args.seed,
-            greedy=args.greedy, max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
-            chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames,
-        ) as stream:
-            for chunk in stream:
-                if first is None:
-                    first = chunk.timing.decoded_at
+        seconds = 0.0
+        # On any failure the request is cancelled (the scheduler's `with`) and a WAV file is not
+        # left half-written (the sink's `with` discards it).
+        with sink:
+            for chunk in request:
                 sink.write(chunk.samples)
                 seconds += chunk.duration_s
-    g = stream.generation
-    log.info("%.2f s of audio to %s; first audio after %.2f s; %d frames, stopped by %s%s", seconds, where,
-             first or 0.0, g.frames, g.stop_reason, f", seed {stream.seed}" if stream.seed is not None else "")
+                if len(request.sentences) > 1 and chunk.sentence_end:
+                    log.info("sentence %d of %d spoken", chunk.sentence + 1, request.total_sentences)
+    frames = sum(s.frames for s in request.sentences)
+    stops = sorted({s.stop_reason for s in request.sentences})
+    log.info("%.2f s of audio to %s; first audio after %.2f s; %d sentence%s, %d frames, stopped by %s%s",
+             seconds, where, request.first_chunk_s or 0.0, len(request.sentences),
+             "" if len(request.sentences) == 1 else "s", frames, "/".join(stops),
+             f", seed {request.seed}" if request.seed is not None else ", greedy")
     return 0
 
 
