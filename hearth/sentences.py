@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterator
 
-__all__ = ["split_sentences", "clean_text", "is_speakable", "MAX_SENTENCE_CHARS"]
+__all__ = ["MAX_SENTENCE_CHARS", "SentenceSplitter", "clean_text", "is_speakable", "split_sentences"]
 
 MAX_SENTENCE_CHARS = 300  # about 20 s of speech; longer sentences are cut at a clause boundary
 
@@ -107,13 +107,80 @@ def _cap(sentence: str, limit: int) -> Iterator[str]:
         yield sentence
 
 
+def _normalize(line: str) -> str:
+    paragraph = " ".join(line.split())  # tabs and runs of spaces
+    return re.sub(r" ([.,!?;:])(?=\s|$)", r"\1", paragraph)  # "here ." after a removed control char
+
+
+def _line_sentences(line: str, max_chars: int) -> Iterator[str]:
+    for sentence in _raw_sentences(_normalize(clean_text(line))):
+        for piece in _cap(sentence, max_chars):
+            if is_speakable(piece):
+                yield piece
+
+
 def split_sentences(text: str, max_chars: int = MAX_SENTENCE_CHARS) -> Iterator[str]:
     """Speakable sentences of `text`, in order, each at most `max_chars` characters."""
-    text = clean_text(text)
     for line in re.split(r"\n\s*\n|\n", text):
-        paragraph = " ".join(line.split())  # tabs and runs of spaces
-        paragraph = re.sub(r" ([.,!?;:])(?=\s|$)", r"\1", paragraph)  # "here ." after a removed control char
-        for sentence in _raw_sentences(paragraph):
-            for piece in _cap(sentence, max_chars):
-                if is_speakable(piece):
-                    yield piece
+        yield from _line_sentences(line, max_chars)
+
+
+class SentenceSplitter:
+    """`split_sentences` for text that arrives in pieces (an LLM's answer as it is written).
+
+        splitter = SentenceSplitter()
+        for piece in pieces:
+            for sentence in splitter.push(piece):   # each sentence as soon as it is complete
+                speak(sentence)
+        for sentence in splitter.finish():          # the rest, at the end of the text
+            speak(sentence)
+
+    Whatever the pieces, the sentences are exactly `split_sentences` of the whole text. A sentence
+    is returned once text after it shows that it has ended (a line break, or the start of the next
+    sentence: "3." followed by "5" is not an end), and an over-long one in capped parts as they
+    fill. Work per push is linear in the current line's length, done only when the push can end a
+    sentence.
+    """
+
+    def __init__(self, max_chars: int = MAX_SENTENCE_CHARS):
+        self.max_chars = max_chars
+        self._line = ""  # raw text after the last line break
+        self._given = 0  # sentences of the current line already returned
+        self._pending = False  # the line ends in an end mark or closer: the next push may end a sentence
+        self._checked = 0  # length of the line at the last look
+
+    def push(self, text: str) -> list[str]:
+        """The sentences completed by `text` (often none)."""
+        if not text:
+            return []
+        out: list[str] = []
+        *complete, rest = (self._line + text).split("\n")
+        for line in complete:
+            out += list(_line_sentences(line, self.max_chars))[self._given :]
+            self._given, self._pending, self._checked = 0, False, 0
+        self._line = rest
+        marks = _LATIN_ENDS + _CJK_ENDS + _CLOSERS
+        if self._pending or any(ch in marks for ch in text) or len(rest) - self._checked > self.max_chars // 4:
+            out += self._ended()
+        return out
+
+    def finish(self) -> list[str]:
+        """The rest of the text, at its end; the splitter is then ready for a new text."""
+        out = list(_line_sentences(self._line, self.max_chars))[self._given :]
+        self._line, self._given, self._pending, self._checked = "", 0, False, 0
+        return out
+
+    def _ended(self) -> list[str]:
+        paragraph = _normalize(clean_text(self._line))
+        self._checked = len(self._line)
+        self._pending = bool(paragraph) and paragraph[-1] in _LATIN_ENDS + _CJK_ENDS + _CLOSERS
+        raws = list(_raw_sentences(paragraph))
+        # A sentence followed by another has ended; the last may still grow. Its capped parts are
+        # final while the normalised text around them cannot change (all but its last 3 characters).
+        ended = [piece for raw in raws[:-1] for piece in _cap(raw, self.max_chars)]
+        if raws and len(raws[-1]) > self.max_chars + 3:
+            ended += list(_cap(raws[-1][:-3], self.max_chars))[:-1]
+        ended = [piece for piece in ended if is_speakable(piece)]
+        new = ended[self._given :]
+        self._given = max(self._given, len(ended))
+        return new

@@ -164,3 +164,64 @@ def test_bad_requests_are_refused_and_the_scheduler_stays_up(engine, kwargs, fra
         request = scheduler.submit("Still here.", "ryan", seed=1, max_new_tokens=4)
         consume(request)
         assert request.status == "done"
+
+
+def test_open_request_speaks_each_sentence_as_it_completes(any_engine):
+    """Text pushed in pieces from another thread, with pauses: the first sentence is spoken before
+    the text is complete, and the audio equals `submit` of the whole text with the same seed."""
+    engine = any_engine
+    pieces = ["Hello the", "re, neighb", "our. It costs 3.", "5 euros", " today! And", " that is all"]
+    whole = "".join(pieces)
+    with Scheduler(engine) as scheduler:
+        expected = consume(scheduler.submit(whole, "ryan", "english", seed=5, max_new_tokens=7))
+        request = scheduler.open("ryan", "english", seed=5, max_new_tokens=7)
+        first_audio_after: list[int] = []
+        pushed = [0]
+
+        def writer():
+            for piece in pieces:
+                request.push(piece)
+                pushed[0] += 1
+                time.sleep(0.3)
+            request.end()
+
+        t = threading.Thread(target=writer)
+        t.start()
+        got: dict[int, list[torch.Tensor]] = {}
+        for chunk in request:
+            if not got:
+                first_audio_after.append(pushed[0])
+            got.setdefault(chunk.sentence, []).append(chunk.codes)
+        t.join(timeout=60)
+    assert request.status == "done" and request.total_sentences == 3
+    assert [s.text for s in request.sentences] == ["Hello there, neighbour.", "It costs 3.5 euros today!",
+                                                   "And that is all"]
+    assert {i: torch.cat(c) for i, c in got.items()}.keys() == expected.keys()
+    for i, codes in expected.items():
+        assert torch.equal(torch.cat(got[i]), codes)
+    assert first_audio_after[0] < len(pieces)  # audio came while text was still arriving
+
+
+def test_open_request_edge_cases(engine):
+    with Scheduler(engine, max_active=1, max_waiting=1) as scheduler:
+        empty = scheduler.open("ryan")
+        empty.push("... 😀")
+        empty.end()
+        assert empty.get(timeout=30) is None and empty.status == "done" and empty.total_sentences == 0
+        idle = scheduler.open("ryan")  # holds its place while no text comes
+        other = scheduler.submit("Still served.", "ryan", max_new_tokens=3)
+        assert list(other) and other.status == "done"
+        idle.cancel()
+        idle.push("After the cancel.")  # ignored, not an error
+        assert idle.get(timeout=5) is None and idle.cancelled
+        done = scheduler.submit("Whole.", "ryan", max_new_tokens=3)
+        with pytest.raises(InputError, match="takes no more text"):
+            done.push("more")
+        late = scheduler.open("ryan")
+        late.end()
+        with pytest.raises(InputError, match="takes no more text"):
+            late.push("more")
+        with pytest.raises(InputError, match="must be a string"):
+            done.push(5)  # type: ignore[arg-type]
+        assert list(done) and list(late) == []
+        assert scheduler.idle()

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from hearth.sentences import clean_text, is_speakable, split_sentences
+from hearth.sentences import MAX_SENTENCE_CHARS, SentenceSplitter, clean_text, is_speakable, split_sentences
 
 
 @pytest.mark.parametrize(
@@ -53,3 +55,38 @@ def test_long_sentences_are_capped_at_clause_boundaries():
     cjk = "字" * 700 + "。"
     pieces = list(split_sentences(cjk, max_chars=300))
     assert all(len(p) <= 300 for p in pieces) and "".join(pieces) == cjk
+
+
+# Text built from the characters and words the splitter decides on, pieces cut anywhere.
+_WORDS = ["Mr.", "Dr", "e.g.", "3.5", "3", ".", "..", "...", "!", "?", "?!", ";", ",", '"', "”", "」", "。", "！",
+          "你好", "word", "Word", "a", "J.", "\n", "\n\n", "\t", " ", "  ", "\u0301", "\x07", "😀", "é", "x"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(_WORDS), max_size=60),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=30),
+    max_chars=st.sampled_from([12, 25, MAX_SENTENCE_CHARS]),
+)
+def test_pushed_pieces_give_the_same_sentences(words, cuts, max_chars):
+    text = "".join(w if w in "\n\n\t \u0301\x07" else w + (" " if len(w) > 2 else "") for w in words)
+    bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    splitter = SentenceSplitter(max_chars)
+    out = []
+    for a, b in zip(bounds, bounds[1:]):
+        out += splitter.push(text[a:b])
+    out += splitter.finish()
+    assert out == list(split_sentences(text, max_chars))
+
+
+def test_sentences_come_as_soon_as_they_end():
+    splitter = SentenceSplitter()
+    assert splitter.push("It costs 3.") == []
+    assert splitter.push("5 dollars. Then") == ["It costs 3.5 dollars."]
+    assert splitter.push(" Mr.") == []
+    assert splitter.push(" Smith left!") == []  # an end mark at the very end may still grow ("!?")
+    assert splitter.push("\n") == ["Then Mr. Smith left!"]
+    assert splitter.push("你好。") == []
+    assert splitter.push("再") == ["你好。"]
+    assert splitter.finish() == ["再"]
+    assert splitter.finish() == []
