@@ -56,3 +56,32 @@ class Server:
         import openai
 
         return openai.OpenAI(base_url=self.url + "/v1", api_key=kw.pop("api_key", "unused"), max_retries=0, **kw)
+
+
+class WyomingServer:
+    """A live `hearth wyoming` process on a free loopback port (or another --uri), stopped with SIGTERM."""
+
+    def __init__(self, model, *extra: str, uri: str | None = None):
+        self.port = free_port()
+        self.uri = uri or f"tcp://127.0.0.1:{self.port}"
+        self.log = tempfile.TemporaryFile()  # noqa: SIM115 - a file, not a pipe: a chatty server never blocks
+        self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(model), "--uri",
+                                      self.uri, *extra], stdout=subprocess.PIPE, stderr=self.log)
+        deadline = time.monotonic() + 120
+        while b"ready:" not in self._read() and time.monotonic() < deadline:
+            assert self.proc.poll() is None, self.logged()
+            time.sleep(0.2)
+        assert b"ready:" in self._read(), "the server did not become ready"
+
+    def _read(self) -> bytes:
+        self.log.seek(0)
+        return self.log.read()
+
+    def logged(self) -> str:
+        return self._read().decode()
+
+    def stop(self) -> tuple[int, str]:
+        self.proc.send_signal(signal.SIGTERM)
+        out, _ = self.proc.communicate(timeout=30)
+        assert out == b""  # logs go to stderr
+        return self.proc.returncode, self.logged()

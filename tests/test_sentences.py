@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -73,7 +75,7 @@ def test_pushed_pieces_give_the_same_sentences(words, cuts, max_chars):
     bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
     splitter = SentenceSplitter(max_chars)
     out = []
-    for a, b in zip(bounds, bounds[1:]):
+    for a, b in itertools.pairwise(bounds):
         out += splitter.push(text[a:b])
     out += splitter.finish()
     assert out == list(split_sentences(text, max_chars))

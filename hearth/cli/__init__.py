@@ -14,7 +14,7 @@ from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
-from . import measure, resident, serve, speech
+from . import measure, resident, serve, speech, wyoming_server
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser"]
 
@@ -38,6 +38,7 @@ def parser() -> argparse.ArgumentParser:
     resident.add_parsers(sub)
     measure.add_parsers(sub)
     serve.add_parsers(sub)
+    wyoming_server.add_parsers(sub)
     return p
 
 

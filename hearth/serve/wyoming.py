@@ -1,0 +1,416 @@
+"""Home Assistant's Wyoming protocol: one-shot and streamed synthesis over the scheduler.
+
+Each connection is a `Session`. Events are read by our own reader (malformed input gets an
+`error` event rather than a silent hang-up), audio is written by one task per synthesis that takes
+chunks from the request's channel as they leave the vocoder, and every request is cancelled when
+its connection goes away. The wire types are the `wyoming` package's.
+
+- `synthesize {text, voice}`: the text's sentences in one audio-start ... audio-stop.
+- `synthesize-start`, `synthesize-chunk`..., `synthesize-stop`: sentences are found as the text
+  arrives and each is spoken as soon as it is complete, in its own audio-start ... audio-stop, then
+  `synthesize-stopped`. The compatibility `synthesize` sent inside the exchange is ignored.
+
+The audio of sentence i is sampled with seed + i in both forms, so with a fixed `--seed` a streamed
+exchange gives exactly the samples of the one-shot synthesis of the same text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import contextlib
+import json
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from wyoming.audio import AudioChunk, AudioStart, AudioStop
+from wyoming.error import Error
+from wyoming.event import Event, async_write_event
+from wyoming.info import Attribution, Describe, Info, TtsProgram, TtsVoice
+from wyoming.ping import Ping, Pong
+from wyoming.server import AsyncEventHandler
+from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped
+
+from .. import __version__
+from ..audio import to_pcm
+from ..config import ModelConfig
+from ..engine import Engine, InputError
+from ..scheduler import Busy, Request, Scheduler, SentenceFailed
+
+__all__ = ["LANGUAGE_CODES", "Service", "Session", "describe"]
+
+log = logging.getLogger(__name__)
+
+# Home Assistant's language codes for the model's languages.
+LANGUAGE_CODES = {
+    "chinese": "zh", "english": "en", "german": "de", "italian": "it", "portuguese": "pt", "spanish": "es",
+    "japanese": "ja", "korean": "ko", "french": "fr", "russian": "ru",
+}
+# The built-in voices as the model card describes them (every voice speaks every language).
+_VOICE_NOTES = {
+    "vivian": "bright young woman; native Chinese",
+    "serena": "warm, gentle young woman; native Chinese",
+    "uncle_fu": "mature man with a low, mellow timbre; native Chinese",
+    "dylan": "young man from Beijing; speaks Beijing dialect for Chinese",
+    "eric": "lively man from Chengdu; speaks Sichuan dialect for Chinese",
+    "ryan": "dynamic man; native English",
+    "aiden": "sunny young American man; native English",
+    "ono_anna": "playful young woman; native Japanese",
+    "sohee": "warm young woman; native Korean",
+}
+_MAX_HEADER = 64 * 1024  # bytes in an event's JSON line
+_MAX_BODY = 1024 * 1024  # bytes of an event's extra data or payload
+_URL = "https://github.com/QwenLM/Qwen3-TTS"
+
+
+def describe(config: ModelConfig, model_name: str) -> Info:
+    """The `info` answer: one streaming TTS program whose voices are the checkpoint's speakers."""
+    codes = sorted(LANGUAGE_CODES[lang] for lang in config.languages if lang in LANGUAGE_CODES)
+    attribution = Attribution(name="Qwen team, Alibaba Cloud (Qwen3-TTS, Apache-2.0)", url=_URL)
+    voices = [
+        TtsVoice(name=voice, attribution=attribution, installed=True, version=None, languages=codes,
+                 description=f"{voice.replace('_', ' ').title()}: {_VOICE_NOTES.get(voice, 'built-in voice')}")
+        for voice in config.voices
+    ]
+    program = TtsProgram(
+        name="hearth", description=f"Hearth: Qwen3-TTS {model_name} on this machine, streaming",
+        attribution=Attribution(name="Hearth", url="https://pypi.org/project/hearth-tts/"), installed=True,
+        version=__version__, voices=voices, supports_synthesize_streaming=True,
+    )
+    return Info(tts=[program])
+
+
+def model_language(code: Any, config: ModelConfig) -> str:
+    """The model's language for a Home Assistant code ("en", "de-DE", "zh_CN"; also "english"), or
+    "auto" for none."""
+    if code is None or code == "":
+        return "auto"
+    if not isinstance(code, str):
+        raise InputError(f"the voice's language must be a string, got {code!r}")
+    key = code.strip().lower().replace("_", "-")
+    if key in config.languages:
+        return key
+    primary = key.split("-", 1)[0]
+    for language, short in LANGUAGE_CODES.items():
+        if short == primary and language in config.languages:
+            return language
+    known = ", ".join(sorted(LANGUAGE_CODES[lang] for lang in config.languages if lang in LANGUAGE_CODES))
+    raise InputError(f"unknown language {code!r}; this model speaks: {known} (or leave it out for auto)")
+
+
+@dataclass
+class Service:
+    """What the sessions share: the checkpoint's info (known before loading), then the engine."""
+
+    config: ModelConfig
+    model_name: str
+    seed: int | None = None
+    max_new_tokens: int | None = None
+    engine: Engine | None = None
+    scheduler: Scheduler | None = None
+    error: str | None = None
+    ready: threading.Event = field(default_factory=threading.Event)
+    sessions: set[Session] = field(default_factory=set)
+    # Threads that wait on request channels: at most one per synthesis, bounded by admission.
+    pool: concurrent.futures.ThreadPoolExecutor = field(
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-wyoming")
+    )
+
+    def info(self) -> Info:
+        return describe(self.config, self.model_name)
+
+    def close(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.close()
+        if self.engine is not None:
+            self.engine.close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class _Malformed:
+    message: str
+    fatal: bool  # the stream cannot be read further (lengths unknown)
+
+
+async def _read(reader: asyncio.StreamReader) -> Event | _Malformed | None:
+    """The next event; None at the end of the stream."""
+    try:
+        line = await reader.readuntil(b"\n")
+    except asyncio.IncompleteReadError as e:
+        if not e.partial.strip():
+            return None
+        line = e.partial
+    except asyncio.LimitOverrunError as e:
+        consumed = e.consumed
+        while True:  # skip the rest of the line; the next one may be a good event
+            try:
+                await reader.readexactly(consumed)
+                await reader.readuntil(b"\n")
+                break
+            except asyncio.LimitOverrunError as more:
+                consumed = more.consumed
+            except asyncio.IncompleteReadError:
+                return None
+        return _Malformed(f"an event header is longer than {_MAX_HEADER} bytes", fatal=False)
+    if not line.strip():
+        return _Malformed("an empty line is not an event", fatal=False)
+    try:
+        header = json.loads(line)
+    except ValueError:
+        return _Malformed("malformed JSON: each event is one JSON object on one line", fatal=False)
+    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
+        return _Malformed('an event is a JSON object with a string "type"', fatal=False)
+    lengths = []
+    for name in ("data_length", "payload_length"):
+        n = header.get(name) or 0
+        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= _MAX_BODY:
+            return _Malformed(f"{name} must be a whole number from 0 to {_MAX_BODY}", fatal=True)
+        lengths.append(n)
+    data = header.get("data") or {}
+    if not isinstance(data, dict):
+        return _Malformed('"data" must be a JSON object', fatal=lengths == [0, 0])
+    try:
+        if lengths[0]:
+            extra = json.loads(await reader.readexactly(lengths[0]))
+            if not isinstance(extra, dict):
+                return _Malformed("an event's extra data must be a JSON object", fatal=False)
+            data = {**data, **extra}
+        payload = await reader.readexactly(lengths[1]) if lengths[1] else None
+    except asyncio.IncompleteReadError:
+        return None
+    except ValueError:
+        return _Malformed("an event's extra data is not valid JSON", fatal=False)
+    return Event(type=header["type"], data=data, payload=payload)
+
+
+class Session(AsyncEventHandler):
+    """One client connection."""
+
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, service: Service):
+        super().__init__(reader, writer)
+        self.service = service
+        self._streamed: Request | None = None  # the open request of a streaming exchange
+        self._streaming = False  # between synthesize-start and synthesize-stop
+        self._requests: set[Request] = set()
+        self._task: asyncio.Task[None] | None = None  # the newest synthesis; each waits for the one before
+        self._closed = False
+
+    # -- reading ---------------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        self.service.sessions.add(self)
+        try:
+            while not self._closed:
+                item = await _read(self.reader)
+                if item is None:
+                    break
+                if isinstance(item, _Malformed):
+                    await self._report(item.message, "malformed")
+                    if item.fatal:
+                        break
+                    continue
+                if not await self.handle_event(item):
+                    break
+        except (ConnectionError, OSError):
+            pass
+        finally:
+            await self.disconnect()
+            self.service.sessions.discard(self)
+            self.writer.close()
+
+    async def disconnect(self) -> None:
+        """The client went away (or the server is stopping): its requests stop within a frame."""
+        self._closed = True
+        for request in list(self._requests):
+            if not request.finished:
+                log.info("wyoming request %d: cancelled, the client went away (%d sentence(s) started of %d)",
+                         request.id, len(request.sentences), request.total_sentences)
+            request.cancel()
+        if self._task is not None:
+            await asyncio.gather(self._task, return_exceptions=True)
+
+    async def stop(self) -> None:
+        self._closed = True
+        for request in list(self._requests):
+            request.cancel()
+        await super().stop()
+
+    async def handle_event(self, event: Event) -> bool:
+        try:
+            return await self._handle(event)
+        except InputError as e:
+            await self._report(str(e), "bad-request")
+        except Busy as e:
+            await self._report(str(e), "busy")
+        return True
+
+    async def _report(self, text: str, code: str) -> None:
+        """An error event, after the audio of the syntheses asked for before (answers stay in order)."""
+        before = self._task
+        if before is None or before.done():
+            await self._error(text, code)
+            return
+
+        async def later() -> None:
+            await asyncio.gather(before, return_exceptions=True)
+            await self._error(text, code)
+
+        self._task = asyncio.create_task(later())
+
+    async def _handle(self, event: Event) -> bool:
+        if Describe.is_type(event.type):
+            await self._write(self.service.info().event())
+        elif Ping.is_type(event.type):
+            await self._write(Pong(text=Ping.from_event(event).text).event())
+        elif Synthesize.is_type(event.type):
+            if self._streaming:
+                return True  # the compatibility copy of a streamed text: the protocol says ignore it
+            request = await self._submit(event.data)
+            self._start(request, streamed=False)
+        elif SynthesizeStart.is_type(event.type):
+            if self._streaming:
+                raise InputError("a streamed synthesis is already open; send synthesize-stop first")
+            # If the request cannot be opened (error event), the exchange still runs its course:
+            # its chunks are dropped and synthesize-stop is answered with synthesize-stopped.
+            self._streaming, self._streamed = True, None
+            self._streamed = await self._open(event.data)
+            self._start(self._streamed, streamed=True)
+        elif SynthesizeChunk.is_type(event.type):
+            text = event.data.get("text")
+            if not self._streaming:
+                raise InputError("synthesize-chunk comes between synthesize-start and synthesize-stop")
+            if not isinstance(text, str):
+                raise InputError('synthesize-chunk needs "text", a string')
+            if self._streamed is not None:
+                try:
+                    self._streamed.push(text)
+                except InputError:
+                    self._streamed.cancel()  # its task answers synthesize-stopped
+                    self._streamed = None
+                    raise
+        elif SynthesizeStop.is_type(event.type):
+            if not self._streaming:
+                raise InputError("synthesize-stop without synthesize-start")
+            self._streaming = False
+            if self._streamed is not None:
+                self._streamed.end()
+                self._streamed = None
+            else:
+                self._task = asyncio.create_task(self._stopped(self._task))
+        else:
+            raise InputError(f"unknown event {event.type!r}; this server answers describe, synthesize, "
+                             "synthesize-start/-chunk/-stop and ping")
+        return True
+
+    # -- requests --------------------------------------------------------------------------------
+
+    async def _scheduler(self) -> tuple[Engine, Scheduler]:
+        service = self.service
+        if not service.ready.is_set():
+            await asyncio.get_running_loop().run_in_executor(service.pool, service.ready.wait)
+        if service.engine is None or service.scheduler is None:
+            raise InputError(f"the model could not be loaded: {service.error}")
+        return service.engine, service.scheduler
+
+    def _voice(self, data: dict[str, Any]) -> tuple[str, str]:
+        voice = data.get("voice") or {}
+        if not isinstance(voice, dict):
+            raise InputError('"voice" must be an object such as {"name": "ryan"}')
+        config = self.service.config
+        name = voice.get("name")
+        if name is None or name == "":
+            name = config.voices[0]
+        if not isinstance(name, str) or name.strip().lower() not in config.voices:
+            raise InputError(f"unknown voice {name!r}; choose one of: {', '.join(config.voices)}")
+        return name.strip().lower(), model_language(voice.get("language"), config)
+
+    async def _submit(self, data: dict[str, Any]) -> Request:
+        text = data.get("text")
+        if not isinstance(text, str):
+            raise InputError('synthesize needs "text", a string')
+        voice, language = self._voice(data)
+        _, scheduler = await self._scheduler()
+        return scheduler.submit(text, voice, language, seed=self.service.seed,
+                                max_new_tokens=self.service.max_new_tokens, on_failure="raise")
+
+    async def _open(self, data: dict[str, Any]) -> Request:
+        voice, language = self._voice(data)
+        _, scheduler = await self._scheduler()
+        return scheduler.open(voice, language, seed=self.service.seed, max_new_tokens=self.service.max_new_tokens,
+                              on_failure="raise")
+
+    def _start(self, request: Request, streamed: bool) -> None:
+        self._requests.add(request)
+        before = self._task
+        self._task = asyncio.create_task(self._speak(request, streamed, before))
+
+    # -- writing ---------------------------------------------------------------------------------
+
+    async def _write(self, event: Event) -> None:
+        await async_write_event(event, self.writer)
+
+    async def _error(self, text: str, code: str) -> None:
+        log.info("wyoming client error (%s): %s", code, text)
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+            await self._write(Error(text=text, code=code).event())
+
+    async def _stopped(self, before: asyncio.Task[None] | None) -> None:
+        """synthesize-stopped for an exchange whose request could not be opened."""
+        if before is not None:
+            await asyncio.gather(before, return_exceptions=True)
+        with contextlib.suppress(ConnectionError, OSError, RuntimeError):
+            await self._write(SynthesizeStopped().event())
+
+    async def _speak(self, request: Request, streamed: bool, before: asyncio.Task[None] | None) -> None:
+        """Audio events for one request, as its chunks come; after the synthesis before it."""
+        loop = asyncio.get_running_loop()
+        pool = self.service.pool
+        take: Callable[[], Any] = request.get
+        open_block = False
+        try:
+            if before is not None:
+                await asyncio.gather(before, return_exceptions=True)
+            while True:
+                try:
+                    chunk = await loop.run_in_executor(pool, take)
+                except SentenceFailed as e:
+                    if open_block:
+                        await self._write(AudioStop().event())
+                        open_block = False
+                    await self._error(str(e), "synthesis-failed")
+                    break
+                if chunk is None:
+                    break
+                rate = chunk.sample_rate
+                if not open_block:
+                    await self._write(AudioStart(rate=rate, width=2, channels=1).event())
+                    open_block = True
+                if len(chunk.samples):
+                    pcm = to_pcm(chunk.samples, "s16")
+                    await self._write(AudioChunk(rate=rate, width=2, channels=1, audio=pcm).event())
+                if streamed and chunk.sentence_end:
+                    await self._write(AudioStop().event())
+                    open_block = False
+            if open_block:
+                await self._write(AudioStop().event())
+            if request.cancelled:
+                if streamed and not self._closed:  # cancelled by a bad chunk: the exchange still ends
+                    await self._write(SynthesizeStopped().event())
+                return
+            if streamed:
+                if request.status == "done" and not request.sentences:
+                    await self._error("nothing to speak: the streamed text was empty (or had no letters or digits)",
+                                      "empty-text")
+                await self._write(SynthesizeStopped().event())
+            frames = sum(s.frames for s in request.sentences)
+            log.info("wyoming request %d: %s, %d sentence(s), %.2f s of audio", request.id, request.status,
+                     len(request.sentences), frames * 0.08)
+        except (ConnectionError, OSError, RuntimeError) as e:  # the client went away mid-stream
+            log.info("wyoming request %d: the client went away (%s)", request.id, type(e).__name__)
+        finally:
+            request.cancel()  # a no-op once it has ended; else generation stops within a frame
+            self._requests.discard(request)
