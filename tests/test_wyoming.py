@@ -285,3 +285,29 @@ def test_sigterm_stops_within_seconds_mid_synthesis(tiny_dir):
     code, err, took = run(go())
     assert code == 0, err
     assert took < 10 and "stopped" in err
+
+
+def test_zeroconf_announces_the_server(tiny_dir):
+    """Discovery as Home Assistant does it (`_wyoming._tcp.local.`), kept on the loopback interface."""
+    zeroconf = pytest.importorskip("zeroconf")
+    name = f"hearth-test-{time.monotonic_ns() % 100000}"
+    s = WyomingServer(tiny_dir, "--zeroconf", name)
+    try:
+        zc = zeroconf.Zeroconf(interfaces=["127.0.0.1"])
+        try:
+            info = zc.get_service_info("_wyoming._tcp.local.", f"{name}._wyoming._tcp.local.", timeout=10_000)
+        finally:
+            zc.close()
+        assert info is not None, s.logged()
+        assert info.parsed_addresses() == ["127.0.0.1"] and info.port == s.port
+
+        async def go():
+            async with AsyncTcpClient(info.parsed_addresses()[0], info.port) as client:
+                await client.write_event(Describe().event())
+                return await client.read_event()
+
+        assert run(go()).type == "info"
+    finally:
+        code, err = s.stop()
+    assert code == 0, err
+    assert "loopback address" in err  # the warning: other machines cannot reach a loopback announcement

@@ -175,11 +175,12 @@ async def _announce(name: str, host: str, port: int) -> Any:
     import uuid
 
     try:
-        from zeroconf import IPVersion
+        from zeroconf import InterfaceChoice, IPVersion
         from zeroconf.asyncio import AsyncServiceInfo, AsyncZeroconf
     except ImportError:
         raise InputError("--zeroconf needs the zeroconf package: pip install 'hearth-tts[wyoming]'") from None
-    if host in ("0.0.0.0", "::", ""):
+    announced_on_all = host in ("0.0.0.0", "::", "")  # else only on the interface the server listens on
+    if announced_on_all:
         with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
             try:
                 probe.connect(("224.0.0.251", 5353))  # the mDNS group: the address on the LAN side
@@ -194,7 +195,8 @@ async def _announce(name: str, host: str, port: int) -> Any:
         log.warning("--zeroconf announces %s, a loopback address: Home Assistant on another machine cannot reach "
                     "it; listen on tcp://0.0.0.0:%d", host, port)
     name = name or "hearth-" + f"{uuid.getnode():012x}"
-    zc = AsyncZeroconf(ip_version=IPVersion.V6Only if ":" in host else IPVersion.V4Only)
+    zc = AsyncZeroconf(ip_version=IPVersion.V6Only if ":" in host else IPVersion.V4Only,
+                       interfaces=InterfaceChoice.All if announced_on_all else [host])
     info = AsyncServiceInfo("_wyoming._tcp.local.", f"{name}._wyoming._tcp.local.", addresses=[address], port=port,
                             server=f"{name}.local.")
     await zc.async_register_service(info)
