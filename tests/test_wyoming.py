@@ -311,3 +311,14 @@ def test_zeroconf_announces_the_server(tiny_dir):
         code, err = s.stop()
     assert code == 0, err
     assert "loopback address" in err  # the warning: other machines cannot reach a loopback announcement
+
+
+def test_loadtest_streams_to_a_wyoming_server(server):
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "loadtest", f"tcp://127.0.0.1:{server.port}", "--clients",
+                        "2", "--requests", "2", "--words-per-second", "40", "--json"],
+                       capture_output=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    result = json.loads(r.stdout)
+    assert result["served"] == 4 and result["errors"] == 0 and result["busy_503"] == 0
+    assert result["first_byte_from"] == "the end of the first sentence"
+    assert 0 < result["first_byte_p50_s"] < 60 and result["audio_s"] > 0

@@ -19,7 +19,7 @@ from typing import Any
 
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError, load
-from .options import add_backend, add_model, backend_flags, check_backend, count
+from .options import add_backend, add_model, backend_flags, check_backend, count, seconds
 
 __all__ = ["add_parsers"]
 
@@ -41,13 +41,17 @@ def add_parsers(sub: Any) -> None:
     add_backend(serve)
     serve.set_defaults(run=_serve)
 
-    load = sub.add_parser("loadtest", help="many clients against a running `hearth serve`: latency, RTF, 503s")
-    load.add_argument("url", help="the server, e.g. http://127.0.0.1:8000")
+    load = sub.add_parser("loadtest", help="many clients against a running `hearth serve` or `hearth wyoming`: "
+                                           "latency, RTF, 503s")
+    load.add_argument("url", help="the server: http://127.0.0.1:8000 (hearth serve) or tcp://127.0.0.1:10200 "
+                                  "(hearth wyoming: streamed exchanges, first audio from the first sentence's end)")
     load.add_argument("--clients", type=count(1), default=1, help="clients at once (default 1)")
     load.add_argument("--requests", type=count(1), default=5, help="requests per client, one after another")
     load.add_argument("--voice", default="ryan")
     load.add_argument("--api-key", default=None)
     load.add_argument("--max-new-tokens", type=count(1), default=None, help="per sentence (default: the model's)")
+    load.add_argument("--words-per-second", type=seconds(False), default=15.0,
+                      help="Wyoming: the pace of the streamed text, word by word (default 15, an LLM writing)")
     load.add_argument("--json", action="store_true", help="print one JSON object")
     load.set_defaults(run=_loadtest)
 
@@ -55,9 +59,10 @@ def add_parsers(sub: Any) -> None:
 def _loadtest(args: argparse.Namespace) -> int:
     from ..serve.loadtest import LoadSettings, main_loadtest
 
-    if not args.url.startswith(("http://", "127.", "localhost", "[")) and "://" in args.url:
-        raise InputError(f"the URL must be http://HOST:PORT, got {args.url!r}")
-    settings = LoadSettings(args.url, args.clients, args.requests, args.voice, args.api_key, args.max_new_tokens)
+    if args.max_new_tokens is not None and args.url.startswith("tcp://"):
+        raise InputError("--max-new-tokens is for http:// servers; start `hearth wyoming` with it instead")
+    settings = LoadSettings(args.url, args.clients, args.requests, args.voice, args.api_key, args.max_new_tokens,
+                            words_per_second=args.words_per_second)
     try:
         return main_loadtest(settings, args.json)
     except ValueError as e:
