@@ -157,6 +157,12 @@ def test_voices(tiny_dir):
         (["tune", "--runs", "0"], None, "--runs: must be at least 1"),
         (["accuracy", "--frames", "0"], None, "--frames: must be at least 1"),
         (["voices", "--json", "--model", "/nonexistent/ckpt"], None, "hf download"),
+        (["wyoming", "--uri", "http://x:1"], None, "use tcp://HOST:PORT, unix://PATH or stdio://"),
+        (["wyoming", "--uri", "tcp://127.0.0.1"], None, "give a host and a port"),
+        (["wyoming", "--uri", "unix:///nonexistent/dir/s.sock"], None, "does not exist"),
+        (["wyoming", "--uri", "stdio://", "--zeroconf"], None, "announces a tcp:// server"),
+        (["wyoming", "--seed", "-1"], None, "--seed"),
+        (["wyoming", "--model", "/nonexistent/ckpt"], None, "hf download"),
     ],
 )
 def test_bad_input_is_refused_before_loading(tiny_dir, tmp_path, monkeypatch, capsys, args, stdin, fragment):
@@ -183,6 +189,22 @@ def test_bad_input_is_refused_before_loading(tiny_dir, tmp_path, monkeypatch, ca
     assert fragment in err
     assert out == ""
     assert list(tmp_path.iterdir()) == []  # nothing written
+
+
+@pytest.mark.parametrize("args,fragment", [
+    (["loadtest", "ftp://x:1"], "must look like http://HOST:PORT"),
+    (["loadtest", "tcp://127.0.0.1:1", "--max-new-tokens", "5"], "start `hearth wyoming` with it"),
+    (["loadtest", "tcp://127.0.0.1:1", "--words-per-second", "0"], "--words-per-second"),
+])
+def test_loadtest_bad_input(capsys, args, fragment):
+    from hearth.cli import main
+
+    try:
+        code = main(args)
+    except SystemExit as e:
+        code = e.code
+    out, err = capsys.readouterr()
+    assert code == 2 and fragment in err and out == "", err
 
 
 def test_bad_output_path_exits_at_once(tiny_dir, tmp_path):
