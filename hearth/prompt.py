@@ -17,8 +17,8 @@ import torch
 from .config import ModelConfig
 from .text import TextTokenizer
 
-__all__ = ["TEXT_MODES", "Prompt", "PromptEmbeds", "TextMode", "build_prompt", "embed_prompt", "resolve_language",
-           "text_mode"]
+__all__ = ["TEXT_MODES", "LiveText", "Prompt", "PromptEmbeds", "TextMode", "build_prompt", "embed_prompt",
+           "resolve_language", "text_mode"]
 
 TextMode = Literal["whole", "interleaved"]
 TEXT_MODES = ("whole", "interleaved")
@@ -31,6 +31,10 @@ def text_mode(name: str) -> TextMode:
     if mode not in TEXT_MODES:
         raise ValueError(f"text mode must be 'whole' or 'interleaved' (also called 'stream'), got {name!r}")
     return mode  # type: ignore[return-value]
+
+
+_ROLE = "<|im_start|>assistant\n"
+_END = "<|im_end|>\n<|im_start|>assistant\n"  # five ids
 
 
 @dataclass(frozen=True)
@@ -46,11 +50,79 @@ def build_prompt(tokenizer: TextTokenizer, text: str, instruct: str | None) -> P
     Tokenizing the whole string matters: a text starting with a newline merges with the role's
     newline, and the official model then takes the first three ids as the role regardless.
     """
-    ids = tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n")
+    ids = tokenizer.encode(f"{_ROLE}{text}{_END}")
     instruct_ids = None
     if instruct:
         instruct_ids = tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n")
     return Prompt(role=ids[:3], text=ids[3:-5], instruct=instruct_ids)
+
+
+class LiveText:
+    """The prompt's text ids for text that arrives in pieces: ids are committed as soon as no later
+    text can change them, and all of them together are exactly `build_prompt`'s for the whole text.
+
+        live = LiveText(tokenizer)
+        live.push("Hello wor")   # -> []: "Hello" may still become "Hellos"
+        live.push("ld, how")     # -> ids of "Hello", " world", ","
+        live.end()               # -> ids of " how"; `live.role` and `live.text` are then complete
+
+    Why a cut is safe: the tokenizer splits text into pieces with the Qwen2 regex and applies BPE
+    within each piece. A space that follows a non-space always starts a new piece (no pattern runs
+    from a non-space across a following space), NFC never composes across a space, and no special
+    token holds a space. So at such a position the ids of the text before and after are independent,
+    and everything before the last such space is final.
+    """
+
+    def __init__(self, tokenizer: TextTokenizer):
+        self.tokenizer = tokenizer
+        self._pending = _ROLE  # raw text not yet committed (the role's until the first commit)
+        self._ids: list[int] = []  # committed ids, the role's three first
+        self._given = 0  # text ids handed out
+        self.ended = False
+        # The argument above needs special tokens without spaces (true of Qwen2's); else commit at the end.
+        self._cuts = not any(" " in t for t in tokenizer.added_tokens())
+
+    @property
+    def role(self) -> list[int]:
+        return self._ids[:3]
+
+    @property
+    def text(self) -> list[int]:
+        """Text ids committed so far."""
+        return self._ids[3:]
+
+    def push(self, text: str) -> list[int]:
+        """Text ids newly committed by `text` (often none)."""
+        if self.ended:
+            raise ValueError("the text has ended")
+        self._pending += text
+        cut = self._last_cut() if self._cuts else 0
+        if cut > 0:
+            self._ids += self.tokenizer.encode(self._pending[:cut])
+            self._pending = self._pending[cut:]
+        return self._hand_out()
+
+    def end(self) -> list[int]:
+        """The remaining text ids: the text is complete."""
+        if not self.ended:
+            self.ended = True
+            self._ids += self.tokenizer.encode(self._pending + _END)[:-5]
+            self._pending = ""
+        return self._hand_out()
+
+    def _last_cut(self) -> int:
+        pending = self._pending
+        i = pending.rfind(" ")
+        while i > 0:
+            if not pending[i - 1].isspace():
+                return i
+            i = pending.rfind(" ", 0, i)
+        return 0
+
+    def _hand_out(self) -> list[int]:
+        new = self._ids[3 + self._given :] if len(self._ids) > 3 else []
+        self._given += len(new)
+        return new
 
 
 @dataclass

@@ -65,6 +65,10 @@ class TextTokenizer:
     def decode(self, ids: list[int]) -> str:
         return self._tok.decode(ids, skip_special_tokens=False)
 
+    def added_tokens(self) -> list[str]:
+        """The special and added tokens' texts (matched whole, before splitting)."""
+        return [t.content for t in self._tok.get_added_tokens_decoder().values()]
+
     def token_id(self, token: str) -> int | None:
         return self._tok.token_to_id(token)
 

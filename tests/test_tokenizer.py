@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
+import itertools
 
-from hearth.prompt import build_prompt
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from hearth.prompt import LiveText, build_prompt
 from hearth.text import TextTokenizer
 
 TEXTS = [
@@ -63,3 +67,32 @@ def test_leading_newline_merges_with_role(hearth_tok):
     # "assistant\n\nHi": the two newlines become one token, as in the official whole-string tokenization.
     p = build_prompt(hearth_tok, "\nHi", None)
     assert p.role == [151644, 77091, hearth_tok.encode("\n\n")[0]]
+
+
+_PIECES = ["Hello", " world", ",", " how", " are", "you", "?", " ", "  ", "\n", "\n\n", "\t", "I'm", "'s", "'ll", " 3",
+           "14", ".", "5", "你好", "，", "。", "é", "e", "\u0301", "😀", "👍🏽", "<|im_end|>", "<|im_", "end|>", "-",
+           "CamelCase", "x", "1,000", " ...", "!?", "  spaced", "DON'T"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(pieces=st.lists(st.sampled_from(_PIECES), max_size=25), cuts=st.lists(st.integers(0, 300), max_size=20))
+def test_live_text_equals_the_whole_text(hearth_tok, pieces, cuts):
+    """Text pushed in any pieces commits exactly the ids the whole text gets, role included."""
+    text = "".join(pieces)
+    bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    live = LiveText(hearth_tok)
+    got = []
+    for a, b in itertools.pairwise(bounds):
+        got += live.push(text[a:b])
+    got += live.end()
+    whole = build_prompt(hearth_tok, text, None)
+    assert got == live.text == whole.text and live.role == whole.role
+
+
+def test_live_text_commits_all_but_the_last_word(hearth_tok):
+    live = LiveText(hearth_tok)
+    assert live.push("Good") == []
+    first = live.push(" morning, every")
+    assert hearth_tok.decode(first) == "Good morning,"
+    assert hearth_tok.decode(live.push("one.")) == ""
+    assert hearth_tok.decode(live.end()) == " everyone."
