@@ -196,8 +196,11 @@ def test_api_key_busy_and_disconnect(tiny_dir):
         with pytest.raises(openai.AuthenticationError):
             s.client(api_key="wrong").audio.speech.create(model="tts-1", voice="ryan", input="Hi.")
         client = s.client(api_key="sesame")
+        # Many sentences: even if random weights end one early, the request stays admitted (two
+        # sentences ahead of a reader that has stopped reading).
+        held_text = " ".join([LONG + "."] * 15)
         with client.audio.speech.with_streaming_response.create(
-            model="tts-1", voice="ryan", input=LONG, response_format="pcm", extra_body={"max_new_tokens": 4000},
+            model="tts-1", voice="ryan", input=held_text, response_format="pcm", extra_body={"max_new_tokens": 4000},
         ) as held:
             first = next(held.iter_bytes(3840))
             assert first
