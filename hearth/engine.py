@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import secrets
+import threading
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -23,12 +24,14 @@ from .backends import Backend, BackendOptions, create
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
 from .generate import FrameGenerator, GenerationStats
+from .live import BatchInvariance, LiveEmbeds
 from .prompt import Prompt, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
 
 __all__ = [
     "MAX_TEXT_TOKENS", "Audio", "AudioChunk", "AudioStream", "ChunkPlan", "Engine", "Generation", "InputError",
+    "LiveUtterance",
     "load",
 ]
 
@@ -94,6 +97,8 @@ class Engine:
         self.samples_per_frame = checkpoint.codec.upsample
         self.default_chunk_frames = settings.chunk_frames()
         self.workers = Workers()
+        self._invariance: BatchInvariance | None = None
+        self._invariance_lock = threading.Lock()
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
         log.debug("warm-up %.2f s", time.perf_counter() - t0)
@@ -248,6 +253,67 @@ class Engine:
         audio.seed = seed
         return audio
 
+    def open(
+        self,
+        voice: str,
+        language: str = "auto",
+        *,
+        instruct: str | None = None,
+        seed: int | None = None,
+        greedy: bool = False,
+        max_new_tokens: int | None = None,
+        options: SamplingOptions | None = None,
+        budget: FrameBudget | None = DEFAULT_BUDGET,
+        chunk_frames: int | None = None,
+        first_chunk_frames: int | None = None,
+        max_ready: int = 4,
+        paced: bool = False,
+    ) -> LiveUtterance:
+        """An utterance whose text arrives while it speaks (the interleaved text mode):
+
+            with engine.open("ryan", "english", seed=7) as live:
+                live.push("Hello the")          # from any thread, as an LLM writes
+                live.push("re, how are you?")
+                live.end()
+                for chunk in live: ...          # audio starts after the first word
+
+        Its codes equal `generate_codes(whole_text, text_mode="interleaved")` with the same seed,
+        however the text was cut and whenever it came."""
+        voice = self.check_voice(voice)
+        language = self.check_language(language)
+        try:
+            plan = ChunkPlan(self.default_chunk_frames if chunk_frames is None else chunk_frames,
+                             self.default_first_chunk if first_chunk_frames is None else first_chunk_frames,
+                             paced=paced, hold_all=not self.overlap)
+        except (ValueError, TypeError) as e:
+            raise InputError(str(e)) from e
+        if options is None:
+            options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
+        try:
+            options.validate()
+        except ValueError as e:
+            raise InputError(str(e)) from e
+        if instruct and not self.config.honours_instruct:
+            log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
+            instruct = None
+        instruct_ids = build_prompt(self.tokenizer, "", instruct).instruct
+        rng, seed = self._sampling_rng(options, seed)
+        embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, voice, language, instruct_ids,
+                            self.batch_invariance(), MAX_TEXT_TOKENS)
+        frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
+        audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers)
+        audio.seed = seed
+        return LiveUtterance(embeds, audio)
+
+    def batch_invariance(self) -> BatchInvariance:
+        """How this machine's text projection rounds by batch size (measured once, on first use)."""
+        with self._invariance_lock:
+            if self._invariance is None:
+                with torch.inference_mode():
+                    self._invariance = BatchInvariance.measure(self.lm.embed_text, self.config.talker.text_vocab_size)
+                log.debug("text projection batch invariance: %s", self._invariance)
+            return self._invariance
+
     def generate_codes(
         self,
         text: str,
@@ -287,6 +353,57 @@ class Engine:
         codes = torch.cat([c.codes for c in chunks]) if chunks else torch.zeros(0, groups, dtype=torch.long)
         samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
         return Audio(samples, self.sample_rate, codes, audio.seed, audio.generation)
+
+
+class LiveUtterance:
+    """An utterance fed with text while it speaks (`Engine.open`): push, end, cancel; iterate audio."""
+
+    def __init__(self, embeds: LiveEmbeds, audio: AudioStream):
+        self._embeds = embeds
+        self.audio = audio
+        self.seed = audio.seed
+        self.generation = audio.generation
+
+    def push(self, text: str) -> None:
+        """More text; the utterance takes it in as soon as its words are complete."""
+        if not isinstance(text, str):
+            raise InputError("the text must be a string")
+        try:
+            self._embeds.push(text)
+        except ValueError as e:
+            raise InputError(str(e)) from e
+
+    def end(self) -> None:
+        """No more text: the rest is spoken, then the audio ends."""
+        try:
+            self._embeds.end()
+        except ValueError as e:
+            raise InputError(str(e)) from e
+
+    def cancel(self) -> None:
+        """Stop now, from any thread (generation stops within a frame, also while waiting for text)."""
+        self._embeds.cancel()
+        self.audio.stop()
+
+    @property
+    def text_tokens(self) -> int:
+        return self._embeds.text_tokens
+
+    def __iter__(self) -> LiveUtterance:
+        return self
+
+    def __next__(self) -> AudioChunk:
+        return next(self.audio)
+
+    def close(self) -> None:
+        self._embeds.cancel()
+        self.audio.close()
+
+    def __enter__(self) -> LiveUtterance:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 def load(

@@ -12,12 +12,16 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import torch
 
 from .backends import LanguageModel, LMSession
 from .config import ModelConfig
 from .prompt import PromptEmbeds
+
+if TYPE_CHECKING:
+    from .live import LiveEmbeds
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
 
 __all__ = ["FrameGenerator", "GenerationStats"]
@@ -46,7 +50,7 @@ class FrameGenerator:
         self,
         lm: LanguageModel,
         config: ModelConfig,
-        embeds: PromptEmbeds,
+        embeds: PromptEmbeds | LiveEmbeds,
         options: SamplingOptions,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
@@ -58,7 +62,7 @@ class FrameGenerator:
         self.opts = options
         self.rng = rng
         self.max_frames = options.max_new_tokens - 1
-        self.budget_frames = budget.frames(embeds.text_tokens) if budget is not None else None
+        self.budget = budget
         self.stats = GenerationStats()
         t = config.talker
         vocab = t.stack.vocab_size
@@ -75,7 +79,16 @@ class FrameGenerator:
 
     def __iter__(self) -> Iterator[torch.Tensor]:
         t0 = time.perf_counter()
-        session = self.lm.session(self.opts, self.rng, self.embeds.prefill.shape[1])
+        embeds = self.embeds
+        if not isinstance(embeds, PromptEmbeds):  # live text: wait for its first token
+            with torch.inference_mode():
+                ready = embeds.prefill_ready()
+            if not ready:
+                self.stats.stop_reason = "closed" if not embeds.ended else "empty"
+                return
+            t0 = time.perf_counter()
+        assert embeds.prefill is not None
+        session = self.lm.session(self.opts, self.rng, embeds.prefill.shape[1])
         try:
             yield from self._frames(session, t0)
         finally:  # also when the consumer abandons the iterator
@@ -85,9 +98,11 @@ class FrameGenerator:
         # Inference mode is entered per step, never across a `yield`: it is a per-thread setting,
         # and another utterance's frames may be computed on this thread between two of ours.
         stats = self.stats
+        embeds = self.embeds
         history: list[int] = []
+        assert embeds.prefill is not None
         with torch.inference_mode():
-            logits = session.prefill(self.embeds.prefill)
+            logits = session.prefill(embeds.prefill)
             cb0 = self._sample_cb0(logits, history)
         stats.prefill_s = time.perf_counter() - t0
         step = 0
@@ -98,11 +113,12 @@ class FrameGenerator:
             if step >= self.max_frames:
                 stats.stop_reason = "max_new_tokens"
                 return
-            if self.budget_frames is not None and step >= self.budget_frames:
+            tokens = embeds.text_tokens if isinstance(embeds, PromptEmbeds) else embeds.final_tokens()
+            if self.budget is not None and tokens is not None and step >= self.budget.frames(tokens):
                 stats.stop_reason = "frame_budget"
                 log.warning(
                     "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
-                    step, step * 0.08, self.embeds.text_tokens,
+                    step, step * 0.08, tokens,
                 )
                 return
             t1 = time.perf_counter()
@@ -111,8 +127,10 @@ class FrameGenerator:
                 stats.predictor_s += time.perf_counter() - t1
                 frame = torch.tensor([cb0] + rest, dtype=torch.long)
                 history.append(cb0)
-                trailing = self.embeds.trailing
-                extra = trailing[:, step : step + 1] if step < trailing.shape[1] else self.embeds.tts_pad
+                extra = embeds.row(step)
+                if extra is None:  # live text, cancelled while waiting for it
+                    stats.stop_reason = "closed"
+                    return
                 hidden_next = summed + extra
             step += 1
             stats.frames = step

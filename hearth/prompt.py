@@ -132,6 +132,11 @@ class PromptEmbeds:
     tts_pad: torch.Tensor  # [1, 1, hidden]: added once trailing is exhausted
     text_tokens: int
 
+    def row(self, step: int) -> torch.Tensor:
+        """What is added to the talker's input after frame `step`."""
+        trailing = self.trailing
+        return trailing[:, step : step + 1] if step < trailing.shape[1] else self.tts_pad
+
 
 def resolve_language(config: ModelConfig, voice: str, language: str) -> int | None:
     """The codec language id (None for auto), with the dialect rule applied."""

@@ -1,0 +1,202 @@
+"""Speaking while the text is still being written: the interleaved text mode fed as text arrives.
+
+In the interleaved mode (the official `non_streaming_mode=False`) the prompt holds the first text
+token and each generated frame takes in the next one. A live utterance starts as soon as its first
+text token is committed (`LiveText`) and, when a frame needs a token that has not arrived, waits
+for it instead of feeding padding, so the model sees exactly the sequence it sees with the whole
+text, and the codes are the whole-text interleaved codes for the same seed.
+
+One subtlety makes that exact. The official model projects all trailing text tokens in one batch,
+and CPU matrix kernels round a row differently depending on the batch it is computed in: here
+batches of fewer than a dozen rows take other code paths than large ones. `BatchInvariance`
+measures, once per engine, from which batch size every row equals its value in a large batch (and
+which rows of smaller batches do); a live utterance computes each token's row in a large padded
+batch, and uses it only when the final batch, whatever text is still to come, is certain to give
+the same row. Otherwise (the text so far is very short) it waits for more text or for the end,
+and then computes the rows exactly as the official model does.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+import torch
+
+from .config import ModelConfig
+from .prompt import Embedder, LiveText, Prompt, embed_prompt
+from .text import TextTokenizer
+
+__all__ = ["BatchInvariance", "LiveEmbeds"]
+
+_PAD_TO = 64  # live rows are computed in batches of at least this many rows
+
+
+@dataclass(frozen=True)
+class BatchInvariance:
+    """When a row of the text projection equals its value in a large batch.
+
+    Every row of a batch of `threshold` or more rows does; in a smaller batch of m rows, rows
+    k < block * (m // block) do (`block` 0: none). `threshold` None: no size was found, so rows
+    are only known once the text has ended."""
+
+    threshold: int | None
+    block: int
+
+    def safe(self, row: int, known: int) -> bool:
+        """Whether `row` is final while `known` rows exist and more may come (the batch only grows)."""
+        if self.threshold is None:
+            return False
+        return known >= self.threshold or row < self.block * (known // self.block)
+
+    @classmethod
+    def measure(cls, embed_text: Callable[[list[int]], torch.Tensor], vocab: int,
+                max_small: int = 40) -> BatchInvariance:
+        gen = torch.Generator().manual_seed(0)
+        ids = torch.randint(0, vocab, (256,), generator=gen).tolist()
+        with torch.inference_mode():
+            large = torch.cat([embed_text(ids[i : i + _PAD_TO]) for i in range(0, len(ids), _PAD_TO)], dim=1)[0]
+            equal: dict[int, list[bool]] = {}
+            for m in [*range(1, max_small + 1), 48, 64, 100, 128, 256]:
+                rows = embed_text(ids[:m])[0]
+                equal[m] = [torch.equal(rows[k], large[k]) for k in range(m)]
+        sizes = sorted(equal)
+        threshold = None
+        for i, m in enumerate(sizes):
+            if all(all(equal[n]) for n in sizes[i:]):
+                threshold = m
+                break
+        if threshold is None:
+            return cls(None, 0)
+        for block in range(threshold, 0, -1):
+            if all(equal[m] == [k < block * (m // block) for k in range(m)] for m in sizes if m < threshold):
+                return cls(threshold, block)
+        return cls(threshold, 0)
+
+
+class LiveEmbeds:
+    """The talker's inputs for text pushed while it speaks; what `FrameGenerator` reads.
+
+    `push`, `end` and `cancel` may be called from any thread; `prefill_ready` and `row` block the
+    generating thread until the text they need has arrived (or the utterance is cancelled)."""
+
+    def __init__(self, talker: Embedder, config: ModelConfig, tokenizer: TextTokenizer, voice: str, language: str,
+                 instruct: list[int] | None, invariance: BatchInvariance, max_tokens: int):
+        self.talker = talker
+        self.config = config
+        self.voice = voice
+        self.language = language
+        self.instruct = instruct
+        self.invariance = invariance
+        self.max_tokens = max_tokens
+        self._text = LiveText(tokenizer)
+        self._cond = threading.Condition()
+        self._ids: list[int] = []  # committed text ids
+        self._rows: list[torch.Tensor] = []  # live rows: row k is the projection of ids[k + 1]
+        self._final: torch.Tensor | None = None  # after the end: every trailing row, then tts_eos
+        self._ended = False
+        self._cancelled = False
+        self.prefill: torch.Tensor | None = None
+        self.tts_pad: torch.Tensor | None = None
+
+    # -- the writer's side ------------------------------------------------------------------------
+
+    def push(self, text: str) -> None:
+        with self._cond:
+            if self._ended or self._cancelled:
+                raise ValueError("the text has ended" if self._ended else "the utterance was cancelled")
+            ids = self._text.push(text)
+            if len(self._ids) + len(ids) > self.max_tokens:
+                raise ValueError(f"the text is over {self.max_tokens} tokens, more than one utterance takes")
+            if ids:
+                self._ids += ids
+                self._cond.notify_all()
+
+    def end(self) -> None:
+        with self._cond:
+            if self._ended or self._cancelled:
+                return
+            ids = self._text.end()
+            if len(self._ids) + len(ids) > self.max_tokens:
+                raise ValueError(f"the text is over {self.max_tokens} tokens, more than one utterance takes")
+            self._ids += ids
+            self._ended = True
+            self._cond.notify_all()
+
+    def cancel(self) -> None:
+        with self._cond:
+            self._cancelled = True
+            self._cond.notify_all()
+
+    @property
+    def text_tokens(self) -> int:
+        return len(self._ids)
+
+    @property
+    def ended(self) -> bool:
+        return self._ended
+
+    def final_tokens(self) -> int | None:
+        """The number of text tokens once the text has ended (the frame budget needs it), else None."""
+        return len(self._ids) if self._ended else None
+
+    # -- the generator's side ----------------------------------------------------------------------
+
+    def prefill_ready(self) -> bool:
+        """Wait for the first text token (or the end); build the prefill. False: nothing to speak."""
+        with self._cond:
+            while not self._cancelled and not self._ids and not self._ended:
+                self._cond.wait()
+            if self._cancelled or not self._ids:
+                return False
+            first = self._ids[:1]
+        embeds = embed_prompt(self.talker, self.config, Prompt(self._text.role, first, self.instruct), self.voice,
+                              self.language, "interleaved")
+        self.prefill, self.tts_pad = embeds.prefill, embeds.tts_pad
+        self._eos = embeds.trailing[:, -1:]  # tts_eos, as the whole-text path computes it
+        return True
+
+    def row(self, step: int) -> torch.Tensor | None:
+        """What is added to the talker's input after frame `step`: the projection of text token
+        step + 1, then tts_eos, then tts_pad. Waits until it is known; None once cancelled."""
+        with self._cond:
+            while True:
+                if self._cancelled:
+                    return None
+                if self._ended:
+                    break
+                known = len(self._ids) - 1
+                if step < len(self._rows):
+                    return self._rows[step][None, None]
+                if step < known and self.invariance.safe(step, known):
+                    todo = [k for k in range(len(self._rows), known) if self.invariance.safe(k, known)]
+                    ids = [self._ids[k + 1] for k in todo]
+                    break
+                self._cond.wait()
+        if self._ended:
+            return self._final_row(step)
+        padded = ids + [ids[-1]] * max(0, _PAD_TO - len(ids))
+        rows = self.talker.embed_text(padded)[0, : len(ids)]
+        with self._cond:
+            if len(self._rows) == todo[0]:
+                self._rows.extend(rows.unbind(0))
+            return self._rows[step][None, None] if step < len(self._rows) else None
+
+    def _final_row(self, step: int) -> torch.Tensor:
+        if self._final is None:
+            ids = self._ids
+            rest = self.talker.embed_text(ids[1:]) if len(ids) > 1 else self._eos[:, :0]
+            self._final = torch.cat((rest, self._eos), dim=1)
+        assert self.tts_pad is not None
+        return self._final[:, step : step + 1] if step < self._final.shape[1] else self.tts_pad
+
+
+def pieces(text: str, cuts: list[int]) -> Iterator[str]:
+    """`text` cut at the given positions (a test and benchmark helper)."""
+    last = 0
+    for c in sorted(set(cuts)):
+        if 0 < c < len(text):
+            yield text[last:c]
+            last = c
+    yield text[last:]
