@@ -39,6 +39,7 @@ class BenchSettings:
     first_chunk_frames: int | None = None  # None: the engine's default
     text: str = SENTENCE
     backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
+    live_wps: float | None = None  # also measure a live utterance fed this many words per second
 
     @property
     def uses_openvino(self) -> bool:
@@ -126,8 +127,52 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     if s.first_chunk_frames:
         out["backend"]["first_chunk_frames"] = s.first_chunk_frames
     out["weights_mb"] = engine.backend.weights_mb()
+    if s.live_wps:
+        out["live"] = run_live(engine, s, options)
     engine.close()
     return out
+
+
+def run_live(engine: Any, s: BenchSettings, options: Any) -> dict[str, Any]:
+    """First audio of a live utterance whose text arrives word by word at `s.live_wps` (from the
+    moment the first word is sent), against the same text given whole in the interleaved mode."""
+    import threading
+
+    words = s.text.split(" ")
+    pieces = [w + " " for w in words[:-1]] + [words[-1]]
+    live_ttfa, whole_ttfa = [], []
+    for i in range(s.runs + 1):  # the first run warms up
+        with engine.open(VOICE, LANGUAGE, options=options, budget=None, chunk_frames=s.chunk_frames,
+                         first_chunk_frames=s.first_chunk_frames) as live:
+            t0 = time.perf_counter()
+
+            def writer() -> None:
+                for piece in pieces:
+                    live.push(piece)
+                    time.sleep(1 / s.live_wps)  # type: ignore[operator]
+                live.end()
+
+            thread = threading.Thread(target=writer, daemon=True)
+            thread.start()
+            first = None
+            for chunk in live:
+                if first is None and chunk.frames:
+                    first = time.perf_counter() - t0
+            thread.join()
+        with engine.stream(s.text, VOICE, LANGUAGE, options=options, budget=None, text_mode="interleaved",
+                           chunk_frames=s.chunk_frames, first_chunk_frames=s.first_chunk_frames) as stream:
+            t0 = time.perf_counter()
+            whole = next((time.perf_counter() - t0 for c in stream if c.frames), None)
+        if i and first is not None and whole is not None:
+            live_ttfa.append(first)
+            whole_ttfa.append(whole)
+    return {
+        "words_per_second": s.live_wps,
+        "first_audio_s": statistics.median(live_ttfa), "first_audio_p95_s": _p95(live_ttfa),
+        "whole_text_interleaved_first_audio_s": statistics.median(whole_ttfa),
+        "batch_invariance": {"threshold": engine.batch_invariance().threshold,
+                             "block": engine.batch_invariance().block},
+    }
 
 
 def prepare_openvino(s: BenchSettings, model: Path) -> None:
@@ -226,6 +271,11 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"weights {part}: {w['fp32_mb']:.0f} MB fp32 -> {w['stored_mb']:.0f} MB stored")
     if ref:
         lines.append("official stages (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in ref["stages_ms"].items()))
+    if "live" in ours:
+        live = ours["live"]
+        lines.append(f"live text at {live['words_per_second']:g} words/s: first audio {live['first_audio_s']:.3f} s "
+                     f"(p95 {live['first_audio_p95_s']:.3f}) after the first word; the whole text in the "
+                     f"interleaved mode: {live['whole_text_interleaved_first_audio_s']:.3f} s")
     return "\n".join(lines)
 
 

@@ -27,8 +27,10 @@ def test_bench_json_with_official(tiny_dir):
 
 
 def test_bench_table(tiny_dir):
-    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "3", "--runs", "1"]
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "3", "--runs", "1",
+           "--live", "40"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert r.returncode == 0, r.stderr
     assert "first audio, median (s)" in r.stdout and "real-time factor" in r.stdout
+    assert "live text at 40 words/s: first audio" in r.stdout
     assert "hearth backend: backend=openvino, weights=int8" in r.stdout  # the default path is measured

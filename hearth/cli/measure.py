@@ -7,7 +7,7 @@ from typing import Any
 
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
-from .options import add_backend, backend_flags, check_backend, count
+from .options import add_backend, backend_flags, check_backend, count, seconds
 
 
 def add_parsers(sub: Any) -> None:
@@ -25,6 +25,8 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--text", default=None, help="the sentence to speak")
     bench.add_argument("--compare-official", action="store_true",
                        help="also run the official qwen-tts package on the same checkpoint")
+    bench.add_argument("--live", type=seconds(False), default=None, metavar="WORDS_PER_SECOND",
+                       help="also measure a live utterance (Engine.open) fed the text word by word at this pace")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=_bench)
 
@@ -65,7 +67,7 @@ def _bench(args: argparse.Namespace) -> int:
     flags = {k: v for k, v in backend_flags(args).items() if v is not None}
     settings = BenchSettings(
         model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
-        first_chunk_frames=args.first_chunk_frames, text=args.text or SENTENCE, backend=flags,
+        first_chunk_frames=args.first_chunk_frames, text=args.text or SENTENCE, backend=flags, live_wps=args.live,
     )
     return main_bench(settings, args.compare_official, args.json)
 
