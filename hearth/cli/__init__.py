@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 from typing import NoReturn
 
@@ -16,7 +17,7 @@ from ..checkpoint import CheckpointError
 from ..engine import InputError
 from . import measure, resident, serve, speech, wyoming_server
 
-__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser"]
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser", "run"]
 
 log = logging.getLogger("hearth")
 
@@ -61,3 +62,21 @@ def main(argv: list[str] | None = None) -> int:
             log.exception("unexpected failure")
         print(f"hearth: error: {type(e).__name__}: {e} (unexpected; run with -v for details)", file=sys.stderr)
         return EXIT_FAILURE
+
+
+def run() -> NoReturn:
+    """The console entry point: `main`, then an exit that skips the interpreter's teardown.
+
+    Everything the command owns is closed by then (engines, streams, files). What remains are
+    native thread pools, and tearing those down races with their threads: under CPU load about one
+    run in ten of `hearth codes --backend torch` aborted after its work was done ("terminate called
+    without an active exception", exit 134), with or without this session's changes. Leaving at
+    once avoids that; logs and standard streams are flushed first."""
+    code = main()
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            code = code or EXIT_FAILURE
+    os._exit(code)
