@@ -409,8 +409,10 @@ class Session(AsyncEventHandler):
             frames = sum(s.frames for s in request.sentences)
             log.info("wyoming request %d: %s, %d sentence(s), %.2f s of audio", request.id, request.status,
                      len(request.sentences), frames * 0.08)
-        except (ConnectionError, OSError, RuntimeError) as e:  # the client went away mid-stream
-            log.info("wyoming request %d: the client went away (%s)", request.id, type(e).__name__)
+        except (ConnectionError, OSError, RuntimeError):  # the client went away mid-stream
+            if not request.finished:
+                log.info("wyoming request %d: cancelled, the client went away (%d sentence(s) started of %d)",
+                         request.id, len(request.sentences), request.total_sentences)
         finally:
             request.cancel()  # a no-op once it has ended; else generation stops within a frame
             self._requests.discard(request)
