@@ -145,9 +145,7 @@ class Engine:
     def prompt(self, text: str, instruct: str | None = None) -> Prompt:
         if not isinstance(text, str) or not text.strip():
             raise InputError("the text is empty; give some words to speak")
-        if instruct and not self.config.honours_instruct:
-            log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
-            instruct = None
+        instruct = self._instruct(instruct)
         if len(text) > 8 * MAX_TEXT_TOKENS:  # cheap bound before tokenizing megabytes
             raise InputError(
                 f"the text is {len(text)} characters, too long for one prompt (limit {MAX_TEXT_TOKENS} tokens); "
@@ -160,6 +158,13 @@ class Engine:
                 "split it into sentences or paragraphs"
             )
         return p
+
+    def _instruct(self, instruct: str | None) -> str | None:
+        """The instruction, or None (with a warning) for a model that does not take one."""
+        if instruct and not self.config.honours_instruct:
+            log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
+            return None
+        return instruct
 
     def sampling(self, greedy: bool = False, **overrides: object) -> SamplingOptions:
         opts = SamplingOptions.from_defaults(self.checkpoint.generation, **overrides)
@@ -238,17 +243,30 @@ class Engine:
         for gapless real-time playback. Close the stream (or use it in a `with` block) to stop
         early; generation then stops within one frame.
         """
-        try:
-            size = self.default_chunk_frames if chunk_frames is None else chunk_frames
-            first = self.default_first_chunk if first_chunk_frames is None else first_chunk_frames
-            plan = ChunkPlan(size, first, paced=paced, hold_all=not self.overlap)
-        except (ValueError, TypeError) as e:
-            raise InputError(str(e)) from e
-        if options is None:
-            options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
+        plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
+        options = self._options(options, greedy, max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                              rng=rng, budget=budget)
+        return self._audio(frames, plan, max_ready, seed)
+
+    def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
+        try:
+            size = self.default_chunk_frames if chunk_frames is None else chunk_frames
+            first = self.default_first_chunk if first_chunk_frames is None else first_chunk_frames
+            return ChunkPlan(size, first, paced=paced, hold_all=not self.overlap)
+        except (ValueError, TypeError) as e:
+            raise InputError(str(e)) from e
+
+    def _options(self, options: SamplingOptions | None, greedy: bool, max_new_tokens: int | None) -> SamplingOptions:
+        options = options if options is not None else self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
+        try:
+            options.validate()
+        except ValueError as e:
+            raise InputError(str(e)) from e
+        return options
+
+    def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None) -> AudioStream:
         audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers)
         audio.seed = seed
         return audio
@@ -281,29 +299,14 @@ class Engine:
         however the text was cut and whenever it came."""
         voice = self.check_voice(voice)
         language = self.check_language(language)
-        try:
-            plan = ChunkPlan(self.default_chunk_frames if chunk_frames is None else chunk_frames,
-                             self.default_first_chunk if first_chunk_frames is None else first_chunk_frames,
-                             paced=paced, hold_all=not self.overlap)
-        except (ValueError, TypeError) as e:
-            raise InputError(str(e)) from e
-        if options is None:
-            options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
-        try:
-            options.validate()
-        except ValueError as e:
-            raise InputError(str(e)) from e
-        if instruct and not self.config.honours_instruct:
-            log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
-            instruct = None
-        instruct_ids = build_prompt(self.tokenizer, "", instruct).instruct
+        plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
+        options = self._options(options, greedy, max_new_tokens)
+        instruct_ids = build_prompt(self.tokenizer, "", self._instruct(instruct)).instruct
         rng, seed = self._sampling_rng(options, seed)
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, voice, language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS)
         frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
-        audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers)
-        audio.seed = seed
-        return LiveUtterance(embeds, audio)
+        return LiveUtterance(embeds, self._audio(frames, plan, max_ready, seed))
 
     def batch_invariance(self) -> BatchInvariance:
         """How this machine's text projection rounds by batch size (measured once, on first use)."""
@@ -329,8 +332,7 @@ class Engine:
         budget: FrameBudget | None = DEFAULT_BUDGET,
     ) -> Generation:
         """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
-        if options is None:
-            options = self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
+        options = self._options(options, greedy, max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)
         gen = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                           rng=rng, budget=budget)

@@ -12,27 +12,36 @@ import logging
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import torch
 
 from .backends import LanguageModel, LMSession
 from .config import ModelConfig
-from .prompt import PromptEmbeds
-
-if TYPE_CHECKING:
-    from .live import LiveEmbeds
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
 
-__all__ = ["FrameGenerator", "GenerationStats"]
+__all__ = ["Embeds", "FrameGenerator", "GenerationStats"]
 
 log = logging.getLogger(__name__)
+
+
+class Embeds(Protocol):
+    """The talker's inputs: `PromptEmbeds` (the whole text) or `LiveEmbeds` (text still arriving)."""
+
+    @property
+    def prefill(self) -> torch.Tensor | None: ...
+
+    def prefill_ready(self) -> bool: ...  # False: nothing to speak (or cancelled)
+
+    def row(self, step: int) -> torch.Tensor | None: ...  # None: cancelled
+
+    def final_tokens(self) -> int | None: ...  # text tokens, once the text is complete
 
 
 @dataclass
 class GenerationStats:
     frames: int = 0
-    stop_reason: str = ""  # "eos", "max_new_tokens", "frame_budget", "closed"
+    stop_reason: str = ""  # "eos", "max_new_tokens", "frame_budget", "closed", "empty" (live text, none came)
     prefill_s: float = 0.0
     talker_s: float = 0.0
     predictor_s: float = 0.0
@@ -50,7 +59,7 @@ class FrameGenerator:
         self,
         lm: LanguageModel,
         config: ModelConfig,
-        embeds: PromptEmbeds | LiveEmbeds,
+        embeds: Embeds,
         options: SamplingOptions,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
@@ -80,13 +89,12 @@ class FrameGenerator:
     def __iter__(self) -> Iterator[torch.Tensor]:
         t0 = time.perf_counter()
         embeds = self.embeds
-        if not isinstance(embeds, PromptEmbeds):  # live text: wait for its first token
-            with torch.inference_mode():
-                ready = embeds.prefill_ready()
-            if not ready:
-                self.stats.stop_reason = "closed" if not embeds.ended else "empty"
-                return
-            t0 = time.perf_counter()
+        with torch.inference_mode():
+            ready = embeds.prefill_ready()  # live text: waits for its first token
+        if not ready:
+            self.stats.stop_reason = "empty" if embeds.final_tokens() == 0 else "closed"
+            return
+        t0 = time.perf_counter()
         assert embeds.prefill is not None
         session = self.lm.session(self.opts, self.rng, embeds.prefill.shape[1])
         try:
@@ -106,6 +114,7 @@ class FrameGenerator:
             cb0 = self._sample_cb0(logits, history)
         stats.prefill_s = time.perf_counter() - t0
         step = 0
+        budget_frames: int | None = None
         while True:
             if cb0 == self._eos:
                 stats.stop_reason = "eos"
@@ -113,12 +122,14 @@ class FrameGenerator:
             if step >= self.max_frames:
                 stats.stop_reason = "max_new_tokens"
                 return
-            tokens = embeds.text_tokens if isinstance(embeds, PromptEmbeds) else embeds.final_tokens()
-            if self.budget is not None and tokens is not None and step >= self.budget.frames(tokens):
+            if budget_frames is None and self.budget is not None:  # known once the text is complete
+                tokens = embeds.final_tokens()
+                budget_frames = None if tokens is None else self.budget.frames(tokens)
+            if budget_frames is not None and step >= budget_frames:
                 stats.stop_reason = "frame_budget"
                 log.warning(
                     "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
-                    step, step * 0.08, tokens,
+                    step, step * 0.08, embeds.final_tokens(),
                 )
                 return
             t1 = time.perf_counter()

@@ -19,7 +19,7 @@ and then computes the rows exactly as the official model does.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -133,10 +133,6 @@ class LiveEmbeds:
     def text_tokens(self) -> int:
         return len(self._ids)
 
-    @property
-    def ended(self) -> bool:
-        return self._ended
-
     def final_tokens(self) -> int | None:
         """The number of text tokens once the text has ended (the frame budget needs it), else None."""
         return len(self._ids) if self._ended else None
@@ -191,12 +187,3 @@ class LiveEmbeds:
         assert self.tts_pad is not None
         return self._final[:, step : step + 1] if step < self._final.shape[1] else self.tts_pad
 
-
-def pieces(text: str, cuts: list[int]) -> Iterator[str]:
-    """`text` cut at the given positions (a test and benchmark helper)."""
-    last = 0
-    for c in sorted(set(cuts)):
-        if 0 < c < len(text):
-            yield text[last:c]
-            last = c
-    yield text[last:]

@@ -132,6 +132,12 @@ class PromptEmbeds:
     tts_pad: torch.Tensor  # [1, 1, hidden]: added once trailing is exhausted
     text_tokens: int
 
+    def prefill_ready(self) -> bool:
+        return True
+
+    def final_tokens(self) -> int:
+        return self.text_tokens
+
     def row(self, step: int) -> torch.Tensor:
         """What is added to the talker's input after frame `step`."""
         trailing = self.trailing

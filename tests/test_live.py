@@ -7,6 +7,7 @@ mode (torch reference, bit for bit); on OpenVINO, equal across splits and timing
 
 from __future__ import annotations
 
+import itertools
 import random
 import threading
 import time
@@ -17,7 +18,7 @@ from official import official_codes
 from test_official_equality import reference_ids
 
 from hearth import InputError
-from hearth.live import BatchInvariance, pieces
+from hearth.live import BatchInvariance
 
 TEXTS = [
     "Hi.",  # fewer text tokens than the batch-invariance threshold: rows wait for the end
@@ -25,6 +26,12 @@ TEXTS = [
     "你好，欢迎回家。今天的天气怎么样？",
     "Numbers 3.14 and 1,000, emoji 😀, then  double  spaces\nand a new line.",
 ]
+
+
+def pieces(text, cuts):
+    """`text` cut at the given positions."""
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(text)}), len(text)]
+    return [text[a:b] for a, b in itertools.pairwise(bounds)]
 
 
 def speak_live(engine, text, cuts, delays, **kwargs):
@@ -132,6 +139,9 @@ def test_batch_invariance_measured_on_the_engine(engine):
     rule = engine.batch_invariance()
     gen = torch.Generator().manual_seed(5)
     ids = torch.randint(0, engine.config.talker.text_vocab_size, (300,), generator=gen).tolist()
+    if rule.threshold is None:
+        pytest.skip("no batch size makes rows final on this machine: live rows wait for the end of the text")
+    checked = 0
     with torch.inference_mode():
         for m in (7, 13, 45, 77, 150, 300):
             whole = engine.lm.embed_text(ids[:m])[0]
@@ -139,3 +149,5 @@ def test_batch_invariance_measured_on_the_engine(engine):
                 if rule.safe(k, m):
                     padded = engine.lm.embed_text([ids[k]] * 64)[0, 0]
                     assert torch.equal(padded, whole[k]), (m, k)
+                    checked += 1
+    assert checked >= 30  # every size from the threshold on is checked, at several rows

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
-from ..engine import InputError, load
+from ..engine import InputError
 from .options import add_backend, add_model, backend_flags, check_backend, count, seconds
 
 __all__ = ["add_parsers"]
@@ -122,20 +122,11 @@ def _serve(args: argparse.Namespace) -> int:
     server = Server(config)
     failed: list[BaseException] = []
 
-    def load_model() -> None:
-        try:
-            engine = load(checkpoint.path, **backend_flags(args))
-            from ..scheduler import Scheduler
+    def on_failure(e: BaseException) -> None:
+        failed.append(e)
+        server.should_exit = True
 
-            state.scheduler = Scheduler(engine, max_active=args.max_active, max_waiting=args.max_queue)
-            state.engine = engine
-            log.info("ready: %d voices on the %s backend", len(engine.voices), engine.options.backend)
-        except BaseException as e:  # noqa: BLE001 - reported, and the server stops
-            state.error = str(e)
-            failed.append(e)
-            server.should_exit = True
-
-    threading.Thread(target=load_model, name="hearth-load", daemon=True).start()
+    state.load_in_background(checkpoint.path, backend_flags(args), args.max_active, args.max_queue, on_failure)
     host = f"[{args.host}]" if ":" in args.host else args.host
     log.info("listening on http://%s:%d (the model is loading; GET /health says when it is ready)", host, port)
     try:

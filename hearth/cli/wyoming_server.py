@@ -13,13 +13,12 @@ import asyncio
 import contextlib
 import logging
 import signal
-import threading
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
-from ..engine import InputError, load
+from ..engine import InputError
 from .options import add_backend, add_model, backend_flags, check_backend, count, seed
 
 __all__ = ["add_parsers"]
@@ -83,7 +82,7 @@ def _wyoming(args: argparse.Namespace) -> int:
         raise InputError("--zeroconf announces a tcp:// server; it does not apply to " + args.uri)
     checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
-    service = Service(checkpoint.config, str(name).rstrip("/").rsplit("/", 1)[-1], seed=args.seed,
+    service = Service(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1], seed=args.seed,
                       max_new_tokens=args.max_new_tokens)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
@@ -128,22 +127,11 @@ async def _run(args: argparse.Namespace, service: Any, path: Path, kind: str, wh
 
     failed: list[BaseException] = []
 
-    def load_model() -> None:
-        try:
-            from ..scheduler import Scheduler
+    def on_failure(e: BaseException) -> None:
+        failed.append(e)
+        loop.call_soon_threadsafe(stop.set)
 
-            engine = load(path, **backend_flags(args))
-            service.scheduler = Scheduler(engine, max_active=args.max_active, max_waiting=args.max_queue)
-            service.engine = engine
-            log.info("ready: %d voices on the %s backend", len(engine.voices), engine.options.backend)
-        except BaseException as e:  # noqa: BLE001 - reported, and the server stops
-            service.error = str(e)
-            failed.append(e)
-            loop.call_soon_threadsafe(stop.set)
-        finally:
-            service.ready.set()
-
-    threading.Thread(target=load_model, name="hearth-load", daemon=True).start()
+    service.load_in_background(path, backend_flags(args), args.max_active, args.max_queue, on_failure)
     log.info("listening on %s (the model is loading; describe is answered already)", shown)
     announcer = await _announce(args.zeroconf, where, port) if args.zeroconf is not None else None
     try:

@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import base64
-import concurrent.futures
 import hmac
 import json
 import logging
-import threading
 import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -36,6 +34,7 @@ from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
 from ..scheduler import Request as SpeechRequest
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
+from .resident import Resident
 
 __all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
 
@@ -46,32 +45,15 @@ MAX_BODY_BYTES = 1 << 20
 _BUSY_RETRY_S = 2
 
 
-@dataclass
-class ServerState:
-    """What the endpoints share: the engine and scheduler once loaded (None before), or why not."""
+@dataclass(kw_only=True)
+class ServerState(Resident):
+    """What the endpoints share: the resident engine and scheduler, the model's name, the metrics."""
 
-    engine: Engine | None = None
-    scheduler: Scheduler | None = None
-    error: str | None = None
     model_name: str = "hearth"
-    ready: threading.Event = field(default_factory=threading.Event)
-    # Threads that wait on scheduler channels and encode: one per stream at most, bounded by the
-    # scheduler's admission limits.
-    pool: concurrent.futures.ThreadPoolExecutor = field(
-        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-http")
-    )
-
     metrics: Metrics = field(init=False)
 
     def __post_init__(self) -> None:
         self.metrics = Metrics(lambda: self.scheduler.counts() if self.scheduler is not None else {})
-
-    def close(self) -> None:
-        if self.scheduler is not None:
-            self.scheduler.close()
-        if self.engine is not None:
-            self.engine.close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 class ApiError(Exception):

@@ -17,11 +17,9 @@ exchange gives exactly the samples of the one-shot synthesis of the same text.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import contextlib
 import json
 import logging
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +37,7 @@ from ..audio import to_pcm
 from ..config import ModelConfig
 from ..engine import Engine, InputError
 from ..scheduler import Busy, Request, Scheduler, SentenceFailed
+from .resident import Resident
 
 __all__ = ["LANGUAGE_CODES", "Service", "Session", "describe"]
 
@@ -101,33 +100,18 @@ def model_language(code: Any, config: ModelConfig) -> str:
     raise InputError(f"unknown language {code!r}; this model speaks: {known} (or leave it out for auto)")
 
 
-@dataclass
-class Service:
+@dataclass(kw_only=True)
+class Service(Resident):
     """What the sessions share: the checkpoint's info (known before loading), then the engine."""
 
     config: ModelConfig
     model_name: str
     seed: int | None = None
     max_new_tokens: int | None = None
-    engine: Engine | None = None
-    scheduler: Scheduler | None = None
-    error: str | None = None
-    ready: threading.Event = field(default_factory=threading.Event)
     sessions: set[Session] = field(default_factory=set)
-    # Threads that wait on request channels: at most one per synthesis, bounded by admission.
-    pool: concurrent.futures.ThreadPoolExecutor = field(
-        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-wyoming")
-    )
 
     def info(self) -> Info:
         return describe(self.config, self.model_name)
-
-    def close(self) -> None:
-        if self.scheduler is not None:
-            self.scheduler.close()
-        if self.engine is not None:
-            self.engine.close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,61 @@
+"""What every server shares: one engine and its scheduler, loaded in the background.
+
+A server answers at once while the model loads (`ready` is set when loading has ended, either
+way); its connections then find the engine and scheduler here, or the reason they are missing.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import logging
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..engine import Engine, load
+from ..scheduler import Scheduler
+
+__all__ = ["Resident"]
+
+log = logging.getLogger("hearth")
+
+
+@dataclass(kw_only=True)
+class Resident:
+    engine: Engine | None = None
+    scheduler: Scheduler | None = None
+    error: str | None = None  # why loading failed
+    ready: threading.Event = field(default_factory=threading.Event)  # loading has ended, well or not
+    # Threads that wait on request channels: one per stream at most, bounded by the scheduler's
+    # admission limits.
+    pool: concurrent.futures.ThreadPoolExecutor = field(
+        default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-stream")
+    )
+
+    def load_in_background(self, path: Path, flags: dict[str, Any], max_active: int, max_waiting: int,
+                           on_failure: Callable[[BaseException], None]) -> None:
+        """Load the engine and start its scheduler on a thread; `on_failure` is called with what
+        went wrong (the server should then stop)."""
+
+        def run() -> None:
+            try:
+                engine = load(path, **flags)
+                self.scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting)
+                self.engine = engine
+                log.info("ready: %d voices on the %s backend", len(engine.voices), engine.options.backend)
+            except BaseException as e:  # noqa: BLE001 - reported, and the server stops
+                self.error = str(e)
+                on_failure(e)
+            finally:
+                self.ready.set()
+
+        threading.Thread(target=run, name="hearth-load", daemon=True).start()
+
+    def close(self) -> None:
+        if self.scheduler is not None:
+            self.scheduler.close()
+        if self.engine is not None:
+            self.engine.close()
+        self.pool.shutdown(wait=False, cancel_futures=True)
