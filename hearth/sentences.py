@@ -2,8 +2,8 @@
 
 Handles Latin punctuation (with abbreviations, decimals, ellipses and closing quotes kept intact),
 the full-width punctuation of Chinese, Japanese and Korean (no space needed after it), line breaks
-between paragraphs, and very long sentences (cut at the last clause boundary, else the last space,
-before the cap). Control characters are replaced by spaces; sentences with nothing speakable (no
+between paragraphs, and very long sentences (cut at the first clause boundary after the cap, else
+at a space soon after it: see `_cap`). Control characters are replaced by spaces; sentences with nothing speakable (no
 letter or digit) are dropped.
 """
 
@@ -15,7 +15,7 @@ from collections.abc import Iterator
 
 __all__ = ["MAX_SENTENCE_CHARS", "SentenceSplitter", "clean_text", "is_speakable", "split_sentences"]
 
-MAX_SENTENCE_CHARS = 300  # about 20 s of speech; longer sentences are cut at a clause boundary
+MAX_SENTENCE_CHARS = 300  # about 20 s of speech; longer sentences are cut at a clause boundary after it
 
 # Words after which a period does not end a sentence (lower-cased, without the period).
 _ABBREVIATIONS = {
@@ -93,18 +93,26 @@ def _raw_sentences(paragraph: str) -> Iterator[str]:
         yield tail
 
 
-def _cap(sentence: str, limit: int) -> Iterator[str]:
+def _cap(sentence: str, limit: int) -> tuple[list[str], str]:
+    """A sentence cut into parts of about `limit` characters: (decided parts, the rest).
+
+    A part ends at the first clause break at or after `limit` characters; without one before
+    `limit + limit // 4`, at the last space before that, else there. So where a part ends depends
+    only on the text up to that point: text that is still growing can be cut as it comes, and the
+    first `limit` characters of a part are known as soon as they arrive. For a whole sentence the
+    rest is its last part (possibly empty); for a growing one, the tail still to be decided."""
+    hard = limit + limit // 4
+    parts: list[str] = []
     while len(sentence) > limit:
-        window = sentence[:limit]
-        cut = max(window.rfind(c) for c in _CLAUSE_BREAKS)
-        if cut < limit // 3:
-            cut = window.rfind(" ")
-        if cut < limit // 3:
-            cut = limit - 1  # no boundary at all (e.g. CJK without commas): cut hard
-        yield sentence[: cut + 1].strip()
-        sentence = sentence[cut + 1 :].strip()
-    if sentence:
-        yield sentence
+        cut = next((i + 1 for i in range(limit, min(len(sentence), hard)) if sentence[i] in _CLAUSE_BREAKS), None)
+        if cut is None:
+            if len(sentence) <= hard:
+                break  # a sentence that ends before `hard` stays whole; a growing one is undecided
+            space = sentence.rfind(" ", limit, hard)
+            cut = space if space >= 0 else hard
+        parts.append(sentence[:cut].strip())
+        sentence = sentence[cut:].lstrip()
+    return parts, sentence
 
 
 def _normalize(line: str) -> str:
@@ -114,7 +122,8 @@ def _normalize(line: str) -> str:
 
 def _line_sentences(line: str, max_chars: int) -> Iterator[str]:
     for sentence in _raw_sentences(_normalize(clean_text(line))):
-        for piece in _cap(sentence, max_chars):
+        parts, rest = _cap(sentence, max_chars)
+        for piece in [*parts, rest]:
             if is_speakable(piece):
                 yield piece
 
@@ -138,8 +147,9 @@ class SentenceSplitter:
     Whatever the pieces, the sentences are exactly `split_sentences` of the whole text. A sentence
     is returned once text after it shows that it has ended (a line break, or the start of the next
     sentence: "3." followed by "5" is not an end), and an over-long one in capped parts as they
-    fill. Work per push is linear in the current line's length, done only when the push can end a
-    sentence.
+    fill. `pending()` is the start of the sentence still being written, for a speaker that starts
+    before a sentence ends. Work per push is linear in the current line's length, done only when the
+    push can end a sentence.
     """
 
     def __init__(self, max_chars: int = MAX_SENTENCE_CHARS):
@@ -159,7 +169,7 @@ class SentenceSplitter:
             out += list(_line_sentences(line, self.max_chars))[self._given :]
             self._given, self._pending, self._checked = 0, False, 0
         self._line = rest
-        marks = _LATIN_ENDS + _CJK_ENDS + _CLOSERS
+        marks = _LATIN_ENDS + _CJK_ENDS + _CLOSERS + (_CLAUSE_BREAKS if len(rest) > self.max_chars else "")
         if self._pending or any(ch in marks for ch in text) or len(rest) - self._checked > self.max_chars // 4:
             out += self._ended()
         return out
@@ -170,17 +180,43 @@ class SentenceSplitter:
         self._line, self._given, self._pending, self._checked = "", 0, False, 0
         return out
 
-    def _ended(self) -> list[str]:
+    def pending(self) -> str:
+        """The start of the next sentence, as far as later text cannot change it ("" before it has
+        a letter or digit).
+
+        What `push` and `finish` return next begins with it, whatever text comes, so a speaker can
+        start on a sentence before it is complete. Its last characters stay back (a space before a
+        comma may still be dropped, a combining mark may still join a letter), and so does text
+        past `max_chars` until the sentence's cut is decided."""
+        decided, tail = self._survey()
+        new = decided[self._given :]
+        if new:
+            return new[0]
+        start = tail[:-3][: self.max_chars].rstrip()
+        return start if is_speakable(start) else ""  # else the sentence may yet be dropped
+
+    def _survey(self) -> tuple[list[str], str]:
+        """The current line's speakable sentences that have ended, and the tail that may still grow."""
         paragraph = _normalize(clean_text(self._line))
-        self._checked = len(self._line)
         self._pending = bool(paragraph) and paragraph[-1] in _LATIN_ENDS + _CJK_ENDS + _CLOSERS
         raws = list(_raw_sentences(paragraph))
-        # A sentence followed by another has ended; the last may still grow. Its capped parts are
-        # final while the normalised text around them cannot change (all but its last 3 characters).
-        ended = [piece for raw in raws[:-1] for piece in _cap(raw, self.max_chars)]
-        if raws and len(raws[-1]) > self.max_chars + 3:
-            ended += list(_cap(raws[-1][:-3], self.max_chars))[:-1]
-        ended = [piece for piece in ended if is_speakable(piece)]
+        if not raws:
+            return [], ""
+        # A sentence followed by another has ended; the last may still grow. Its parts are final
+        # while the normalised text around them cannot change (all but its last 3 characters).
+        ended: list[str] = []
+        for raw in raws[:-1]:
+            parts, rest = _cap(raw, self.max_chars)
+            ended += [*parts, rest]
+        last = raws[-1]
+        parts, rest = _cap(last[:-3], self.max_chars)
+        ended += parts
+        tail = last[len(last) - len(rest) - 3 :] if parts else last  # the undecided part, with its last 3
+        return [piece for piece in ended if is_speakable(piece)], tail
+
+    def _ended(self) -> list[str]:
+        self._checked = len(self._line)
+        ended, _ = self._survey()
         new = ended[self._given :]
         self._given = max(self._given, len(ended))
         return new

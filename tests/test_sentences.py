@@ -49,14 +49,15 @@ def test_control_characters():
 def test_long_sentences_are_capped_at_clause_boundaries():
     long = "word " * 200 + "end."
     pieces = list(split_sentences(long, max_chars=100))
-    assert all(len(p) <= 100 for p in pieces)
+    assert all(100 <= len(p) <= 125 for p in pieces[:-1]) and len(pieces) > 5  # at a space soon after the cap
     assert " ".join(pieces).split() == long.split()
     clauses = ", ".join(["a clause with several words"] * 20) + "."
     pieces = list(split_sentences(clauses, max_chars=120))
-    assert all(p.endswith((",", ".")) for p in pieces)
+    assert len(pieces) > 3 and all(p.endswith((",", ".")) and len(p) <= 150 for p in pieces)
+    assert list(split_sentences("x" * 95 + " and more words", max_chars=100)) == ["x" * 95 + " and more words"]
     cjk = "字" * 700 + "。"
     pieces = list(split_sentences(cjk, max_chars=300))
-    assert all(len(p) <= 300 for p in pieces) and "".join(pieces) == cjk
+    assert [len(p) for p in pieces] == [375, 326] and "".join(pieces) == cjk
 
 
 # Text built from the characters and words the splitter decides on, pieces cut anywhere.
@@ -79,6 +80,46 @@ def test_pushed_pieces_give_the_same_sentences(words, cuts, max_chars):
         out += splitter.push(text[a:b])
     out += splitter.finish()
     assert out == list(split_sentences(text, max_chars))
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    words=st.lists(st.sampled_from(_WORDS), max_size=60),
+    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=30),
+    max_chars=st.sampled_from([12, 25, MAX_SENTENCE_CHARS]),
+)
+def test_pending_text_is_the_start_of_the_next_sentence(words, cuts, max_chars):
+    """Whatever comes later, the next sentence returned begins with what `pending()` said."""
+    text = "".join(w if w in "\n\n\t \u0301\x07" else w + (" " if len(w) > 2 else "") for w in words)
+    bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
+    splitter = SentenceSplitter(max_chars)
+    promised = ""
+    for a, b in itertools.pairwise(bounds):
+        for sentence in splitter.push(text[a:b]):
+            assert sentence.startswith(promised)
+            promised = ""
+        now = splitter.pending()
+        assert now.startswith(promised)  # it only grows
+        promised = now
+    for sentence in splitter.finish():
+        assert sentence.startswith(promised)
+        promised = ""
+    assert promised == ""
+
+
+def test_pending_text():
+    splitter = SentenceSplitter(max_chars=20)
+    assert splitter.pending() == ""
+    splitter.push("Hello there, how")
+    assert splitter.pending() == "Hello there,"  # the last characters stay back
+    assert splitter.push(" are you? I") == ["Hello there, how are you?"]
+    assert splitter.pending() == ""
+    assert splitter.push(" am fine and I thank you for asking") == ["I am fine and I thank"]  # cut after 20
+    assert splitter.pending() == "you for ask"
+    splitter = SentenceSplitter(max_chars=20)
+    assert splitter.push("Some more words here and") == []
+    assert splitter.pending() == "Some more words here"  # a cut may come after 20: no further yet
+    assert splitter.push(" more, and") == ["Some more words here and"]  # no clause break by 25: a space
 
 
 def test_sentences_come_as_soon_as_they_end():
