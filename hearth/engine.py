@@ -23,7 +23,7 @@ from . import settings
 from .backends import Backend, BackendOptions, create
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
-from .generate import FrameGenerator, GenerationStats
+from .generate import FrameGenerator, GenerationStats, Turn
 from .live import BatchInvariance, LiveEmbeds
 from .prompt import Prompt, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
@@ -181,6 +181,7 @@ class Engine:
         options: SamplingOptions | None = None,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
+        turn: Turn | None = None,
     ) -> FrameGenerator:
         """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed."""
         voice = self.check_voice(voice)
@@ -194,7 +195,7 @@ class Engine:
         prompt = self.prompt(text, instruct)
         with torch.inference_mode():
             embeds = embed_prompt(self.lm, self.config, prompt, voice, language, mode)
-        return FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
+        return FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn)
 
     @staticmethod
     def check_seed(seed: int | None) -> int | None:
@@ -233,6 +234,7 @@ class Engine:
         first_chunk_frames: int | None = None,
         max_ready: int = 4,
         paced: bool = False,
+        turn: Turn | None = None,
     ) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
@@ -241,13 +243,14 @@ class Engine:
         else 5); at most `max_ready` decoded chunks wait for the consumer. `paced` sizes each later
         chunk (at most `chunk_frames`) so that it is ready before the audio already sent has played,
         for gapless real-time playback. Close the stream (or use it in a `with` block) to stop
-        early; generation then stops within one frame.
+        early; generation then stops within one frame. `turn` lets a scheduler decide, frame by
+        frame, when this stream may compute (see `generate.Turn`).
         """
         plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
         options = self._options(options, greedy, max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
-                             rng=rng, budget=budget)
+                             rng=rng, budget=budget, turn=turn)
         return self._audio(frames, plan, max_ready, seed)
 
     def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
@@ -286,6 +289,7 @@ class Engine:
         first_chunk_frames: int | None = None,
         max_ready: int = 4,
         paced: bool = False,
+        turn: Turn | None = None,
     ) -> LiveUtterance:
         """An utterance whose text arrives while it speaks (the interleaved text mode):
 
@@ -304,8 +308,8 @@ class Engine:
         instruct_ids = build_prompt(self.tokenizer, "", self._instruct(instruct)).instruct
         rng, seed = self._sampling_rng(options, seed)
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, voice, language, instruct_ids,
-                            self.batch_invariance(), MAX_TEXT_TOKENS)
-        frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget)
+                            self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
+        frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn)
         return LiveUtterance(embeds, self._audio(frames, plan, max_ready, seed))
 
     def batch_invariance(self) -> BatchInvariance:

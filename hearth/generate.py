@@ -20,7 +20,7 @@ from .backends import LanguageModel, LMSession
 from .config import ModelConfig
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
 
-__all__ = ["Embeds", "FrameGenerator", "GenerationStats"]
+__all__ = ["Embeds", "FrameGenerator", "GenerationStats", "Turn"]
 
 log = logging.getLogger(__name__)
 
@@ -36,6 +36,14 @@ class Embeds(Protocol):
     def row(self, step: int) -> torch.Tensor | None: ...  # None: cancelled
 
     def final_tokens(self) -> int | None: ...  # text tokens, once the text is complete
+
+
+class Turn(Protocol):
+    """Turn-taking between utterances generated side by side on one machine (the scheduler's)."""
+
+    def take(self) -> bool: ...  # before each frame: wait until this utterance may compute; False: stop
+
+    def waiting(self, idle: bool) -> None: ...  # the utterance waits for text (it computes nothing)
 
 
 @dataclass
@@ -63,6 +71,7 @@ class FrameGenerator:
         options: SamplingOptions,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
+        turn: Turn | None = None,
     ):
         options.validate()
         self.lm = lm
@@ -72,6 +81,7 @@ class FrameGenerator:
         self.rng = rng
         self.max_frames = options.max_new_tokens - 1
         self.budget = budget
+        self.turn = turn
         self.stats = GenerationStats()
         t = config.talker
         vocab = t.stack.vocab_size
@@ -93,6 +103,9 @@ class FrameGenerator:
             ready = embeds.prefill_ready()  # live text: waits for its first token
         if not ready:
             self.stats.stop_reason = "empty" if embeds.final_tokens() == 0 else "closed"
+            return
+        if self.turn is not None and not self.turn.take():
+            self.stats.stop_reason = "closed"
             return
         t0 = time.perf_counter()
         assert embeds.prefill is not None
@@ -131,6 +144,9 @@ class FrameGenerator:
                     "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
                     step, step * 0.08, embeds.final_tokens(),
                 )
+                return
+            if self.turn is not None and not self.turn.take():
+                stats.stop_reason = "closed"
                 return
             t1 = time.perf_counter()
             with torch.inference_mode():

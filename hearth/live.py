@@ -82,7 +82,8 @@ class LiveEmbeds:
     generating thread until the text they need has arrived (or the utterance is cancelled)."""
 
     def __init__(self, talker: Embedder, config: ModelConfig, tokenizer: TextTokenizer, voice: str, language: str,
-                 instruct: list[int] | None, invariance: BatchInvariance, max_tokens: int):
+                 instruct: list[int] | None, invariance: BatchInvariance, max_tokens: int,
+                 on_wait: Callable[[bool], None] | None = None):
         self.talker = talker
         self.config = config
         self.voice = voice
@@ -90,6 +91,7 @@ class LiveEmbeds:
         self.instruct = instruct
         self.invariance = invariance
         self.max_tokens = max_tokens
+        self.on_wait = on_wait  # told when the generator starts and stops waiting for text
         self._text = LiveText(tokenizer)
         self._cond = threading.Condition()
         self._ids: list[int] = []  # committed text ids
@@ -97,6 +99,7 @@ class LiveEmbeds:
         self._final: torch.Tensor | None = None  # after the end: every trailing row, then tts_eos
         self._ended = False
         self._cancelled = False
+        self._changes = 0  # counts pushes that committed text, the end and a cancel
         self.prefill: torch.Tensor | None = None
         self.tts_pad: torch.Tensor | None = None
 
@@ -111,6 +114,7 @@ class LiveEmbeds:
                 raise ValueError(f"the text is over {self.max_tokens} tokens, more than one utterance takes")
             if ids:
                 self._ids += ids
+                self._changes += 1
                 self._cond.notify_all()
 
     def end(self) -> None:
@@ -122,11 +126,13 @@ class LiveEmbeds:
                 raise ValueError(f"the text is over {self.max_tokens} tokens, more than one utterance takes")
             self._ids += ids
             self._ended = True
+            self._changes += 1
             self._cond.notify_all()
 
     def cancel(self) -> None:
         with self._cond:
             self._cancelled = True
+            self._changes += 1
             self._cond.notify_all()
 
     @property
@@ -143,7 +149,7 @@ class LiveEmbeds:
         """Wait for the first text token (or the end); build the prefill. False: nothing to speak."""
         with self._cond:
             while not self._cancelled and not self._ids and not self._ended:
-                self._cond.wait()
+                self._wait()
             if self._cancelled or not self._ids:
                 return False
             first = self._ids[:1]
@@ -169,7 +175,7 @@ class LiveEmbeds:
                     todo = [k for k in range(len(self._rows), known) if self.invariance.safe(k, known)]
                     ids = [self._ids[k + 1] for k in todo]
                     break
-                self._cond.wait()
+                self._wait()
         if self._ended:
             return self._final_row(step)
         padded = ids + [ids[-1]] * max(0, _PAD_TO - len(ids))
@@ -178,6 +184,25 @@ class LiveEmbeds:
             if len(self._rows) == todo[0]:
                 self._rows.extend(rows.unbind(0))
             return self._rows[step][None, None] if step < len(self._rows) else None
+
+    def _wait(self) -> None:
+        """Under the lock: wait for more text (or the end, or a cancel), telling `on_wait` outside it."""
+        if self.on_wait is None:
+            self._cond.wait()
+            return
+        seen = self._changes
+        self._cond.release()
+        try:
+            self.on_wait(True)
+        finally:
+            self._cond.acquire()
+        if self._changes == seen:  # else it came while the lock was let go: the caller looks again
+            self._cond.wait()
+        self._cond.release()
+        try:
+            self.on_wait(False)
+        finally:
+            self._cond.acquire()
 
     def _final_row(self, step: int) -> torch.Tensor:
         if self._final is None:

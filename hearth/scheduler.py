@@ -6,11 +6,19 @@
         sink.write(chunk.samples)
     request.cancel()                 # this request only; the others go on
 
-A request's text is split into sentences; one scheduler thread generates sentence after sentence
-for whichever request may have one, in turn (round robin), so a short request is never stuck
-behind a long one. Each sentence is a fresh utterance (fresh caches, vocoder state and seeded
-generator), so its codes equal a clean single run of that sentence whatever came before: a
-cancel, a fault, another client's request.
+A request's text is split into sentences; the scheduler starts sentence after sentence for
+whichever request may have one, in turn (round robin), so a short request is never stuck behind a
+long one. Each sentence is a fresh utterance (fresh caches, vocoder state and seeded generator), so
+its codes equal a clean single run of that sentence whatever came before: a cancel, a fault,
+another client's request.
+
+Text that is still being written (`open` with `text_mode="interleaved"`) is spoken before its
+sentences end: a sentence starts as soon as its first words are certain (`SentenceSplitter.pending`)
+and takes in the rest as it comes (`Engine.open`). Such a sentence can wait for text, and while it
+waits it computes nothing, so the CPU goes to others: sentences take turns frame by frame, the
+earliest started first, and one that waits for text gives its turn to the next (`_Running`). The
+next sentence starts only when every running one waits for text; so with whole texts one
+sentence runs at a time, as before.
 
 Backpressure, per consumer: a request never has more than two sentences made but not taken by its
 consumer (the one being taken, and the next one), so a slow consumer costs the others nothing and
@@ -38,9 +46,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .engine import Engine, InputError
+from .engine import Engine, InputError, LiveUtterance
 from .sampling import DEFAULT_BUDGET, FrameBudget
-from .sentences import SentenceSplitter, clean_text, split_sentences
+from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
 from .settings import trim_heap
 from .stream import AudioStream
 
@@ -139,6 +147,10 @@ class Request:
     _generated: bool = field(default=False, repr=False)  # no sentence left to start or running
     _splitter: SentenceSplitter | None = field(default=None, repr=False)  # an open request's text so far
     _input_done: bool = field(default=True, repr=False)  # no more text will come
+    _live: bool = field(default=False, repr=False)  # open and interleaved: sentences start before they end
+    _partial: str = field(default="", repr=False)  # the certain start of the sentence being written
+    _run: _Running | None = field(default=None, repr=False)  # its sentence being generated
+    _owed: _Running | None = field(default=None, repr=False)  # started on a sentence still being written
     _chars: int = field(default=0, repr=False)
     _chunks: int = field(default=0, repr=False)
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
@@ -187,6 +199,22 @@ class Request:
         with self._scheduler._cond:
             self.sentences[index].status, self.sentences[index].error = "failed", error
 
+    def text_taken(self, sentence: int, frames: int | None = None) -> str:
+        """The text of sentence `sentence` the model had taken in by its frame `frames` (None: by the
+        frames made so far). In the interleaved mode each frame takes in one more text token, so
+        this is where the speech had got to in the text (a little ahead of the audio); otherwise
+        the whole sentence is in the prompt from the start."""
+        assert self._scheduler is not None
+        s = self.sentences[sentence]
+        frames = s.frames if frames is None else frames
+        if frames <= 0:
+            return ""
+        if self.text_mode not in ("interleaved", "stream"):
+            return s.text
+        engine = self._scheduler.engine
+        ids = engine.prompt(s.text).text
+        return s.text if frames >= len(ids) else engine.tokenizer.decode(ids[:frames]).strip()
+
     def get(self, timeout: float | None = None) -> SpeechChunk | None:
         """The next chunk; None at the end (or when `timeout` passes first: check `finished`)."""
         assert self._scheduler is not None
@@ -211,7 +239,8 @@ class Scheduler:
         self._turn = 0
         self._ids = 0
         self._closed = False
-        self._current: tuple[Request, AudioStream] | None = None  # the request generating, and its stream
+        self._running: list[_Running] = []  # sentences being generated, in the order they started
+        self._tickets = 0
         self._thread = threading.Thread(target=self._loop, name="hearth-scheduler", daemon=True)
         self._thread.start()
 
@@ -257,7 +286,12 @@ class Scheduler:
         times, then `request.end()`. Sentences are found as the text arrives (`SentenceSplitter`:
         the same sentences as `submit` of the whole text, so the same audio for the same seed), and
         each is generated as soon as it is complete. The request holds its place (and, once it has
-        spoken, an active slot) until it ends or is cancelled."""
+        spoken, an active slot) until it ends or is cancelled.
+
+        With `text_mode="interleaved"` a sentence starts before it ends: as soon as its first words
+        are certain, then it takes in its text as it arrives (the codes are still those of the
+        whole sentence)."""
+        engine = self.engine
         request = self._request(
             text="", voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
             greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
@@ -265,6 +299,9 @@ class Scheduler:
             after=None,
         )
         request._splitter, request._input_done = SentenceSplitter(), False
+        request._live = text_mode in ("interleaved", "stream")
+        if request._live:
+            engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
 
     def _request(self, **fields: Any) -> Request:
@@ -304,7 +341,7 @@ class Scheduler:
 
     def idle(self) -> bool:
         with self._cond:
-            return not self._requests and self._current is None
+            return not self._requests and not self._running
 
     def counts(self) -> dict[str, int]:
         """Requests being generated in turn, and requests waiting for a turn."""
@@ -344,10 +381,26 @@ class Scheduler:
                                  "open another")
             request._chars += len(text)
             request.text += text
-            sentences = request._splitter.push(text)
-            if sentences:
-                request._texts.extend(sentences)
-                self._cond.notify_all()
+            self._route(request, request._splitter.push(text))
+
+    def _route(self, request: Request, sentences: list[str]) -> None:
+        """Under the lock: sentences the splitter completed, and the start of the one being written."""
+        splitter = request._splitter
+        assert splitter is not None
+        if sentences and request._owed is not None:  # the first completes a sentence already started
+            request._owed.text_complete(sentences.pop(0))
+            request._owed = None
+        request._texts.extend(sentences)
+        if request._live and not request._input_done:
+            request._partial = splitter.pending()
+            if request._owed is not None:
+                request._owed.text_grew(request._partial)
+        else:
+            request._partial = ""
+            if request._owed is not None:  # cannot happen (what `pending` promised comes); end it anyway
+                request._owed.text_complete(request._owed.fed)
+                request._owed = None
+        self._cond.notify_all()
 
     def _end_input(self, request: Request) -> None:
         with self._cond:
@@ -355,13 +408,18 @@ class Scheduler:
                 return
             request._input_done = True
             if request._splitter is not None:
-                request._texts.extend(request._splitter.finish())
-            generating = self._current is not None and self._current[0] is request
-            if not request._texts and not generating:  # nothing left to make: the consumer drains and ends
-                request._generated = True
-                if request in self._requests:
-                    self._requests.remove(request)
+                self._route(request, request._splitter.finish())
+            self._settle(request)
             self._cond.notify_all()
+
+    def _settle(self, request: Request) -> None:
+        """Under the lock: a request with nothing left to start or running is generated (the consumer
+        drains what is made, then the request ends)."""
+        if (request.status in ("waiting", "active") and request._input_done and not request._texts
+                and request._run is None and request._owed is None):
+            request._generated = True
+        if request._generated and request._run is None and request in self._requests:
+            self._requests.remove(request)
 
     def _take(self, request: Request, timeout: float | None) -> SpeechChunk | None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -405,18 +463,19 @@ class Scheduler:
                 if s.status != "failed":
                     s.status = "cancelled"
             self._end(request, "cancelled")
-            current = self._current
+            run = request._run
+            if run is not None:
+                run.stopped = True
             self._cond.notify_all()
-        if current is not None and current[0] is request:
-            current[1].stop()  # generation stops within a frame
+        if run is not None:
+            run.stop()  # generation stops within a frame
 
     def _end(self, request: Request, status: str) -> None:
         """Under the lock: the request is over for its consumer."""
         request.status = status
         request._generated = True
         request.after = None  # a finished request ends its chain (and old ones can be collected)
-        generating = self._current is not None and self._current[0] is request
-        if not generating and request in self._requests:  # else the loop drops it when its sentence ends
+        if request._run is None and request in self._requests:  # else it goes when its sentence ends
             self._requests.remove(request)
         request._ended.set()
 
@@ -435,7 +494,9 @@ class Scheduler:
         return total
 
     def _eligible(self, request: Request) -> bool:
-        if request.status not in ("waiting", "active") or not request._texts:
+        if request.status not in ("waiting", "active") or request._run is not None:
+            return False
+        if not request._texts and not (request._owed is None and is_speakable(request._partial)):
             return False
         before = request.after
         if before is not None and not before.finished and not before._generated:
@@ -473,44 +534,70 @@ class Scheduler:
                 while True:
                     if self._closed:
                         return
-                    request = self._pick()
+                    # The next sentence starts when every running one waits for text.
+                    request = self._pick() if all(r.idle for r in self._running) else None
                     if request is not None:
                         break
                     self._cond.wait()
-                text = request._texts.popleft()
-                index = len(request.sentences)
-                seed = None if request.seed is None else (request.seed + index) % 2**64
-                sentence = SentenceResult(index, text, seed, status="generating")
-                request.sentences.append(sentence)
-                request.status = "active"
-                request._outstanding += 1
-                request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
-            self._generate(request, sentence)
-            trim_heap()
-            with self._cond:
-                if not request._texts and request._input_done and request.status == "active":
-                    request._generated = True
-                if request._generated and request in self._requests:
-                    self._requests.remove(request)
-                self._cond.notify_all()
+                run = self._begin(request)
+            self._start(run)
 
-    def _generate(self, request: Request, sentence: SentenceResult) -> None:
-        """One sentence into the request's channel; never blocks on the consumer (it holds at most
-        two sentences by the bound above)."""
+    def _begin(self, request: Request) -> _Running:
+        """Under the lock: the request's next sentence, registered as running."""
+        index = len(request.sentences)
+        seed = None if request.seed is None else (request.seed + index) % 2**64
+        partial = not request._texts  # a sentence still being written
+        text = request._partial if partial else request._texts.popleft()
+        sentence = SentenceResult(index, text, seed, status="generating")
+        request.sentences.append(sentence)
+        request.status = "active"
+        request._outstanding += 1
+        request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
+        self._tickets += 1
+        run = _Running(self, request, sentence, self._tickets)
+        request._run = run
+        self._running.append(run)
+        if partial:
+            request._owed = run
+            try:  # under the lock, so that no text can come between its start and its first push
+                run.open_live()
+            except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
+                run.failed_to_start = e
+        return run
+
+    def _start(self, run: _Running) -> None:
+        """Start a whole sentence's stream (outside the lock), then its pump."""
+        request, sentence = run.request, run.sentence
+        if run.stream is None and run.failed_to_start is None:
+            try:
+                stream = self.engine.stream(
+                    sentence.text, request.voice, request.language, instruct=request.instruct,
+                    text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
+                    max_new_tokens=request.max_new_tokens, budget=request.budget,
+                    chunk_frames=request.chunk_frames, first_chunk_frames=request.first_chunk_frames,
+                    paced=request.paced, turn=run,
+                )
+            except Exception as e:  # noqa: BLE001 - isolation, as above
+                run.failed_to_start = e
+            else:
+                with self._cond:
+                    run.stream = stream
+                    stopped = run.stopped
+                if stopped:
+                    stream.close()
+        threading.Thread(target=self._pump, args=(run,), name=f"hearth-pump-{request.id}", daemon=True).start()
+
+    def _pump(self, run: _Running) -> None:
+        """One sentence's chunks into its request's channel; never blocks on the consumer (it holds
+        at most two sentences by the bound above)."""
+        request, sentence = run.request, run.sentence
         t0 = time.monotonic()
         codes: list[torch.Tensor] = []
         try:
-            stream = self.engine.stream(
-                sentence.text, request.voice, request.language, instruct=request.instruct,
-                text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
-                max_new_tokens=request.max_new_tokens, budget=request.budget, chunk_frames=request.chunk_frames,
-                first_chunk_frames=request.first_chunk_frames, paced=request.paced,
-            )
-            with self._cond:
-                if request.cancelled:
-                    stream.close()
-                    return
-                self._current = (request, stream)
+            if run.failed_to_start is not None:
+                raise run.failed_to_start
+            stream = run.stream
+            assert stream is not None
             ended = False
             with stream:
                 for chunk in stream:
@@ -533,8 +620,6 @@ class Scheduler:
                 raise RuntimeError("the sentence's stream stopped before its end (is the engine closing?)")
             with self._cond:
                 sentence.stop_reason = stream.generation.stop_reason
-                if sentence.seed is None:
-                    sentence.seed = stream.seed
                 if sentence.status == "generating":
                     sentence.status = "cancelled" if request.cancelled else "done"
                 if request.keep_codes and codes:
@@ -549,8 +634,88 @@ class Scheduler:
                 self._cond.notify_all()
             log.warning("sentence %d of request %d failed: %s", sentence.index + 1, request.id, sentence.error)
         finally:
+            run.stop()
+            trim_heap()
             with self._cond:
-                self._current = None
+                run.stopped = True
+                self._running.remove(run)
+                request._run = None
                 if request.cancelled:
                     request._outstanding = 0
+                self._settle(request)
                 self._cond.notify_all()
+
+
+class _Running:
+    """A sentence being generated: its stream, and its turns at the CPU (a `generate.Turn`).
+
+    Running sentences compute frame by frame in the order they started; one that waits for text is
+    `idle` and lets the next compute. Fields are guarded by the scheduler's lock."""
+
+    def __init__(self, scheduler: Scheduler, request: Request, sentence: SentenceResult, ticket: int):
+        self.scheduler = scheduler
+        self.request = request
+        self.sentence = sentence
+        self.ticket = ticket
+        self.stream: AudioStream | LiveUtterance | None = None
+        self.live: LiveUtterance | None = None
+        self.fed = ""  # text pushed into the live utterance so far
+        self.idle = False
+        self.stopped = False
+        self.failed_to_start: Exception | None = None
+
+    def open_live(self) -> None:
+        r = self.request
+        self.live = self.scheduler.engine.open(
+            r.voice, r.language, instruct=r.instruct, seed=self.sentence.seed, greedy=r.greedy,
+            max_new_tokens=r.max_new_tokens, budget=r.budget, chunk_frames=r.chunk_frames,
+            first_chunk_frames=r.first_chunk_frames, paced=r.paced, turn=self,
+        )
+        self.stream = self.live
+        self.text_grew(self.sentence.text)
+
+    def text_grew(self, start: str) -> None:
+        """The sentence is known to begin with `start` (it only grows)."""
+        if len(start) > len(self.fed) and start.startswith(self.fed):
+            self._push(start[len(self.fed) :])
+            self.fed = start
+            self.sentence.text = start
+
+    def text_complete(self, text: str) -> None:
+        """The sentence's whole text: the rest is pushed and the live utterance's text ends."""
+        self.sentence.text = text
+        if not text.startswith(self.fed):  # cannot happen (`pending` is never taken back); be loud
+            log.error("sentence %r does not continue the text already spoken (%r)", text, self.fed)
+        else:
+            self._push(text[len(self.fed) :])
+        self.fed = text
+        if self.live is not None and not self.stopped:
+            self.live.end()
+
+    def _push(self, text: str) -> None:
+        if text and self.live is not None and not self.stopped:
+            self.live.push(text)
+
+    # -- generate.Turn, called by the sentence's generation thread --
+
+    def take(self) -> bool:
+        cond = self.scheduler._cond
+        with cond:
+            while not self.stopped:
+                if all(r.idle or r.stopped for r in self.scheduler._running if r.ticket < self.ticket):
+                    return True
+                cond.wait()
+            return False
+
+    def waiting(self, idle: bool) -> None:
+        with self.scheduler._cond:
+            self.idle = idle
+            self.scheduler._cond.notify_all()
+
+    def stop(self) -> None:
+        """Stop generating (outside the lock): within a frame, also while waiting for text."""
+        stream = self.stream
+        if isinstance(stream, LiveUtterance):
+            stream.cancel()
+        elif stream is not None:
+            stream.stop()

@@ -258,3 +258,55 @@ def test_missing_model_exit_code(tmp_path):
     r = run("say", "hi", "--model", str(tmp_path / "absent"))
     assert r.returncode == 2
     assert b"hf download" in r.stderr and b"Traceback" not in r.stderr
+
+
+def test_say_speaks_stdin_as_it_arrives(tiny_dir, engine):
+    """`--text-mode interleaved -`: audio comes out while stdin is still open (the rest of the text
+    is held back until it has), and equals each sentence's interleaved audio (seed + i)."""
+    import io
+    import threading
+
+    import soundfile as sf
+
+    first = "Good evening, and welcome back to the house by the river where we "
+    rest = "sat.\nA second line. Ünïcödé 你好。"
+    proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "say", "-", "--text-mode", "interleaved", "--model",
+                             str(tiny_dir), "--seed", "8", "--max-new-tokens", "10", "--out", "-", "--sample-format",
+                             "f32", "--backend", "torch"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    out = bytearray()
+    got_audio = threading.Event()
+
+    def read():
+        while data := proc.stdout.read1(65536):
+            out.extend(data)
+            if len(out) > 44 + 1920 * 4:  # the header and a frame of audio
+                got_audio.set()
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        proc.stdin.write(first.encode())
+        proc.stdin.flush()
+        spoke_early = got_audio.wait(timeout=120)
+        data = rest.encode()
+        proc.stdin.write(data[:27])  # cut inside a multi-byte character
+        proc.stdin.flush()
+        proc.stdin.write(data[27:])
+        proc.stdin.close()
+        proc.wait(timeout=120)
+    finally:
+        proc.kill()
+        reader.join(timeout=30)
+    err = proc.stderr.read().decode()
+    assert proc.returncode == 0, err
+    assert spoke_early, "no audio before stdin ended"
+    samples, _ = sf.read(io.BytesIO(bytes(out)), dtype="float32")
+    sentences = ["Good evening, and welcome back to the house by the river where we sat.", "A second line.",
+                 "Ünïcödé 你好。"]
+    parts = [engine.synthesize(t, "vivian", seed=8 + i, max_new_tokens=10, text_mode="interleaved").samples
+             for i, t in enumerate(sentences)]
+    assert np.array_equal(samples, np.concatenate(parts))
+    empty = run("say", "-", "--text-mode", "interleaved", "--model", str(tiny_dir), "--out", "-", "--backend",
+                "torch", stdin=b" ... \n")
+    assert empty.returncode == 2 and b"empty" in empty.stderr

@@ -7,6 +7,8 @@ others nothing, and a full scheduler must say "busy" at once. On every backend.
 
 from __future__ import annotations
 
+import itertools
+import random
 import threading
 import time
 
@@ -16,6 +18,7 @@ from faults import failing_vocoder
 
 from hearth import InputError
 from hearth.scheduler import Busy, Scheduler, SentenceFailed
+from hearth.sentences import split_sentences
 
 TEXTS = [
     ("First client speaks. It has two sentences.", "ryan", "english", 11),
@@ -225,3 +228,90 @@ def test_open_request_edge_cases(engine):
             done.push(5)  # type: ignore[arg-type]
         assert list(done) and list(late) == []
         assert scheduler.idle()
+
+
+LIVE_TEXT = ("Let us walk down to the river and back before the rain comes in, then sit by the fire and talk. "
+             "你好，欢迎回家。 Numbers 3.14 and 1,000, emoji 😀 too!")
+FIRST_END = LIVE_TEXT.index("talk.") + 5  # the first sentence is complete from here on
+
+
+def live_writer(request, text, cuts, delays, hold_at=None, released=None, log=None):
+    """Push `text` cut at `cuts` (sleeping `delays` between pieces); before the piece that reaches
+    `hold_at`, wait (bounded) for `released` and log whether it came."""
+    bounds = [0, *sorted({c for c in cuts if 0 < c < len(text)}), len(text)]
+    for (a, b), delay in zip(itertools.pairwise(bounds), itertools.cycle(delays), strict=False):
+        if hold_at is not None and a < hold_at <= b:
+            log.append(released.wait(timeout=120))
+        request.push(text[a:b])
+        time.sleep(delay)
+    request.end()
+
+
+@pytest.mark.parametrize("split_seed", [1, 2])
+def test_live_request_speaks_a_sentence_before_it_is_written(any_engine, split_seed):
+    """Interleaved text pushed in random pieces: audio starts before the first sentence is complete
+    (the writer holds its end back until audio has come), and each sentence's codes equal `submit`
+    of the whole text in the interleaved mode with the same seed."""
+    engine = any_engine
+    rnd = random.Random(split_seed)
+    cuts = [rnd.randrange(1, len(LIVE_TEXT)) for _ in range(rnd.randrange(5, 25))]
+    cuts.append(FIRST_END - 3)  # the piece that ends the first sentence comes after the hold
+    kwargs = dict(seed=6, max_new_tokens=14, text_mode="interleaved")
+    with Scheduler(engine) as scheduler:
+        expected = consume(scheduler.submit(LIVE_TEXT, "ryan", "english", **kwargs))
+        request = scheduler.open("ryan", "english", **kwargs)
+        first_audio, held = threading.Event(), []
+        t = threading.Thread(target=live_writer, args=(request, LIVE_TEXT, cuts, [0.0, 0.01, 0.03], FIRST_END,
+                                                       first_audio, held))
+        t.start()
+        got: dict[int, list[torch.Tensor]] = {}
+        for chunk in request:
+            first_audio.set()
+            got.setdefault(chunk.sentence, []).append(chunk.codes)
+        t.join(timeout=60)
+    assert request.status == "done" and [s.text for s in request.sentences] == list(split_sentences(LIVE_TEXT))
+    assert got.keys() == expected.keys()
+    for i, codes in expected.items():
+        assert torch.equal(torch.cat(got[i]), codes), i
+    if engine.batch_invariance().threshold is not None:  # else rows are only known once the text ends
+        assert held == [True]  # audio came while the writer held back the end of the first sentence
+
+
+def test_a_live_request_waiting_for_text_holds_nobody_up(any_engine):
+    """While a live request waits for the rest of its sentence, other requests are generated; its
+    own codes are untouched by them; a cancel while it waits ends it at once."""
+    engine = any_engine
+    kwargs = dict(seed=4, max_new_tokens=14, text_mode="interleaved")
+    with Scheduler(engine, max_active=2) as scheduler:
+        expected = consume(scheduler.submit(LIVE_TEXT, "ryan", "english", **kwargs))
+        other_text = ("Another client.", "aiden", "english")
+        other_expected = consume(scheduler.submit(*other_text, seed=9, max_new_tokens=6))
+        live = scheduler.open("ryan", "english", **kwargs)
+        live.push("Let us walk down to the")  # too few words for 14 frames: it starts, then waits
+        deadline = time.monotonic() + 60
+        while not live.sentences and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert live.sentences and live.sentences[0].status == "generating"
+        other = scheduler.submit(*other_text, seed=9, max_new_tokens=6)
+        box: dict[str, object] = {}
+        t = threading.Thread(target=lambda: box.setdefault("codes", consume(other)))
+        t.start()
+        t.join(timeout=120)
+        assert "codes" in box, "a request waited for another request's text"
+        assert torch.equal(box["codes"][0], other_expected[0])
+        assert live.sentences[0].status == "generating"  # still waiting for its text
+        live.push(LIVE_TEXT[len("Let us walk down to the") :])
+        live.end()
+        assert torch.equal(consume(live)[0], expected[0])
+
+        waiting = scheduler.open("ryan", "english", **kwargs)
+        waiting.push("Some words that")
+        time.sleep(0.5)
+        t0 = time.monotonic()
+        waiting.cancel()
+        assert waiting.get(timeout=10) is None and waiting.cancelled and time.monotonic() - t0 < 10
+        deadline = time.monotonic() + 30
+        while not scheduler.idle() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert scheduler.idle()
+        assert list(scheduler.submit("Still fine.", "ryan", max_new_tokens=3))

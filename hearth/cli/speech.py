@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import json
 import logging
+import os
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
 from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from ..checkpoint import open_checkpoint
-from ..engine import Engine, load
+from ..engine import Engine, InputError, load
 from ..sampling import FrameBudget
 from ..scheduler import MAX_REQUEST_CHARS, Scheduler
 from .options import (
@@ -55,6 +58,30 @@ def add_parsers(sub: Any) -> None:
     voices.set_defaults(run=_voices)
 
 
+def _live_stdin(args: argparse.Namespace) -> bool:
+    """`hearth say --text-mode interleaved -`: stdin is spoken as it arrives, not at its end."""
+    return args.text == "-" and not args.whole and args.text_mode in ("interleaved", "stream")
+
+
+def _feed_stdin(request: Any) -> None:
+    """Push stdin into an open request as it arrives (whatever the pipe gives, decoded as UTF-8
+    across reads); end it at EOF. Runs on its own thread."""
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    fd = sys.stdin.fileno()
+    try:
+        while data := os.read(fd, 4096):
+            request.push(decoder.decode(data))
+        request.push(decoder.decode(b"", final=True))
+    except UnicodeDecodeError as e:
+        log.error("stdin is not valid UTF-8 (%s); speaking what came before it", e.reason)
+    except InputError as e:
+        log.error("%s; speaking what came before it", e)
+    except OSError as e:
+        log.error("reading stdin failed: %s", e)
+    finally:
+        request.end()
+
+
 def _prepare(args: argparse.Namespace, limit: int | None = None) -> str:
     """Everything that can be checked before loading: backend options, voice, language, text
     (`limit`: characters; default, what one prompt takes)."""
@@ -68,7 +95,13 @@ def _load(args: argparse.Namespace) -> Engine:
 
 
 def _say(args: argparse.Namespace) -> int:
-    text = _prepare(args, limit=None if args.whole else MAX_REQUEST_CHARS)
+    live = _live_stdin(args)
+    if live:
+        check_backend(args)
+        check_voice_language(args.model, args.voice, args.language)
+        text = ""
+    else:
+        text = _prepare(args, limit=None if args.whole else MAX_REQUEST_CHARS)
     out: Path | None = args.out
     if out is None and not default_output_available():
         out = Path("hearth.wav")
@@ -78,12 +111,16 @@ def _say(args: argparse.Namespace) -> int:
     # The same path as `hearth serve` and `hearth speak`: sentence by sentence through a scheduler,
     # so a request to the server with this seed gives these samples.
     with _load(args) as engine, Scheduler(engine, max_active=1, max_waiting=0) as scheduler:
-        request = scheduler.submit(
-            text, args.voice, args.language, seed=args.seed, instruct=args.instruct, text_mode=args.text_mode,
-            greedy=args.greedy, max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
-            chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames, split=not args.whole,
-            on_failure="raise",
+        options: dict[str, Any] = dict(
+            seed=args.seed, instruct=args.instruct, text_mode=args.text_mode, greedy=args.greedy,
+            max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
+            chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames, on_failure="raise",
         )
+        if live:  # sentences start as their first words arrive, and take in the rest as it comes
+            request = scheduler.open(args.voice, args.language, **options)
+            threading.Thread(target=_feed_stdin, args=(request,), name="hearth-stdin", daemon=True).start()
+        else:
+            request = scheduler.submit(text, args.voice, args.language, split=not args.whole, **options)
         sink: Speaker | WavWriter
         if out is None:
             sink, where = Speaker(engine.sample_rate), "the default output device"
@@ -99,6 +136,8 @@ def _say(args: argparse.Namespace) -> int:
                 seconds += chunk.duration_s
                 if len(request.sentences) > 1 and chunk.sentence_end:
                     log.info("sentence %d of %d spoken", chunk.sentence + 1, request.total_sentences)
+            if live and not request.sentences:  # inside: an empty WAV is not left behind
+                raise InputError("the text is empty: stdin gave no words to speak")
     frames = sum(s.frames for s in request.sentences)
     stops = sorted({s.stop_reason for s in request.sentences})
     log.info("%.2f s of audio to %s; first audio after %.2f s; %d sentence%s, %d frames, stopped by %s%s",

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, WebSocket
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -35,6 +35,7 @@ from ..scheduler import Request as SpeechRequest
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
 from .resident import Resident
+from .websocket import speech_stream
 
 __all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
 
@@ -199,12 +200,17 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         log.exception("internal error")
         return ApiError(500, f"internal error: {type(e).__name__}: {e}", "server_error").response()
 
-    def authorize(http: Request) -> None:
+    def key_ok(http: Request | WebSocket, query_ok: bool = False) -> bool:
         if api_key is None:
-            return
+            return True
         given = http.headers.get("authorization", "")
         token = given[7:] if given.lower().startswith("bearer ") else ""
-        if not hmac.compare_digest(token.encode(), api_key.encode()):
+        if not token and query_ok:  # a browser's WebSocket cannot send headers
+            token = http.query_params.get("api_key", "")
+        return hmac.compare_digest(token.encode(), api_key.encode())
+
+    def authorize(http: Request) -> None:
+        if not key_ok(http):
             raise ApiError(401, "a valid API key is required: send 'Authorization: Bearer <key>'",
                            "authentication_error", code="invalid_api_key")
 
@@ -255,6 +261,10 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     @app.get("/metrics")
     async def metrics() -> Response:
         return Response(state.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    @app.websocket("/v1/audio/speech/stream")
+    async def speech_ws(ws: WebSocket) -> None:
+        await speech_stream(ws, state, key_ok(ws, query_ok=True))
 
     @app.post("/v1/audio/speech")
     async def speech(http: Request) -> Response:

@@ -1,0 +1,259 @@
+"""`hearth serve`'s WebSocket `/v1/audio/speech/stream`: text in as it is written, audio out as it is made.
+
+The messages are vLLM-Omni's for Qwen3-TTS (JSON text frames, fields at the top level):
+
+    client: {"type": "session.config", "voice": ..., "language", "seed", "max_new_tokens",
+             "response_format": "pcm"|"wav", "instructions", "text_mode"}   (first)
+            {"type": "input.text", "text": "..."}                            (any number)
+            {"type": "input.done"}                                           (then session.done)
+            {"type": "input.cancel"}                                         (barge-in)
+    server: {"type": "audio.start", "sentence_index", "sentence_text", "format", "sample_rate"}
+            binary frames of the sentence's audio as they are decoded
+            {"type": "audio.done", "sentence_index", "sentence_text"}
+            {"type": "session.done", "total_sentences"}
+            {"type": "session.cancelled", "audio_s_sent", "text_consumed"}
+            {"type": "error", "message", "code"?}
+
+Unlike vLLM-Omni, a sentence's audio starts before the sentence is complete: by default a session
+uses the interleaved text mode, where the model takes in text as it speaks (`Scheduler.open`), so
+`sentence_text` in `audio.start` is the part known then (`audio.done` has all of it). `wav` sends
+each sentence as a streamed WAV (its first binary frame starts with the header). `input.cancel`
+stops generation within a frame; `session.cancelled` then says how much audio was sent and the
+text the model had taken in by the last frame sent (for an agent's history). After `session.done`
+or `session.cancelled` the connection can carry another session. Bad input gets an `error` message
+and the connection stays open; a connection that closes cancels its session.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import threading
+from typing import Any
+
+from fastapi import WebSocket, WebSocketDisconnect
+
+from ..engine import InputError
+from ..scheduler import Busy, SpeechChunk
+from ..scheduler import Request as SpeechRequest
+from .encoders import encoder
+
+__all__ = ["speech_stream"]
+
+log = logging.getLogger("hearth.serve")
+
+_FORMATS = ("pcm", "wav")
+_CONFIG_FIELDS = {"type", "voice", "language", "seed", "max_new_tokens", "response_format", "instructions",
+                  "text_mode", "model", "stream_format", "speed"}
+
+
+class _Session:
+    """One configured session: its scheduler request, and the task that sends its audio."""
+
+    def __init__(self, ws: WebSocket, request: SpeechRequest, fmt: str, sample_rate: int, engine: Any):
+        self.ws = ws
+        self.request = request
+        self.fmt = fmt
+        self.sample_rate = sample_rate
+        self.engine = engine
+        self.samples_sent = 0
+        self.frames_sent: dict[int, int] = {}  # sentence -> frames sent
+        self.client_cancelled = False
+        self.chunks: asyncio.Queue[SpeechChunk | None] = asyncio.Queue()
+        loop = asyncio.get_running_loop()
+        # A thread per session takes chunks from the scheduler (a blocking call) and hands them to
+        # the event loop, so an idle session holds no pool thread.
+        self._reader = threading.Thread(target=self._read, args=(loop,), name=f"hearth-ws-{request.id}",
+                                        daemon=True)
+        self._reader.start()
+        self.task = asyncio.create_task(self._send())
+
+    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
+        # RuntimeError from call_soon_threadsafe: the loop is closed, the server is going down.
+        with contextlib.suppress(RuntimeError):
+            try:
+                while (chunk := self.request.get()) is not None:
+                    loop.call_soon_threadsafe(self.chunks.put_nowait, chunk)
+            except Exception:  # noqa: BLE001 - the request ended with an error; the sender says it ended
+                log.exception("websocket session %d: reading audio failed", self.request.id)
+            finally:
+                loop.call_soon_threadsafe(self.chunks.put_nowait, None)
+
+    @property
+    def finished(self) -> bool:
+        return self.task.done()
+
+    async def _send(self) -> None:
+        try:
+            await self._send_all()
+        except (WebSocketDisconnect, RuntimeError, OSError) as e:  # the client went away mid-send
+            log.info("websocket session %d: the client went away (%s)", self.request.id, type(e).__name__)
+            self.request.cancel()
+
+    async def _send_all(self) -> None:
+        request, ws = self.request, self.ws
+        pcm = encoder("pcm", self.sample_rate)
+        current: int | None = None
+        wav = None
+        reported = 0  # sentences whose failure, if any, has been told
+        while (chunk := await self.chunks.get()) is not None:
+            reported = await self._report_failures(reported, chunk.sentence)
+            if chunk.sentence != current:
+                current = chunk.sentence
+                wav = encoder("wav", self.sample_rate) if self.fmt == "wav" else None
+                await ws.send_json({"type": "audio.start", "sentence_index": current,
+                                    "sentence_text": request.sentences[current].text, "format": self.fmt,
+                                    "sample_rate": self.sample_rate})
+            data = (wav or pcm).encode(chunk.samples)
+            if data:
+                await ws.send_bytes(data)
+            self.samples_sent += len(chunk.samples)
+            self.frames_sent[current] = self.frames_sent.get(current, 0) + chunk.frames
+            if chunk.sentence_end:
+                await ws.send_json({"type": "audio.done", "sentence_index": current,
+                                    "sentence_text": request.sentences[current].text})
+                current = None
+        if request.cancelled:
+            if self.client_cancelled:
+                await ws.send_json({"type": "session.cancelled",
+                                    "audio_s_sent": round(self.samples_sent / self.sample_rate, 3),
+                                    "text_consumed": self.text_consumed()})
+            return
+        await self._report_failures(reported, len(request.sentences))
+        await ws.send_json({"type": "session.done", "total_sentences": len(request.sentences)})
+
+    async def _report_failures(self, reported: int, upto: int) -> int:
+        for s in self.request.sentences[reported:upto]:
+            if s.status == "failed":
+                await self.ws.send_json({"type": "error", "code": "sentence_failed",
+                                         "message": f"sentence {s.index} ({s.text!r}) failed and was skipped: "
+                                                    f"{s.error}"})
+        return max(reported, upto)
+
+    def text_consumed(self) -> str:
+        """The text the model had taken in by the last frame sent, sentence by sentence."""
+        parts = [self.request.text_taken(i, frames) for i, frames in sorted(self.frames_sent.items())]
+        return " ".join(p for p in parts if p)
+
+
+def _parse(raw: str | None) -> dict[str, Any]:
+    if raw is None:
+        raise InputError("send JSON text messages ({\"type\": \"session.config\", ...}); binary frames are not taken")
+    try:
+        message = json.loads(raw)
+    except ValueError:
+        raise InputError("a message is not valid JSON; send objects such as {\"type\": \"input.text\", "
+                         "\"text\": \"...\"}") from None
+    if not isinstance(message, dict) or not isinstance(message.get("type"), str):
+        raise InputError("each message must be a JSON object with a \"type\"")
+    return message
+
+
+async def speech_stream(ws: WebSocket, state: Any, api_key_ok: bool) -> None:
+    """Serve one WebSocket connection until the client closes it."""
+    await ws.accept()
+    if not api_key_ok:
+        await ws.send_json({"type": "error", "code": "invalid_api_key",
+                            "message": "a valid API key is required: send 'Authorization: Bearer <key>' "
+                                       "(or ?api_key=<key> from a browser)"})
+        await ws.close(code=1008)
+        return
+    session: _Session | None = None
+
+    async def error(message: str, code: str | None = None) -> None:
+        body = {"type": "error", "message": message}
+        if code:
+            body["code"] = code
+        await ws.send_json(body)
+
+    try:
+        while True:
+            raw = await ws.receive()
+            if raw["type"] == "websocket.disconnect":
+                return
+            try:
+                message = _parse(raw.get("text"))
+            except InputError as e:
+                await error(str(e))
+                continue
+            kind = message["type"]
+            if kind == "session.config":
+                if session is not None and not session.finished:
+                    await error("a session is already open: send input.done (and wait for session.done) or "
+                                "input.cancel before configuring another")
+                    continue
+                session = await _configure(ws, state, message, error)
+            elif kind in ("input.text", "input.done", "input.cancel"):
+                if session is None or session.finished:
+                    await error(f"{kind} needs an open session: send session.config first")
+                    continue
+                request = session.request
+                if kind == "input.text":
+                    text = message.get("text")
+                    if not isinstance(text, str):
+                        await error("input.text needs \"text\": a string")
+                        continue
+                    try:
+                        request.push(text)
+                    except InputError as e:
+                        await error(str(e))
+                elif kind == "input.done":
+                    request.end()
+                else:
+                    session.client_cancelled = True
+                    request.cancel()  # generation stops within a frame; the sender then says so
+                    log.info("websocket session %d: cancelled by the client", request.id)
+            else:
+                await error(f"unknown message type {kind!r}; use session.config, input.text, input.done or "
+                            "input.cancel")
+    except WebSocketDisconnect:
+        pass
+    finally:
+        if session is not None:
+            if not session.request.finished:
+                log.info("websocket session %d: cancelled, the client went away", session.request.id)
+            session.request.cancel()  # a no-op once it has ended
+            session.task.cancel()
+
+
+async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: Any) -> _Session | None:
+    if state.error is not None:
+        await error(f"the model could not be loaded: {state.error}", "server_error")
+        return None
+    if state.engine is None or state.scheduler is None:
+        await error("the model is still loading; try again in a few seconds", "loading")
+        return None
+    unknown = sorted(set(message) - _CONFIG_FIELDS)
+    if unknown:
+        await error(f"unknown session.config field(s) {', '.join(unknown)}; known: "
+                    f"{', '.join(sorted(_CONFIG_FIELDS - {'type'}))}")
+        return None
+    voice = message.get("voice")
+    if isinstance(voice, dict):
+        voice = voice.get("id")
+    if not isinstance(voice, str) or not voice.strip():
+        await error(f"session.config needs a \"voice\"; choose one of: {', '.join(state.engine.voices)}")
+        return None
+    fmt = message.get("response_format") or "pcm"
+    if fmt not in _FORMATS:
+        await error(f"response_format must be 'pcm' or 'wav' on this endpoint, got {fmt!r}")
+        return None
+    instructions = message.get("instructions")
+    if instructions is not None and not isinstance(instructions, str):
+        await error("instructions must be a string")
+        return None
+    try:
+        request = state.scheduler.open(
+            voice, message.get("language") or "auto", seed=message.get("seed"), instruct=instructions or None,
+            text_mode=message.get("text_mode") or "interleaved", max_new_tokens=message.get("max_new_tokens"),
+        )
+    except InputError as e:
+        await error(str(e))
+        return None
+    except Busy as e:
+        await error(f"{e} (retry after about {max(1, round(e.retry_after_s))} s)", "busy")
+        return None
+    log.info("websocket session %d: %s, %s, seed %s", request.id, request.voice, request.language, request.seed)
+    return _Session(ws, request, fmt, state.engine.sample_rate, state.engine)
