@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from .sampling import DEFAULT_BUDGET
 from .scheduler import Request, Scheduler
 
 __all__ = ["BargeIn", "ChatStream", "LLMError", "TurnReport", "chat_url", "speak_turn"]
@@ -112,10 +113,10 @@ class ChatStream:
             while not self._closed.is_set():
                 try:
                     line = response.readline()
-                except (OSError, ValueError, http.client.HTTPException) as e:
-                    if self._closed.is_set():
+                except Exception as e:
+                    if self._closed.is_set():  # closed from another thread: whatever the read ran into
                         return
-                    raise LLMError(f"the LLM stream broke: {e}") from e
+                    raise LLMError(f"the LLM stream broke: {type(e).__name__}: {e}") from e
                 if not line:
                     return
                 text = line.decode("utf-8", "replace").strip()
@@ -135,18 +136,20 @@ class ChatStream:
                     if isinstance(piece, str) and piece:
                         yield piece
         finally:
-            self.close()
+            self._closed.set()
+            response.close()
+            if self._conn is not None:
+                self._conn.close()
 
     def close(self) -> None:
-        """End the stream now, from any thread: the connection is shut down."""
+        """End the stream now, from any thread: the socket is shut down (the reading thread, which
+        owns the connection, then closes it)."""
         self._closed.set()
         conn = self._conn
-        if conn is not None and conn.sock is not None:
+        sock = conn.sock if conn is not None else None
+        if sock is not None:
             with contextlib.suppress(OSError):
-                conn.sock.shutdown(socket.SHUT_RDWR)
-        if conn is not None:
-            with contextlib.suppress(Exception):
-                conn.close()
+                sock.shutdown(socket.SHUT_RDWR)
 
 
 @dataclass
@@ -185,12 +188,12 @@ class TurnReport:
 
 def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice: str, language: str = "auto",
                seed: int | None = None, barge_in: BargeIn | None = None, max_new_tokens: int | None = None,
-               on_text: Any = None, text_mode: str = "interleaved") -> TurnReport:
+               on_text: Any = None, text_mode: str = "interleaved", budget: Any = DEFAULT_BUDGET) -> TurnReport:
     """Speak `tokens` (an LLM's answer as it streams) on `sink` while they arrive; see the module."""
     report = TurnReport()
     barge_in = barge_in or BargeIn()
     request = scheduler.open(voice, language, seed=seed, text_mode=text_mode, max_new_tokens=max_new_tokens,
-                             paced=bool(getattr(sink, "realtime", False)))
+                             budget=budget, paced=bool(getattr(sink, "realtime", False)))
     report.request = request
 
     def write() -> None:

@@ -40,6 +40,8 @@ class BenchSettings:
     text: str = SENTENCE
     backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
     live_wps: float | None = None  # also measure a live utterance fed this many words per second
+    agent_rates: tuple[float, ...] = ()  # also measure voice-agent turns with an LLM at these tokens per second
+    agent_turns: int = 4
 
     @property
     def uses_openvino(self) -> bool:
@@ -129,7 +131,94 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     out["weights_mb"] = engine.backend.weights_mb()
     if s.live_wps:
         out["live"] = run_live(engine, s, options)
+    if s.agent_rates:
+        out["agent"] = run_agent(engine, s.agent_rates, s.agent_turns)
     engine.close()
+    return out
+
+
+AGENT_ANSWER = ("Sure, here is what I found for you. Tomorrow looks mild and dry, with a light breeze in the "
+                "morning and some sun after lunch. You will not need an umbrella.")
+
+
+class _PlaybackClock:
+    """A sink that takes audio as a speaker would, without one (the turn's own clock finds the gaps)."""
+
+    realtime = True
+
+    def __init__(self, sample_rate: int):
+        self.sample_rate = sample_rate
+        self.samples = 0
+
+    def write(self, samples: Any) -> bool:
+        self.samples += len(samples)
+        return False
+
+    def drain(self) -> None:
+        pass
+
+
+def _llm_tokens(text: str, rate: float) -> Any:
+    """An LLM's answer at `rate` tokens per second (pieces of up to four characters, roughly its tokens)."""
+    import re
+
+    for piece in re.findall(r"\s?\S{1,4}|\s+", text):
+        time.sleep(1.0 / rate)
+        yield piece
+
+
+def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, Any]:
+    """Voice-agent turns (`hearth.agent.speak_turn`) with an LLM writing at each rate: the time from
+    its first token to the first audio, live (interleaved, sentences start before they end) beside
+    a sentence-at-a-time pipeline (each sentence spoken once complete), the gaps inside an answer,
+    and how soon a barge-in silences the speech. Random weights never say EOS, so each sentence
+    stops at 4 + 4 frames per text token (0.32 s per token, about real speech)."""
+    import threading
+
+    from .agent import BargeIn, speak_turn
+    from .sampling import FrameBudget
+    from .scheduler import Scheduler
+
+    budget = FrameBudget(base=4, per_token=4)
+    out: dict[str, Any] = {"answer": AGENT_ANSWER, "turns": turns, "frames_per_token": 4}
+    with Scheduler(engine) as scheduler:
+        def turn(rate: float, mode: str, seed: int, barge: BargeIn | None = None) -> Any:
+            sink = _PlaybackClock(engine.sample_rate)
+            if barge is not None:  # speak over it one second into its audio
+                def watch() -> None:
+                    deadline = time.monotonic() + 120
+                    while sink.samples < engine.sample_rate and time.monotonic() < deadline:
+                        time.sleep(0.005)
+                    barge.set()
+                threading.Thread(target=watch, daemon=True).start()
+            return speak_turn(scheduler, sink, _llm_tokens(AGENT_ANSWER, rate), voice=VOICE, language=LANGUAGE,
+                              seed=seed, text_mode=mode, budget=budget, barge_in=barge)
+
+        turn(50.0, "interleaved", 0)  # warm-up
+        for rate in rates:
+            row: dict[str, Any] = {}
+            for mode, name in (("interleaved", "live"), ("whole", "sentence_at_a_time")):
+                reports = []
+                for k in range(turns):
+                    reports.append(turn(rate, mode, k))
+                    print(f"hearth bench: agent {rate:g} tok/s, {name} {k + 1}/{turns}: {reports[-1].summary()}",
+                          file=sys.stderr)
+                first = [r.token_to_audio_s for r in reports if r.token_to_audio_s is not None]
+                gaps = [sum(r.gaps) for r in reports]
+                row[name] = {
+                    "first_token_to_audio_p50_s": statistics.median(first) if first else None,
+                    "first_token_to_audio_p95_s": _p95(first) if first else None,
+                    "gap_total_p50_s": statistics.median(gaps), "gap_total_max_s": max(gaps),
+                    "gaps_per_answer": statistics.mean(len(r.gaps) for r in reports),
+                    "audio_s": statistics.mean(r.audio_s for r in reports),
+                }
+            stops = []
+            for k in range(max(1, turns // 2)):
+                report = turn(rate, "interleaved", 100 + k, BargeIn())
+                if report.stop_s is not None:
+                    stops.append(report.stop_s)
+            row["barge_in_stop_max_s"] = max(stops) if stops else None
+            out[f"{rate:g}"] = row
     return out
 
 

@@ -185,14 +185,22 @@ class SentenceSplitter:
         a letter or digit).
 
         What `push` and `finish` return next begins with it, whatever text comes, so a speaker can
-        start on a sentence before it is complete. Its last characters stay back (a space before a
-        comma may still be dropped, a combining mark may still join a letter), and so does text
-        past `max_chars` until the sentence's cut is decided."""
+        start on a sentence before it is complete. The last character stays back (a combining mark
+        may still join it, a period may turn out to follow a space), with any marks after it; so
+        does text past `max_chars` until the sentence's cut is decided. A space before what stays
+        back is included when it is certain to be inside the sentence, so a word is known to be
+        complete as soon as the next one begins."""
         decided, tail = self._survey()
         new = decided[self._given :]
         if new:
             return new[0]
-        start = tail[:-3][: self.max_chars].rstrip()
+        hold = 1
+        while hold < len(tail) and unicodedata.combining(tail[-hold]):
+            hold += 1  # marks at the end belong to the character before them
+        cut = min(len(tail) - hold, self.max_chars)
+        start = tail[:cut] if cut > 0 else ""
+        if start.endswith(" ") and tail[cut] in ".,!?;:":
+            start = start.rstrip()  # "word ." may still become "word." (the space is dropped before a mark)
         return start if is_speakable(start) else ""  # else the sentence may yet be dropped
 
     def _survey(self) -> tuple[list[str], str]:
@@ -211,7 +219,7 @@ class SentenceSplitter:
         last = raws[-1]
         parts, rest = _cap(last[:-3], self.max_chars)
         ended += parts
-        tail = last[len(last) - len(rest) - 3 :] if parts else last  # the undecided part, with its last 3
+        tail = last[len(last) - len(rest) - 3 :].lstrip() if parts else last  # the undecided part
         return [piece for piece in ended if is_speakable(piece)], tail
 
     def _ended(self) -> list[str]:

@@ -62,7 +62,14 @@ def test_long_sentences_are_capped_at_clause_boundaries():
 
 # Text built from the characters and words the splitter decides on, pieces cut anywhere.
 _WORDS = ["Mr.", "Dr", "e.g.", "3.5", "3", ".", "..", "...", "!", "?", "?!", ";", ",", '"', "”", "」", "。", "！",
-          "你好", "word", "Word", "a", "J.", "\n", "\n\n", "\t", " ", "  ", "\u0301", "\x07", "😀", "é", "x"]
+          "你好", "word", "Word", "a", "J.", "\n", "\n\n", "\t", " ", "  ", "\u0301", "\u0323", "\x07", "😀", "é",
+          "x", " .", " ,", "—"]
+
+
+def _text(words):
+    """Words joined, the longer ones followed by a space (marks, spaces and controls as they are)."""
+    bare = "\n\n\t \u0301\u0323\x07"
+    return "".join(w if w in bare or w[0] == " " else w + (" " if len(w) > 2 else "") for w in words)
 
 
 @settings(max_examples=400, deadline=None)
@@ -72,7 +79,7 @@ _WORDS = ["Mr.", "Dr", "e.g.", "3.5", "3", ".", "..", "...", "!", "?", "?!", ";"
     max_chars=st.sampled_from([12, 25, MAX_SENTENCE_CHARS]),
 )
 def test_pushed_pieces_give_the_same_sentences(words, cuts, max_chars):
-    text = "".join(w if w in "\n\n\t \u0301\x07" else w + (" " if len(w) > 2 else "") for w in words)
+    text = _text(words)
     bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
     splitter = SentenceSplitter(max_chars)
     out = []
@@ -90,7 +97,7 @@ def test_pushed_pieces_give_the_same_sentences(words, cuts, max_chars):
 )
 def test_pending_text_is_the_start_of_the_next_sentence(words, cuts, max_chars):
     """Whatever comes later, the next sentence returned begins with what `pending()` said."""
-    text = "".join(w if w in "\n\n\t \u0301\x07" else w + (" " if len(w) > 2 else "") for w in words)
+    text = _text(words)
     bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
     splitter = SentenceSplitter(max_chars)
     promised = ""
@@ -111,15 +118,29 @@ def test_pending_text():
     splitter = SentenceSplitter(max_chars=20)
     assert splitter.pending() == ""
     splitter.push("Hello there, how")
-    assert splitter.pending() == "Hello there,"  # the last characters stay back
-    assert splitter.push(" are you? I") == ["Hello there, how are you?"]
+    assert splitter.pending() == "Hello there, ho"  # the last character stays back
+    splitter.push(" ")
+    assert splitter.pending() == "Hello there, ho"  # the space is not in the sentence until a word follows
+    splitter.push("a")
+    assert splitter.pending() == "Hello there, how "  # now "how" is known to be complete
+    assert splitter.push("re you? I") == ["Hello there, how are you?"]
     assert splitter.pending() == ""
     assert splitter.push(" am fine and I thank you for asking") == ["I am fine and I thank"]  # cut after 20
-    assert splitter.pending() == "you for ask"
+    assert splitter.pending() == "you for askin"
     splitter = SentenceSplitter(max_chars=20)
     assert splitter.push("Some more words here and") == []
     assert splitter.pending() == "Some more words here"  # a cut may come after 20: no further yet
     assert splitter.push(" more, and") == ["Some more words here and"]  # no clause break by 25: a space
+
+
+def test_pending_text_holds_back_what_may_change():
+    splitter = SentenceSplitter()
+    splitter.push("Cafe\u0301 time, word")  # NFC: "Café"; a mark may still join the last letter
+    assert splitter.pending() == "Café time, wor"
+    splitter.push(" .")
+    assert splitter.pending() == "Café time, word"  # "word ." may become "word." at the end
+    splitter.push("5 more")
+    assert splitter.pending() == "Café time, word .5 mor"
 
 
 def test_sentences_come_as_soon_as_they_end():

@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
-from . import measure, resident, serve, speech, wyoming_server
+from . import chat, measure, resident, serve, speech, wyoming_server
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser", "run"]
 
@@ -40,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     measure.add_parsers(sub)
     serve.add_parsers(sub)
     wyoming_server.add_parsers(sub)
+    chat.add_parsers(sub)
     return p
 
 

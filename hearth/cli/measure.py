@@ -27,6 +27,11 @@ def add_parsers(sub: Any) -> None:
                        help="also run the official qwen-tts package on the same checkpoint")
     bench.add_argument("--live", type=seconds(False), default=None, metavar="WORDS_PER_SECOND",
                        help="also measure a live utterance (Engine.open) fed the text word by word at this pace")
+    bench.add_argument("--agent", type=_rates, default=(), metavar="RATES",
+                       help="also measure voice-agent turns with an LLM writing at these tokens per second "
+                            "(comma-separated, e.g. 5,12.5,50): first token to first audio, live and "
+                            "sentence-at-a-time, gaps, barge-in")
+    bench.add_argument("--turns", type=count(), default=4, help="agent turns per rate and pipeline (default 4)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=_bench)
 
@@ -52,6 +57,16 @@ def add_parsers(sub: Any) -> None:
     acc.set_defaults(run=_accuracy)
 
 
+def _rates(text: str) -> tuple[float, ...]:
+    try:
+        rates = tuple(float(r) for r in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected tokens per second such as 5,12.5,50, got {text!r}") from None
+    if not rates or any(not 0 < r <= 1000 for r in rates):
+        raise argparse.ArgumentTypeError(f"rates must be from 0 to 1000 tokens per second, got {text!r}")
+    return rates
+
+
 def _check_model(model: str | None) -> None:
     if model is not None:
         open_checkpoint(model)  # JSON only: a wrong path fails now, with the command that fetches one
@@ -68,6 +83,7 @@ def _bench(args: argparse.Namespace) -> int:
     settings = BenchSettings(
         model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
         first_chunk_frames=args.first_chunk_frames, text=args.text or SENTENCE, backend=flags, live_wps=args.live,
+        agent_rates=args.agent, agent_turns=args.turns,
     )
     return main_bench(settings, args.compare_official, args.json)
 
