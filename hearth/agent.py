@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import http.client
+import inspect
 import json
 import logging
 import socket
@@ -259,9 +260,12 @@ def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice:
 def _barge(request: Request, tokens: Iterable[str]) -> None:
     """Stop now: generation (within a frame) and the LLM stream."""
     request.cancel()
-    close = getattr(tokens, "close", None)
-    if close is not None:
-        close()
+    # A stream with a close() that works from any thread (ChatStream) ends now; a plain iterator
+    # (a generator cannot be closed while it runs) ends at its next token, when the writer looks.
+    if not inspect.isgenerator(tokens):
+        close = getattr(tokens, "close", None)
+        if close is not None:
+            close()
 
 
 def _fade_out(sink: Any, samples: np.ndarray) -> None:

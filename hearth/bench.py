@@ -10,6 +10,7 @@ subprocess with the same thread count, and adds its figures and the ratios.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import resource
 import statistics
@@ -180,6 +181,7 @@ def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, An
     from .scheduler import Scheduler
 
     budget = FrameBudget(base=4, per_token=4)
+    logging.getLogger("hearth.generate").setLevel(logging.ERROR)  # the short budget is the point, not news
     out: dict[str, Any] = {"answer": AGENT_ANSWER, "turns": turns, "frames_per_token": 4}
     with Scheduler(engine) as scheduler:
         def turn(rate: float, mode: str, seed: int, barge: BargeIn | None = None) -> Any:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -32,6 +32,8 @@ class Embeds(Protocol):
     def prefill(self) -> torch.Tensor | None: ...
 
     def prefill_ready(self) -> bool: ...  # False: nothing to speak (or cancelled)
+
+    def ready(self, step: int) -> bool: ...  # row(step) would not wait
 
     def row(self, step: int) -> torch.Tensor | None: ...  # None: cancelled
 
@@ -82,6 +84,7 @@ class FrameGenerator:
         self.max_frames = options.max_new_tokens - 1
         self.budget = budget
         self.turn = turn
+        self.on_starve: Callable[[], None] | None = None  # called before waiting for text (frames made so far go out)
         self.stats = GenerationStats()
         t = config.talker
         vocab = t.stack.vocab_size
@@ -154,14 +157,17 @@ class FrameGenerator:
                 stats.predictor_s += time.perf_counter() - t1
                 frame = torch.tensor([cb0] + rest, dtype=torch.long)
                 history.append(cb0)
-                extra = embeds.row(step)
+            step += 1
+            stats.frames = step
+            yield frame  # before the next text row is fetched: with live text it may have to wait
+            if self.on_starve is not None and not embeds.ready(step - 1):
+                self.on_starve()
+            with torch.inference_mode():
+                extra = embeds.row(step - 1)
                 if extra is None:  # live text, cancelled while waiting for it
                     stats.stop_reason = "closed"
                     return
                 hidden_next = summed + extra
-            step += 1
-            stats.frames = step
-            yield frame
             t3 = time.perf_counter()
             with torch.inference_mode():
                 logits = session.step(hidden_next)

@@ -159,6 +159,14 @@ class LiveEmbeds:
         self._eos = embeds.trailing[:, -1:]  # tts_eos, as the whole-text path computes it
         return True
 
+    def ready(self, step: int) -> bool:
+        """Whether `row(step)` would return without waiting for text."""
+        with self._cond:
+            if self._cancelled or self._ended or step < len(self._rows):
+                return True
+            known = len(self._ids) - 1
+            return step < known and self.invariance.safe(step, known)
+
     def row(self, step: int) -> torch.Tensor | None:
         """What is added to the talker's input after frame `step`: the projection of text token
         step + 1, then tts_eos, then tts_pad. Waits until it is known; None once cancelled."""

@@ -138,6 +138,9 @@ class PromptEmbeds:
     def final_tokens(self) -> int:
         return self.text_tokens
 
+    def ready(self, step: int) -> bool:
+        return True
+
     def row(self, step: int) -> torch.Tensor:
         """What is added to the talker's input after frame `step`."""
         trailing = self.trailing

@@ -269,45 +269,60 @@ class _Pipeline:
 
     def _generate(self) -> None:
         try:
-            pending: list[torch.Tensor] = []
-            index, start, chunk_t0 = 0, 0, time.perf_counter()
-            target = self.plan.length(0)
-            first_sent, frame_cost = 0.0, 0.0
+            self._pending: list[torch.Tensor] = []
+            self._index, self._start, self._chunk_t0 = 0, 0, time.perf_counter()
+            self._target = self.plan.length(0)
+            self._first_sent, self._frame_cost = 0.0, 0.0
+            self.frames.on_starve = self._starved
             for frame in self.frames:
                 if self.stop.is_set():  # checked once per frame
                     self.frames.stats.stop_reason = "closed"
                     return
-                pending.append(frame)
-                if len(pending) >= target:
-                    now = time.perf_counter()
-                    if index == 0:  # the first chunk's time includes the prefill; threads compete later
-                        g = self.frames.stats
-                        frame_cost = 1.5 * (g.talker_s + g.predictor_s) / max(g.frames, 1)
-                    else:
-                        frame_cost = (now - chunk_t0) / len(pending)
-                    chunk = _Codes(index, start, torch.stack(pending), False, now - self.t0, now - chunk_t0)
-                    self.decoded.clear()
-                    if not self._put(self.codes, chunk):
-                        return
-                    if self.plan.hold_all or (index == 0 and self.plan.hold_first):
-                        # First audio gets the whole CPU: on a small machine, decoding it while the
-                        # next frames compete for the same cores delays it more than it gains.
-                        while not self.decoded.wait(_POLL_S) and not self.stop.is_set():
-                            pass
-                    index, start, pending, chunk_t0 = index + 1, start + len(pending), [], time.perf_counter()
-                    if index == 1:
-                        first_sent = chunk_t0
-                    lead = start * self.plan.frame_s - (chunk_t0 - first_sent)
-                    target = self.plan.paced_length(index, lead, frame_cost, self.last_decode_s)
+                self._pending.append(frame)
+                if len(self._pending) >= self._target and not self._cut():
+                    return
             # The end of speech is known only once the next frame fails to come, so the last chunk
             # holds whatever remains: possibly no frame at all when the end fell on a chunk boundary.
             now = time.perf_counter()
             groups = self.frames.config.talker.num_code_groups
+            pending = self._pending
             rest = torch.stack(pending) if pending else torch.zeros(0, groups, dtype=torch.long)
-            if self._put(self.codes, _Codes(index, start, rest, True, now - self.t0, now - chunk_t0)):
+            if self._put(self.codes, _Codes(self._index, self._start, rest, True, now - self.t0,
+                                            now - self._chunk_t0)):
                 self._put(self.codes, _End())
         except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
             self._put(self.codes, _Failure(e))
+
+    def _starved(self) -> None:
+        """Generation is about to wait for text (a live utterance): what it has made goes out now."""
+        if self._pending and not self.stop.is_set():
+            self._cut()
+
+    def _cut(self) -> bool:
+        """The pending frames as the next chunk; False when the stream was stopped meanwhile."""
+        now = time.perf_counter()
+        pending = self._pending
+        if self._index == 0:  # the first chunk's time includes the prefill; threads compete later
+            g = self.frames.stats
+            self._frame_cost = 1.5 * (g.talker_s + g.predictor_s) / max(g.frames, 1)
+        else:
+            self._frame_cost = (now - self._chunk_t0) / len(pending)
+        chunk = _Codes(self._index, self._start, torch.stack(pending), False, now - self.t0, now - self._chunk_t0)
+        self.decoded.clear()
+        if not self._put(self.codes, chunk):
+            return False
+        if self.plan.hold_all or (self._index == 0 and self.plan.hold_first):
+            # First audio gets the whole CPU: on a small machine, decoding it while the next frames
+            # compete for the same cores delays it more than it gains.
+            while not self.decoded.wait(_POLL_S) and not self.stop.is_set():
+                pass
+        self._index, self._start = self._index + 1, self._start + len(pending)
+        self._pending, self._chunk_t0 = [], time.perf_counter()
+        if self._index == 1:
+            self._first_sent = self._chunk_t0
+        lead = self._start * self.plan.frame_s - (self._chunk_t0 - self._first_sent)
+        self._target = self.plan.paced_length(self._index, lead, self._frame_cost, self.last_decode_s)
+        return True
 
     def _decode(self) -> None:
         state = self.decoder.start()
