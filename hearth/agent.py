@@ -160,6 +160,7 @@ class TurnReport:
     first_token_at: float | None = None  # monotonic times
     first_audio_at: float | None = None
     gaps: list[float] = field(default_factory=list)  # seconds of silence inside the answer
+    boundary_gaps: list[float] = field(default_factory=list)  # those of them where a sentence began
     audio_s: float = 0.0
     barged_in: bool = False
     stop_s: float | None = None  # from the barge-in to the last sample handed to the sink
@@ -230,6 +231,8 @@ def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice:
         now = time.monotonic()
         if plays_until is not None and now > plays_until + 0.001:
             report.gaps.append(now - plays_until)
+            if chunk.sentence not in played:  # the roll-over into a fresh utterance
+                report.boundary_gaps.append(now - plays_until)
         start = max(now, plays_until or now)
         plays_until = start + chunk.duration_s
         samples = chunk.samples

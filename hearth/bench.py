@@ -212,6 +212,10 @@ def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, An
                     "first_token_to_audio_p95_s": _p95(first) if first else None,
                     "gap_total_p50_s": statistics.median(gaps), "gap_total_max_s": max(gaps),
                     "gaps_per_answer": statistics.mean(len(r.gaps) for r in reports),
+                    # at the roll-over into the next sentence (a fresh prompt): its start to its first audio
+                    "boundary_gap_total_p50_s": statistics.median(sum(r.boundary_gaps) for r in reports),
+                    "sentence_start_to_audio_p50_s": _median_or_none(
+                        [s.ttfa_s for r in reports if r.request for s in r.request.sentences[1:] if s.ttfa_s]),
                     "audio_s": statistics.mean(r.audio_s for r in reports),
                 }
             stops = []
@@ -222,6 +226,10 @@ def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, An
             row["barge_in_stop_max_s"] = max(stops) if stops else None
             out[f"{rate:g}"] = row
     return out
+
+
+def _median_or_none(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
 
 
 def run_live(engine: Any, s: BenchSettings, options: Any) -> dict[str, Any]:
