@@ -143,7 +143,8 @@ AGENT_ANSWER = ("Sure, here is what I found for you. Tomorrow looks mild and dry
 
 
 class _PlaybackClock:
-    """A sink that takes audio as a speaker would, without one (the turn's own clock finds the gaps)."""
+    """A real-time sink that never blocks (unlike `NullSink(realtime=True)`): chunks are taken the
+    moment they are ready, so the turn's own playback clock measures the engine, not the sink."""
 
     realtime = True
 

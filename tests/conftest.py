@@ -83,3 +83,14 @@ def reference_tokenizer(tiny_dir):
     from official import reference_tokenizer
 
     return reference_tokenizer(tiny_dir)
+
+
+@pytest.fixture(scope="module")
+def server(tiny_dir):
+    """A `hearth serve` process on the tiny checkpoint (one per test module), stopped cleanly."""
+    from servers import Server
+
+    s = Server(tiny_dir)
+    yield s
+    code, err = s.stop()
+    assert code == 0, err

@@ -79,39 +79,29 @@ def _text(words):
     max_chars=st.sampled_from([12, 25, MAX_SENTENCE_CHARS]),
 )
 def test_pushed_pieces_give_the_same_sentences(words, cuts, max_chars):
+    """Whatever the pieces: the sentences of the whole text, and each begins with what `pending()`
+    said of it before (which only grows)."""
     text = _text(words)
     bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
     splitter = SentenceSplitter(max_chars)
-    out = []
-    for a, b in itertools.pairwise(bounds):
-        out += splitter.push(text[a:b])
-    out += splitter.finish()
-    assert out == list(split_sentences(text, max_chars))
-
-
-@settings(max_examples=400, deadline=None)
-@given(
-    words=st.lists(st.sampled_from(_WORDS), max_size=60),
-    cuts=st.lists(st.integers(min_value=0, max_value=400), max_size=30),
-    max_chars=st.sampled_from([12, 25, MAX_SENTENCE_CHARS]),
-)
-def test_pending_text_is_the_start_of_the_next_sentence(words, cuts, max_chars):
-    """Whatever comes later, the next sentence returned begins with what `pending()` said."""
-    text = _text(words)
-    bounds = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
-    splitter = SentenceSplitter(max_chars)
+    out: list[str] = []
     promised = ""
-    for a, b in itertools.pairwise(bounds):
-        for sentence in splitter.push(text[a:b]):
+
+    def take(sentences):
+        nonlocal promised
+        for sentence in sentences:
             assert sentence.startswith(promised)
             promised = ""
+        out.extend(sentences)
+
+    for a, b in itertools.pairwise(bounds):
+        take(splitter.push(text[a:b]))
         now = splitter.pending()
-        assert now.startswith(promised)  # it only grows
+        assert now.startswith(promised)
         promised = now
-    for sentence in splitter.finish():
-        assert sentence.startswith(promised)
-        promised = ""
+    take(splitter.finish())
     assert promised == ""
+    assert out == list(split_sentences(text, max_chars))
 
 
 def test_pending_text():

@@ -27,13 +27,6 @@ SENTENCES = ["Hello there, welcome home.", "This is the second sentence."]
 SEED, FRAMES = 41, 9  # max_new_tokens 9: 8 frames per sentence
 
 
-@pytest.fixture(scope="module")
-def server(tiny_dir):
-    s = Server(tiny_dir)
-    yield s
-    code, err = s.stop()
-    assert code == 0, err
-
 
 @pytest.fixture(scope="module")
 def expected_pcm(fast_engine):

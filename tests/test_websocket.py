@@ -22,13 +22,6 @@ TEXT = "Hello there, my good friend, welcome back home tonight. 你好，欢迎�
 SEED, FRAMES = 17, 12
 
 
-@pytest.fixture(scope="module")
-def server(tiny_dir):
-    s = Server(tiny_dir)
-    yield s
-    code, err = s.stop()
-    assert code == 0, err
-
 
 def connect(server, **kw):
     return ws_client.connect(f"ws://127.0.0.1:{server.port}/v1/audio/speech/stream", open_timeout=10, **kw)

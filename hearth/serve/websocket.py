@@ -52,12 +52,11 @@ _CONFIG_FIELDS = {"type", "voice", "language", "seed", "max_new_tokens", "respon
 class _Session:
     """One configured session: its scheduler request, and the task that sends its audio."""
 
-    def __init__(self, ws: WebSocket, request: SpeechRequest, fmt: str, sample_rate: int, engine: Any):
+    def __init__(self, ws: WebSocket, request: SpeechRequest, fmt: str, sample_rate: int):
         self.ws = ws
         self.request = request
         self.fmt = fmt
         self.sample_rate = sample_rate
-        self.engine = engine
         self.samples_sent = 0
         self.frames_sent: dict[int, int] = {}  # sentence -> frames sent
         self.client_cancelled = False
@@ -256,4 +255,4 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
         await error(f"{e} (retry after about {max(1, round(e.retry_after_s))} s)", "busy")
         return None
     log.info("websocket session %d: %s, %s, seed %s", request.id, request.voice, request.language, request.seed)
-    return _Session(ws, request, fmt, state.engine.sample_rate, state.engine)
+    return _Session(ws, request, fmt, state.engine.sample_rate)
