@@ -21,6 +21,7 @@ import torch
 
 from . import settings
 from .backends import Backend, BackendOptions, create
+from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
 from .generate import FrameGenerator, GenerationStats, Turn
@@ -182,8 +183,10 @@ class Engine:
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
         turn: Turn | None = None,
+        batcher: FrameBatcher | None = None,
     ) -> FrameGenerator:
-        """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed."""
+        """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed (by
+        `batcher`'s thread, stepped with other utterances, when one is given)."""
         voice = self.check_voice(voice)
         language = self.check_language(language)
         mode = self.check_text_mode(text_mode)
@@ -195,7 +198,7 @@ class Engine:
         prompt = self.prompt(text, instruct)
         with torch.inference_mode():
             embeds = embed_prompt(self.lm, self.config, prompt, voice, language, mode)
-        return FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn)
+        return FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn, batcher)
 
     @staticmethod
     def check_seed(seed: int | None) -> int | None:
@@ -235,6 +238,7 @@ class Engine:
         max_ready: int = 4,
         paced: bool = False,
         turn: Turn | None = None,
+        batcher: FrameBatcher | None = None,
     ) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
@@ -244,13 +248,14 @@ class Engine:
         chunk (at most `chunk_frames`) so that it is ready before the audio already sent has played,
         for gapless real-time playback. Close the stream (or use it in a `with` block) to stop
         early; generation then stops within one frame. `turn` lets a scheduler decide, frame by
-        frame, when this stream may compute (see `generate.Turn`).
+        frame, when this stream may compute (see `generate.Turn`); with a `batcher`
+        (`hearth.batch.FrameBatcher`) its frames are computed together with other streams'.
         """
         plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
         options = self._options(options, greedy, max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
-                             rng=rng, budget=budget, turn=turn)
+                             rng=rng, budget=budget, turn=turn, batcher=batcher)
         return self._audio(frames, plan, max_ready, seed)
 
     def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
@@ -290,6 +295,7 @@ class Engine:
         max_ready: int = 4,
         paced: bool = False,
         turn: Turn | None = None,
+        batcher: FrameBatcher | None = None,
     ) -> LiveUtterance:
         """An utterance whose text arrives while it speaks (the interleaved text mode):
 
@@ -309,7 +315,7 @@ class Engine:
         rng, seed = self._sampling_rng(options, seed)
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, voice, language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
-        frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn)
+        frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn, batcher)
         return LiveUtterance(embeds, self._audio(frames, plan, max_ready, seed))
 
     def batch_invariance(self) -> BatchInvariance:

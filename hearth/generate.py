@@ -12,13 +12,16 @@ import logging
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 import torch
 
 from .backends import LanguageModel, LMSession
 from .config import ModelConfig
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
+
+if TYPE_CHECKING:
+    from .batch import FrameBatcher
 
 __all__ = ["Embeds", "FrameGenerator", "GenerationStats", "Turn"]
 
@@ -32,6 +35,10 @@ class Embeds(Protocol):
     def prefill(self) -> torch.Tensor | None: ...
 
     def prefill_ready(self) -> bool: ...  # False: nothing to speak (or cancelled)
+
+    def started(self) -> bool: ...  # prefill_ready() would not wait
+
+    def watch(self, callback: Callable[[], None]) -> None: ...  # called after each change of the text
 
     def ready(self, step: int) -> bool: ...  # row(step) would not wait
 
@@ -63,6 +70,10 @@ class FrameGenerator:
     Backend-neutral: the language model's session holds the caches; codebook 0 is sampled here
     (repetition penalty needs the history), the rest by the session. The session is closed when
     the iterator ends, is closed, or is abandoned.
+
+    With a `batcher` (`hearth.batch.FrameBatcher`), the frames are computed by the batcher's
+    thread, stepped together with other utterances; iterating then only takes them as they come.
+    The per-frame logic (`_sampled`, `_stopping`, `_frame`, `_next_input`) is the same either way.
     """
 
     def __init__(
@@ -74,6 +85,7 @@ class FrameGenerator:
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
         turn: Turn | None = None,
+        batcher: FrameBatcher | None = None,
     ):
         options.validate()
         self.lm = lm
@@ -84,7 +96,9 @@ class FrameGenerator:
         self.max_frames = options.max_new_tokens - 1
         self.budget = budget
         self.turn = turn
+        self.batcher = batcher
         self.on_starve: Callable[[], None] | None = None  # called before waiting for text (frames made so far go out)
+        self.stopped: Callable[[], bool] | None = None  # polled while a batched utterance waits for its frames
         self.stats = GenerationStats()
         t = config.talker
         vocab = t.stack.vocab_size
@@ -93,6 +107,10 @@ class FrameGenerator:
         self._suppress = torch.zeros(1, vocab, dtype=torch.bool)
         self._suppress[:, max(vocab - 1024, 0) :] = True
         self._suppress[:, self._eos] = False
+        self._history: list[int] = []
+        self._cb0 = 0
+        self._step = 0
+        self._budget_frames: int | None = None
 
     def _sample_cb0(self, logits: torch.Tensor, history: list[int]) -> int:
         o = self.opts
@@ -100,12 +118,15 @@ class FrameGenerator:
         return pick(scores, o.do_sample, o.temperature, o.top_k, o.top_p, self.rng)
 
     def __iter__(self) -> Iterator[torch.Tensor]:
+        if self.batcher is not None:
+            yield from self.batcher.run(self)
+            return
         t0 = time.perf_counter()
         embeds = self.embeds
         with torch.inference_mode():
             ready = embeds.prefill_ready()  # live text: waits for its first token
         if not ready:
-            self.stats.stop_reason = "empty" if embeds.final_tokens() == 0 else "closed"
+            self.stats.stop_reason = self._empty_reason()
             return
         if self.turn is not None and not self.turn.take():
             self.stats.stop_reason = "closed"
@@ -123,53 +144,77 @@ class FrameGenerator:
         # and another utterance's frames may be computed on this thread between two of ours.
         stats = self.stats
         embeds = self.embeds
-        history: list[int] = []
         assert embeds.prefill is not None
         with torch.inference_mode():
-            logits = session.prefill(embeds.prefill)
-            cb0 = self._sample_cb0(logits, history)
+            self._sampled(session.prefill(embeds.prefill))
         stats.prefill_s = time.perf_counter() - t0
-        step = 0
-        budget_frames: int | None = None
         while True:
-            if cb0 == self._eos:
-                stats.stop_reason = "eos"
-                return
-            if step >= self.max_frames:
-                stats.stop_reason = "max_new_tokens"
-                return
-            if budget_frames is None and self.budget is not None:  # known once the text is complete
-                tokens = embeds.final_tokens()
-                budget_frames = None if tokens is None else self.budget.frames(tokens)
-            if budget_frames is not None and step >= budget_frames:
-                stats.stop_reason = "frame_budget"
-                log.warning(
-                    "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
-                    step, step * 0.08, embeds.final_tokens(),
-                )
+            if reason := self._stopping():
+                stats.stop_reason = reason
                 return
             if self.turn is not None and not self.turn.take():
                 stats.stop_reason = "closed"
                 return
             t1 = time.perf_counter()
             with torch.inference_mode():
-                rest, summed = session.predict(cb0)
+                rest, summed = session.predict(self._cb0)
                 stats.predictor_s += time.perf_counter() - t1
-                frame = torch.tensor([cb0] + rest, dtype=torch.long)
-                history.append(cb0)
-            step += 1
-            stats.frames = step
+                frame = self._frame(rest)
             yield frame  # before the next text row is fetched: with live text it may have to wait
-            if self.on_starve is not None and not embeds.ready(step - 1):
+            if self.on_starve is not None and not embeds.ready(self._step - 1):
                 self.on_starve()
             with torch.inference_mode():
-                extra = embeds.row(step - 1)
-                if extra is None:  # live text, cancelled while waiting for it
-                    stats.stop_reason = "closed"
-                    return
-                hidden_next = summed + extra
+                hidden_next = self._next_input(summed)
+            if hidden_next is None:  # live text, cancelled while waiting for it
+                stats.stop_reason = "closed"
+                return
             t3 = time.perf_counter()
             with torch.inference_mode():
-                logits = session.step(hidden_next)
-                cb0 = self._sample_cb0(logits, history)
+                self._sampled(session.step(hidden_next))
             stats.talker_s += time.perf_counter() - t3
+
+    # -- one utterance's frame logic (the solo loop above, or a batcher) -----------------------------
+
+    def _empty_reason(self) -> str:
+        """Why an utterance whose prefill never came ends: its text was empty, or it was cancelled."""
+        return "empty" if self.embeds.final_tokens() == 0 else "closed"
+
+    def _sampled(self, logits: torch.Tensor) -> None:
+        """Codebook 0 of the next frame, from the talker's logits."""
+        self._cb0 = self._sample_cb0(logits, self._history)
+
+    def _stopping(self) -> str | None:
+        """Before the next frame: why generation ends here, or None."""
+        step = self._step
+        if self._cb0 == self._eos:
+            return "eos"
+        if step >= self.max_frames:
+            return "max_new_tokens"
+        if self._budget_frames is None and self.budget is not None:  # known once the text is complete
+            tokens = self.embeds.final_tokens()
+            self._budget_frames = None if tokens is None else self.budget.frames(tokens)
+        if self._budget_frames is not None and step >= self._budget_frames:
+            log.warning(
+                "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
+                step, step * 0.08, self.embeds.final_tokens(),
+            )
+            return "frame_budget"
+        return None
+
+    def _frame(self, rest: list[int]) -> torch.Tensor:
+        """The frame made of codebook 0 and the predictor's codebooks 1..G-1."""
+        frame = torch.tensor([self._cb0] + rest, dtype=torch.long)
+        self._history.append(self._cb0)
+        self._step += 1
+        self.stats.frames = self._step
+        return frame
+
+    def _input_ready(self) -> bool:
+        """Whether `_next_input` would not wait for text."""
+        return self.embeds.ready(self._step - 1)
+
+    def _next_input(self, summed: torch.Tensor) -> torch.Tensor | None:
+        """The talker's next input: the frame's summed embedding plus the next text row (live text
+        may wait for it); None once cancelled."""
+        extra = self.embeds.row(self._step - 1)
+        return None if extra is None else summed + extra

@@ -100,6 +100,7 @@ class LiveEmbeds:
         self._ended = False
         self._cancelled = False
         self._changes = 0  # counts pushes that committed text, the end and a cancel
+        self._watchers: list[Callable[[], None]] = []  # told (outside the lock) of each change
         self.prefill: torch.Tensor | None = None
         self.tts_pad: torch.Tensor | None = None
 
@@ -112,10 +113,12 @@ class LiveEmbeds:
             ids = self._text.push(text)
             if len(self._ids) + len(ids) > self.max_tokens:
                 raise ValueError(f"the text is over {self.max_tokens} tokens, more than one utterance takes")
-            if ids:
-                self._ids += ids
-                self._changes += 1
-                self._cond.notify_all()
+            if not ids:
+                return
+            self._ids += ids
+            self._changes += 1
+            self._cond.notify_all()
+        self._tell()
 
     def end(self) -> None:
         with self._cond:
@@ -128,12 +131,23 @@ class LiveEmbeds:
             self._ended = True
             self._changes += 1
             self._cond.notify_all()
+        self._tell()
 
     def cancel(self) -> None:
         with self._cond:
             self._cancelled = True
             self._changes += 1
             self._cond.notify_all()
+        self._tell()
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Call `callback` (from the writer's thread, holding no lock) after every change."""
+        with self._cond:
+            self._watchers.append(callback)
+
+    def _tell(self) -> None:
+        for callback in list(self._watchers):
+            callback()
 
     @property
     def text_tokens(self) -> int:
@@ -144,6 +158,11 @@ class LiveEmbeds:
         return len(self._ids) if self._ended else None
 
     # -- the generator's side ----------------------------------------------------------------------
+
+    def started(self) -> bool:
+        """Whether `prefill_ready()` would return without waiting for text."""
+        with self._cond:
+            return self._cancelled or self._ended or bool(self._ids)
 
     def prefill_ready(self) -> bool:
         """Wait for the first text token (or the end); build the prefill. False: nothing to speak."""

@@ -9,6 +9,7 @@ for the second, is accepted as the same mode.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
@@ -134,6 +135,12 @@ class PromptEmbeds:
 
     def prefill_ready(self) -> bool:
         return True
+
+    def started(self) -> bool:
+        return True
+
+    def watch(self, callback: Callable[[], None]) -> None:
+        """Nothing here ever changes (the text is whole)."""
 
     def final_tokens(self) -> int:
         return self.text_tokens

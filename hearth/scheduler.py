@@ -46,6 +46,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
 from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
@@ -228,12 +229,16 @@ class Request:
 class Scheduler:
     """Owns an engine's generation: requests in, one audio channel per request out."""
 
-    def __init__(self, engine: Engine, *, max_active: int = 4, max_waiting: int = 16):
-        if max_active < 1 or max_waiting < 0:
-            raise ValueError("max_active must be at least 1 and max_waiting at least 0")
+    def __init__(self, engine: Engine, *, max_active: int = 4, max_waiting: int = 16, max_batch: int = 1):
+        if max_active < 1 or max_waiting < 0 or max_batch < 1:
+            raise ValueError("max_active and max_batch must be at least 1, and max_waiting at least 0")
         self.engine = engine
         self.max_active = max_active
         self.max_waiting = max_waiting
+        self.max_batch = max_batch
+        # More than one: up to max_batch sentences (of different requests) are generated together,
+        # stepped frame by frame as one batch (`hearth.batch`).
+        self._batcher = FrameBatcher(engine.lm, max_batch) if max_batch > 1 else None
         self._cond = threading.Condition()
         self._requests: list[Request] = []  # admitted, not yet generated; round-robin order
         self._turn = 0
@@ -359,6 +364,8 @@ class Scheduler:
         with self._cond:
             self._cond.notify_all()
         self._thread.join(timeout=30)
+        if self._batcher is not None:
+            self._batcher.close()
 
     def __enter__(self) -> Scheduler:
         return self
@@ -534,8 +541,10 @@ class Scheduler:
                 while True:
                     if self._closed:
                         return
-                    # The next sentence starts when every running one waits for text.
-                    request = self._pick() if all(r.idle for r in self._running) else None
+                    # The next sentence starts when every running one waits for text, or, batched,
+                    # while fewer than max_batch compute.
+                    busy = sum(1 for r in self._running if not r.idle)
+                    request = self._pick() if busy < self.max_batch else None
                     if request is not None:
                         break
                     self._cond.wait()
@@ -575,7 +584,7 @@ class Scheduler:
                     text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
                     max_new_tokens=request.max_new_tokens, budget=request.budget,
                     chunk_frames=request.chunk_frames, first_chunk_frames=request.first_chunk_frames,
-                    paced=request.paced, turn=run,
+                    paced=request.paced, turn=run, batcher=self._batcher,
                 )
             except Exception as e:  # noqa: BLE001 - isolation, as above
                 run.failed_to_start = e
@@ -670,6 +679,7 @@ class _Running:
             r.voice, r.language, instruct=r.instruct, seed=self.sentence.seed, greedy=r.greedy,
             max_new_tokens=r.max_new_tokens, budget=r.budget, chunk_frames=r.chunk_frames,
             first_chunk_frames=r.first_chunk_frames, paced=r.paced, turn=self,
+            batcher=self.scheduler._batcher,
         )
         self.stream = self.live
         self.text_grew(self.sentence.text)

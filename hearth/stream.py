@@ -274,6 +274,7 @@ class _Pipeline:
             self._target = self.plan.length(0)
             self._first_sent, self._frame_cost = 0.0, 0.0
             self.frames.on_starve = self._starved
+            self.frames.stopped = self.stop.is_set
             for frame in self.frames:
                 if self.stop.is_set():  # checked once per frame
                     self.frames.stats.stop_reason = "closed"

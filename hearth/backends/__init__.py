@@ -28,8 +28,10 @@ __all__ = [
     "VOCODER_PRECISIONS",
     "Backend",
     "BackendOptions",
+    "LMBatch",
     "LMSession",
     "LanguageModel",
+    "SequentialBatch",
     "Vocoder",
     "create",
     "openvino_available",
@@ -71,14 +73,82 @@ class LMSession(Protocol):
         ...
 
 
+class LMBatch(Protocol):
+    """Utterances stepped together: per frame, one talker call and one predictor call for all the
+    rows given (each row keeps its own caches, position and sampling generator), so the weights are
+    read once for all of them. Rows come from `open` and are closed by their owner. Used from one
+    thread at a time (the batcher's).
+
+    Each call returns one item per row: its result, or the exception its row raised (a row's
+    failure is its own where the backend can tell; a failed runtime call fails every row in it).
+    """
+
+    max_rows: int
+
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+        """A new row (its `close()` gives its caches back)."""
+        ...
+
+    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
+               ) -> list[torch.Tensor | BaseException]:
+        """Each row's next talker input ([1, n, hidden]: its prompt when `prefill`, else one step)
+        -> its fp32 codebook-0 logits [1, vocab]."""
+        ...
+
+    def predict(self, rows: list[LMSession], cb0: list[int]) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+        """Codebooks 1..G-1 of each row's current frame and its summed embedding, as `LMSession.predict`."""
+        ...
+
+    def close(self) -> None: ...
+
+
+class SequentialBatch:
+    """Rows computed one after another, each by its own session: exactly what each would compute
+    alone (batch-invariant by construction), but the weights are read once per row. The torch
+    reference's batch: matrix products of several rows round differently from one row's (measured:
+    no row of a batched product equals its single-row product here), so exact equality with the
+    official package rules out sharing the weight reads."""
+
+    def __init__(self, lm: LanguageModel, max_rows: int):
+        self.lm = lm
+        self.max_rows = max_rows
+
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+        return self.lm.session(options, rng, prompt_length)
+
+    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
+               ) -> list[torch.Tensor | BaseException]:
+        out: list[torch.Tensor | BaseException] = []
+        for row, x, first in zip(rows, embeds, prefill, strict=True):
+            try:
+                out.append(row.prefill(x) if first else row.step(x))
+            except Exception as e:  # noqa: BLE001 - this row's failure, reported to its owner
+                out.append(e)
+        return out
+
+    def predict(self, rows: list[LMSession], cb0: list[int]) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+        out: list[tuple[list[int], torch.Tensor] | BaseException] = []
+        for row, code in zip(rows, cb0, strict=True):
+            try:
+                out.append(row.predict(code))
+            except Exception as e:  # noqa: BLE001 - as above
+                out.append(e)
+        return out
+
+    def close(self) -> None:
+        pass
+
+
 class LanguageModel(Protocol):
-    """The talker and its code predictor: prompt embeddings and sessions."""
+    """The talker and its code predictor: prompt embeddings, sessions, and batches of sessions."""
 
     def embed_text(self, ids: list[int]) -> torch.Tensor: ...
 
     def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
 
     def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession: ...
+
+    def batch(self, max_rows: int) -> LMBatch: ...
 
     def warm_up(self) -> None: ...
 

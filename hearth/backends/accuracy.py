@@ -75,7 +75,7 @@ def teacher_forced_logits(
     for t in range(frames):
         out[t, 0, : logits.shape[-1]] = logits[0]
         first = embed_codec([int(codes[t, 0])]).numpy()
-        predictor.infer({"hidden": hidden, "first": first, "forced": codes[t, 1:].numpy().astype(np.int64)})
+        predictor.infer({"hidden": hidden, "first": first, "forced": codes[t : t + 1, 1:].numpy().astype(np.int64)})
         out[t, 1:, : cfg.predictor.vocab_size] = predictor.get_tensor("logits").data
         summed = torch.from_numpy(predictor.get_tensor("summed").data.copy())
         extra = embeds.trailing[:, t : t + 1] if t < embeds.trailing.shape[1] else embeds.tts_pad

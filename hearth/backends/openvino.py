@@ -11,6 +11,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any, cast
 
@@ -24,7 +25,7 @@ from ..model.layers import Rotary
 from ..model.talker import TextProjection
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
-from . import LMSession
+from . import LMBatch, LMSession
 from .ov_cache import (
     ConvertedModel,
     bounded_mapping,
@@ -41,7 +42,7 @@ __all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "Promp
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
-GRAPH_VERSION = "lm-2"
+GRAPH_VERSION = "lm-3"
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
@@ -117,7 +118,9 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
 
     with staging(directory) as tmp, progress("converting the language model", log):
         parts = {}
-        for network, build in (("talker", build_talker), ("predictor", build_predictor_loop)):
+        networks = (("talker", build_talker), ("predictor", build_predictor_loop),
+                    ("talker_paged", partial(build_talker, paged=True)))
+        for network, build in networks:
             model, builder = build(ckpt.config.talker, source, weights)
             ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)
             parts[network] = {"fp32_bytes": builder.bytes_fp32, "stored_bytes": builder.bytes_stored}
@@ -196,6 +199,8 @@ class OpenVINOLanguageModel:
         self.rotary = Rotary(stack.head_dim, stack.rope_theta)
         self._idle: list[_Requests] = []
         self._lock = threading.Lock()
+        self._core, self._props = core, props
+        self._paged: Any = None  # the batched talker, compiled on first use
         t0 = time.perf_counter()
         # One network at a time: compile, run once (the runtime lays out its weights on the first
         # call), and meanwhile keep dropping the pages of the cache files it has read, so the
@@ -227,6 +232,24 @@ class OpenVINOLanguageModel:
             requests = _Requests(self.talker.create_infer_request(), self.predictor.create_infer_request())
         requests.talker.reset_state()
         return OpenVINOSession(self, requests, options, rng)
+
+    def batch(self, max_rows: int) -> LMBatch:
+        from .ov_paged import PagedBatch
+
+        return PagedBatch(self, max_rows)
+
+    def paged_talker(self) -> Any:  # noqa: ANN401 - the runtime's compiled model
+        """The talker in its batched form over a paged KV cache (`ov_paged`), compiled on first use."""
+        with self._lock:
+            if self._paged is None:
+                from .ov_paged import paged_talker_model
+
+                t0 = time.perf_counter()
+                with bounded_mapping([self.converted.directory]):
+                    model = paged_talker_model(str(self.converted.xml("talker_paged")))
+                    self._paged = self._core.compile_model(model, self.device, self._props)
+                log.debug("batched talker compiled in %.1f s", time.perf_counter() - t0)
+            return self._paged
 
     def _give_back(self, requests: _Requests) -> None:
         with self._lock:
@@ -280,9 +303,9 @@ class OpenVINOSession:
         self.sample = options.sub_do_sample
         self.draw_count = groups - 1
         self.params = {
-            "temperature": np.float32(options.sub_temperature if self.sample else 1.0),
+            "temperature": np.array([options.sub_temperature if self.sample else 1.0], np.float32),
             "top_k": np.int64(min(options.sub_top_k or vocab, vocab) if self.sample else 1),
-            "top_p": np.float32(options.sub_top_p if self.sample else 1.0),
+            "top_p": np.array([options.sub_top_p if self.sample else 1.0], np.float32),
         }
 
     def _held(self) -> _Requests:
@@ -304,16 +327,18 @@ class OpenVINOSession:
         return self._talker(embeds)
 
     def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        if self.sample:
-            draws = torch.rand(self.draw_count, generator=self.rng).numpy()  # [0, 1)
-        else:
-            draws = np.zeros(self.draw_count, np.float32)
         first = self.lm.embed_codec([cb0]).numpy()
         req = self._held().predictor
-        req.infer({"hidden": self.hidden, "first": first, "draws": draws, **self.params})
-        codes = req.get_tensor("codes").data.tolist()
+        req.infer({"hidden": self.hidden, "first": first, "draws": self.draws(), **self.params})
+        codes = req.get_tensor("codes").data[0].tolist()
         summed = torch.from_numpy(req.get_tensor("summed").data.copy())
         return codes, summed
+
+    def draws(self) -> np.ndarray:
+        """This frame's uniform draws in [0, 1) for codebooks 1..G-1, [1, G-1] (zeros when greedy)."""
+        if self.sample:
+            return torch.rand(self.draw_count, generator=self.rng).numpy()[None]
+        return np.zeros((1, self.draw_count), np.float32)
 
     def close(self) -> None:
         requests, self._requests = self._requests, None

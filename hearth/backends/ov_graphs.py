@@ -133,8 +133,8 @@ def _rotate(x: ov.Output, cos: ov.Output, sin: ov.Output, head_dim: int) -> ov.O
 
 
 def _heads(x: ov.Output, heads: int, head_dim: int) -> ov.Output:
-    """[1, n, heads * d] -> [1, n, heads, d]"""
-    return ops.reshape(x, _ints([1, -1, heads, head_dim]), False).output(0)
+    """[B, n, heads * d] -> [B, n, heads, d]"""
+    return ops.reshape(x, _ints([0, -1, heads, head_dim]), True).output(0)
 
 
 def _to_bhnd(x: ov.Output) -> ov.Output:
@@ -142,12 +142,12 @@ def _to_bhnd(x: ov.Output) -> ov.Output:
 
 
 def _expand_kv(kv: ov.Output, groups: int, heads: int, head_dim: int) -> ov.Output:
-    """[1, kv, L, d] -> [1, kv * groups, L, d] (each kv head serves `groups` query heads)."""
+    """[B, kv, L, d] -> [B, kv * groups, L, d] (each kv head serves `groups` query heads)."""
     if groups == 1:
         return kv
     e = ops.unsqueeze(kv, _ints([2]))
     e = ops.broadcast(e, _ints([1, 1, groups, 1, 1]), broadcast_spec="BIDIRECTIONAL")
-    return ops.reshape(e, _ints([1, heads, -1, head_dim]), False).output(0)
+    return ops.reshape(e, _ints([0, heads, -1, head_dim]), True).output(0)
 
 
 def _attention_block(
@@ -173,7 +173,7 @@ def _attention_block(
         out = ops.scaled_dot_product_attention(q, keys, values, None, scale)
     else:
         out = ops.scaled_dot_product_attention(q, keys, values, mask, scale)
-    out = ops.reshape(_to_bhnd(out.output(0)), _ints([1, -1, cfg.num_heads * d]), False)
+    out = ops.reshape(_to_bhnd(out.output(0)), _ints([0, -1, cfg.num_heads * d]), True)
     return b.linear(out.output(0), p + "o_proj")
 
 
@@ -197,17 +197,29 @@ def _last_position(x: ov.Output) -> ov.Output:
     return ops.gather(x, _ints([-1]), _int(1)).output(0)
 
 
-def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov.Model, _Builder]:
+def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool = False) -> tuple[ov.Model, _Builder]:
     """The talker step: embeds [1, n, H] at the positions after the state's -> (hidden, logits) of
     the last position. Inputs cos/sin [n, head_dim] and an additive mask [1, 1, n, past + n] come
     from the caller (it knows the position); beam_idx [1] = [0] selects the cache row.
+
+    paged: the form for many sequences in one call, ready for OpenVINO's paged-attention
+    transformation (`ov_paged`): one row per token, inputs_embeds [T, 1, H] and cos/sin
+    [T, 1, 1, head_dim] for the tokens of all sequences laid end to end, and `select` [S] (the rows
+    whose hidden state and logits are wanted: each sequence's last token) -> hidden [S, 1, H],
+    logits [S, vocab]. The transformation replaces the state with a block-table KV cache.
     """
     s = cfg.stack
     b = _Builder(weights, fmt)
-    embeds = ops.parameter([1, -1, s.hidden_size], _F32, name="embeds")
-    cos = ops.parameter([-1, s.head_dim], _F32, name="cos")
-    sin = ops.parameter([-1, s.head_dim], _F32, name="sin")
-    mask = ops.parameter([1, 1, -1, -1], _F32, name="mask")
+    if paged:
+        embeds = ops.parameter([-1, 1, s.hidden_size], _F32, name="inputs_embeds")
+        cos = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="cos")
+        sin = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="sin")
+        select = ops.parameter([-1], ov.Type.i64, name="select")
+    else:
+        embeds = ops.parameter([1, -1, s.hidden_size], _F32, name="embeds")
+        cos = ops.parameter([-1, s.head_dim], _F32, name="cos")
+        sin = ops.parameter([-1, s.head_dim], _F32, name="sin")
+        mask = ops.parameter([1, 1, -1, -1], _F32, name="mask")
     beam = ops.parameter([-1], ov.Type.i32, name="beam_idx")
     empty = ops.constant(np.zeros((1, s.num_kv_heads, 0, s.head_dim), np.float32))
     sinks = []
@@ -217,7 +229,7 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov
             full = []
             for kind, new in (("k", k), ("v", v)):
                 var = f"past.{layer}.{kind}"
-                read = ops.read_value(empty, var, _F32, [1, s.num_kv_heads, -1, s.head_dim])
+                read = ops.read_value(empty, var, _F32, [-1 if paged else 1, s.num_kv_heads, -1, s.head_dim])
                 reordered = ops.gather(read, beam, _int(0))
                 cat = ops.concat([reordered, new], 2)
                 sinks.append(ops.assign(cat, var))
@@ -229,12 +241,19 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov
     x = embeds.output(0)
     for i in range(s.num_layers):
         prefix = f"talker.model.layers.{i}."
-        x = _decoder_layer(b, x, prefix, s, cos.output(0), sin.output(0), stateful(i), mask.output(0))
-    last = _rms_norm(_last_position(x), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
-    logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([1, -1]), False)
+        x = _decoder_layer(b, x, prefix, s, cos.output(0), sin.output(0), stateful(i),
+                           None if paged else mask.output(0))
+    if paged:
+        last = _rms_norm(ops.gather(x, select, _int(0)).output(0), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
+        logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([0, -1]), True)
+        inputs = [embeds, cos, sin, select, beam]
+    else:
+        last = _rms_norm(_last_position(x), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
+        logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([1, -1]), False)
+        inputs = [embeds, cos, sin, mask, beam]
     hidden = ops.result(last, name="hidden")
     out = ops.result(logits, name="logits")
-    model = ov.Model([hidden, out], sinks, [embeds, cos, sin, mask, beam], "hearth_talker")
+    model = ov.Model([hidden, out], sinks, inputs, "hearth_talker_paged" if paged else "hearth_talker")
     hidden.output(0).get_tensor().set_names({"hidden"})
     out.output(0).get_tensor().set_names({"logits"})
     return model, b
@@ -243,7 +262,8 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str) -> tuple[ov
 def _sample(
     logits: ov.Output, draw: ov.Output, temperature: ov.Output, top_k: ov.Output, top_p: ov.Output
 ) -> ov.Output:
-    """Temperature, top-k, top-p, then inverse-CDF sampling with one uniform draw in [0, 1). -> [1] i64
+    """Per row: temperature, top-k, top-p, then inverse-CDF sampling with one uniform draw in [0, 1).
+    logits [B, V], draw / temperature / top_p [B, 1], top_k a scalar (the same for every row) -> [B] i64
 
     Greedy decoding is top_k = 1. Kept candidates are the longest prefix (by descending probability)
     whose preceding mass stays below top_p, so the most likely code is always kept.
@@ -257,36 +277,42 @@ def _sample(
     total = ops.gather(cdf, _ints([-1]), _int(-1))
     target = ops.multiply(draw, total)
     below = ops.convert(ops.less_equal(cdf, target), ov.Type.i64)
-    position = ops.reduce_sum(below, _ints([-1]), False)  # [1]
+    position = ops.reduce_sum(below, _ints([-1]), False)  # [B]
     count = ops.gather(ops.shape_of(indices, "i64"), _ints([-1]), _int(0))
     position = ops.minimum(position, ops.subtract(count, _int(1)))
     row = ops.unsqueeze(position, _ints([1]))
-    picked = ops.gather(indices, row, _int(1), 1)
-    return ops.reshape(picked, _ints([1]), False).output(0)
+    picked = ops.gather(indices, row, _int(1), 1)  # [B, 1]
+    return ops.reshape(picked, _ints([-1]), False).output(0)
 
 
 def build_predictor_loop(
     cfg: TalkerConfig, weights: WeightSource, fmt: str, teacher_forced: bool = False
 ) -> tuple[ov.Model, _Builder]:
-    """One frame's codebooks 1..G-1: (hidden [1,1,H], first [1,1,H], draws [G-1], temperature, top_k,
-    top_p) -> (codes [G-1] i64, summed [1,1,H] = first + the embeddings of codes 1..G-1).
+    """One frame's codebooks 1..G-1 for B independent rows (B utterances stepped together):
+    (hidden [B,1,H], first [B,1,H], draws [B,G-1], temperature [B], top_k (a scalar: rows with
+    different top-k go in different calls), top_p [B]) -> (codes [B,G-1] i64, summed [B,1,H] = first +
+    the embeddings of codes 1..G-1).
 
-    teacher_forced (for accuracy measurements): the codes are an input ("forced" [G-1] i64) instead
-    of sampled, and the output is every step's logits ("logits" [G-1, vocab]) plus summed.
+    teacher_forced (for accuracy measurements): the codes are an input ("forced" [B,G-1] i64) instead
+    of sampled, and the output is every step's logits ("logits" [(G-1) * B, vocab], step-major) plus
+    summed.
     """
     p = cfg.predictor
     groups = cfg.num_code_groups
     b = _Builder(weights, fmt)
     hidden_size = cfg.stack.hidden_size
-    hidden = ops.parameter([1, 1, hidden_size], _F32, name="hidden")
-    first = ops.parameter([1, 1, hidden_size], _F32, name="first")
-    draws = ops.parameter([groups - 1], _F32, name="draws")
-    temperature = ops.parameter([], _F32, name="temperature")
+    hidden = ops.parameter([-1, 1, hidden_size], _F32, name="hidden")
+    first = ops.parameter([-1, 1, hidden_size], _F32, name="first")
+    draws = ops.parameter([-1, groups - 1], _F32, name="draws")
+    temperature = ops.parameter([-1], _F32, name="temperature")
     top_k = ops.parameter([], ov.Type.i64, name="top_k")
-    top_p = ops.parameter([], _F32, name="top_p")
-    forced = ops.parameter([groups - 1], ov.Type.i64, name="forced")
+    top_p = ops.parameter([-1], _F32, name="top_p")
+    forced = ops.parameter([-1, groups - 1], ov.Type.i64, name="forced")
     prefix = "talker.code_predictor."
     project = p.hidden_size != hidden_size
+    column = _ints([1])
+    temperature_rows = ops.unsqueeze(temperature, column).output(0)  # [B, 1]
+    top_p_rows = ops.unsqueeze(top_p, column).output(0)
 
     def to_predictor(x: ov.Output) -> ov.Output:
         return b.linear(x, prefix + "small_to_mtp_projection", bias=True) if project else x
@@ -320,16 +346,16 @@ def build_predictor_loop(
     all_logits = []
     summed = first.output(0)
     for j in range(groups - 1):
-        logits = ops.reshape(b.linear(h, f"{prefix}lm_head.{j}"), _ints([1, -1]), False)
+        logits = ops.reshape(b.linear(h, f"{prefix}lm_head.{j}"), _ints([0, -1]), True)  # [B, V]
         if teacher_forced:
             all_logits.append(logits.output(0))
-            code = ops.gather(forced, _ints([j]), _int(0)).output(0)
+            code = ops.reshape(ops.gather(forced, _ints([j]), _int(1)), _ints([-1]), False).output(0)
         else:
-            draw = ops.gather(draws, _ints([j]), _int(0))
-            code = _sample(logits.output(0), draw.output(0), temperature.output(0), top_k.output(0), top_p.output(0))
-        codes.append(code)
-        row = b.rows(f"{prefix}model.codec_embedding.{j}.weight", code)
-        embedded = ops.reshape(row, _ints([1, 1, -1]), False)
+            draw = ops.gather(draws, _ints([j]), _int(1))  # [B, 1]
+            code = _sample(logits.output(0), draw.output(0), temperature_rows, top_k.output(0), top_p_rows)
+        codes.append(ops.unsqueeze(code, column).output(0))
+        row = b.rows(f"{prefix}model.codec_embedding.{j}.weight", code)  # [B, H]
+        embedded = ops.unsqueeze(row, column)  # [B, 1, H]
         summed = ops.add(summed, embedded).output(0)
         if j < groups - 2:
             h = run_stack(to_predictor(embedded.output(0)), j + 2, 1)
@@ -339,9 +365,8 @@ def build_predictor_loop(
         logits_out = ops.result(ops.concat(all_logits, 0), name="logits")
         logits_out.output(0).get_tensor().set_names({"logits"})
         return ov.Model([logits_out, summed_out], [hidden, first, forced], "hearth_predictor_forced"), b
-    codes_out = ops.result(ops.concat(codes, 0), name="codes")
+    codes_out = ops.result(ops.concat(codes, 1), name="codes")
     codes_out.output(0).get_tensor().set_names({"codes"})
     inputs = [hidden, first, draws, temperature, top_k, top_p]
     model = ov.Model([codes_out, summed_out], inputs, "hearth_predictor_loop")
     return model, b
-

@@ -11,6 +11,7 @@ from ..checkpoint import Checkpoint, load_codec, load_talker
 from ..model.codec import CodecDecoder, CodecState
 from ..model.talker import Talker
 from ..sampling import SamplingOptions, pick
+from . import SequentialBatch
 
 __all__ = ["TorchLanguageModel", "TorchSession", "TorchVocoder"]
 
@@ -39,6 +40,9 @@ class TorchLanguageModel:
 
     def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> TorchSession:
         return TorchSession(self.talker, options, rng, prompt_length)
+
+    def batch(self, max_rows: int) -> SequentialBatch:
+        return SequentialBatch(self, max_rows)
 
     def warm_up(self) -> None:
         with torch.inference_mode():

@@ -1,0 +1,250 @@
+"""OpenVINO's batched path: the talker steps of many utterances in one call over a paged KV cache,
+and their predictor loops in one call.
+
+The talker's batched form (`build_talker(paged=True)`) lays the tokens of every row end to end,
+one token per graph row; OpenVINO's paged-attention transformation (the one its GenAI
+continuous-batching pipeline applies) replaces the per-request KV state with cache tensors split
+into fixed-size blocks, owned here: each row holds a list of blocks, and a call says, per row, how
+many positions it has already and which blocks hold them. So rows of any length run together, a
+new row's whole prompt can ride along with the others' single steps, and a finished row's blocks
+go straight to the next. The predictor loop needs no cache across frames: its rows are simply
+stacked (rows with different top-k go in separate calls, top-k being one number per call).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import torch
+
+from ..sampling import SamplingOptions
+from . import LMSession
+
+if TYPE_CHECKING:
+    from .openvino import OpenVINOLanguageModel
+
+__all__ = ["PagedBatch", "PagedRow", "paged_talker_model"]
+
+log = logging.getLogger(__name__)
+
+_START_BLOCKS_PER_ROW = 8  # the cache grows (doubling) when rows need more
+
+
+def paged_talker_model(path: str) -> Any:  # noqa: ANN401 - the runtime's own type
+    """The batched talker IR, read and transformed to paged attention."""
+    import openvino as ov
+    from openvino._offline_transformations import paged_attention_transformation
+
+    model = ov.Core().read_model(path)
+    paged_attention_transformation(model)
+    return model
+
+
+class PagedRow:
+    """One utterance in a `PagedBatch`: its blocks, position, last hidden state and sampling."""
+
+    def __init__(self, batch: PagedBatch, options: SamplingOptions, rng: torch.Generator | None):
+        self.batch = batch
+        self.rng = rng
+        self.position = 0
+        self.blocks: list[int] = []
+        self.hidden = np.zeros(0, np.float32)
+        self.closed = False
+        groups = batch.lm.config.talker.num_code_groups
+        vocab = batch.lm.config.talker.predictor.vocab_size
+        self.sample = options.sub_do_sample
+        self.draw_count = groups - 1
+        self.temperature = options.sub_temperature if self.sample else 1.0
+        self.top_k = min(options.sub_top_k or vocab, vocab) if self.sample else 1
+        self.top_p = options.sub_top_p if self.sample else 1.0
+
+    def draws(self) -> np.ndarray:
+        if self.sample:
+            return torch.rand(self.draw_count, generator=self.rng).numpy()[None]
+        return np.zeros((1, self.draw_count), np.float32)
+
+    # LMSession, one row at a time (the batcher calls the batch instead)
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return _one(self.batch.talker([self], [embeds], [True]))
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        return _one(self.batch.talker([self], [embeds], [False]))
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        return _one(self.batch.predict([self], [cb0]))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.batch._free(self.blocks)
+            self.blocks = []
+
+
+def _own(batch: PagedBatch, sessions: list[LMSession]) -> list[PagedRow]:
+    rows = [s for s in sessions if isinstance(s, PagedRow) and s.batch is batch]
+    if len(rows) != len(sessions):
+        raise ValueError("a batch steps only the rows it opened")
+    return rows
+
+
+def _one(results: list[Any]) -> Any:  # noqa: ANN401
+    if isinstance(results[0], BaseException):
+        raise results[0]
+    return results[0]
+
+
+class PagedBatch:
+    """`LMBatch` for OpenVINO: one infer request of the paged talker and one of the predictor loop."""
+
+    def __init__(self, lm: OpenVINOLanguageModel, max_rows: int):
+        self.lm = lm
+        self.max_rows = max_rows
+        compiled = lm.paged_talker()
+        self.request = compiled.create_infer_request()
+        self.predictor = lm.predictor.create_infer_request()
+        self._names = {i.get_any_name() for i in compiled.inputs}
+        self._caches = [
+            (i.get_any_name(), i.get_element_type(), [d.get_length() for d in list(i.get_partial_shape())[1:]])
+            for i in compiled.inputs if i.get_any_name().startswith(("key_cache.", "value_cache."))
+        ]
+        # Blocks hold this many positions: the value cache's third dimension (the key cache's may
+        # carry quantisation parameters in extra rows).
+        self.block = next(shape[1] for name, _, shape in self._caches if name.startswith("value_cache."))
+        self._lock = threading.Lock()
+        self._capacity = 0
+        self._free_blocks: list[int] = []
+        self._grow(max_rows * _START_BLOCKS_PER_ROW)
+
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> PagedRow:
+        return PagedRow(self, options, rng)
+
+    def close(self) -> None:
+        pass
+
+    # -- blocks ----------------------------------------------------------------------------------------
+
+    def _grow(self, capacity: int) -> None:
+        import openvino as ov
+
+        old = self._capacity
+        for name, kind, shape in self._caches:
+            tensor = ov.Tensor(kind, [capacity, *shape])
+            if old:
+                tensor.data[:old] = self.request.get_tensor(name).data[:old]
+            self.request.set_tensor(name, tensor)
+        self._free_blocks.extend(range(old, capacity))
+        self._capacity = capacity
+        if old:
+            log.debug("paged KV cache grown to %d blocks of %d positions", capacity, self.block)
+
+    def _reserve(self, row: PagedRow, positions: int) -> None:
+        need = -(-positions // self.block) - len(row.blocks)
+        if need <= 0:
+            return
+        with self._lock:
+            if len(self._free_blocks) < need:
+                self._grow(max(2 * self._capacity, self._capacity + need))
+            row.blocks.extend(self._free_blocks[:need])
+            del self._free_blocks[:need]
+
+    def _free(self, blocks: list[int]) -> None:
+        with self._lock:
+            self._free_blocks.extend(blocks)
+
+    # -- calls -----------------------------------------------------------------------------------------
+
+    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
+               ) -> list[torch.Tensor | BaseException]:
+        try:
+            return self._talker(_own(self, rows), embeds)
+        except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
+            return [e] * len(rows)
+
+    def _talker(self, rows: list[PagedRow], embeds: list[torch.Tensor]) -> list[torch.Tensor | BaseException]:
+        rotary = self.lm.rotary
+        tokens: list[np.ndarray] = []
+        cos: list[np.ndarray] = []
+        sin: list[np.ndarray] = []
+        positions: list[int] = []
+        past: list[int] = []
+        select: list[int] = []
+        blocks: list[int] = []
+        begins, block_begins = [0], [0]
+        longest = 0
+        for row, x in zip(rows, embeds, strict=True):
+            if row.closed:
+                raise RuntimeError("this language-model row is closed")
+            n = x.shape[1]
+            self._reserve(row, row.position + n)
+            tokens.append(x[0].to(torch.float32).numpy())
+            c, s = rotary.get(row.position, n, torch.float32)
+            cos.append(c.numpy())
+            sin.append(s.numpy())
+            positions.extend(range(row.position, row.position + n))
+            past.append(row.position)
+            begins.append(begins[-1] + n)
+            select.append(begins[-1] - 1)
+            used = -(-(row.position + n) // self.block)
+            blocks.extend(row.blocks[:used])
+            block_begins.append(len(blocks))
+            longest = max(longest, row.position + n)
+        inputs = {
+            "inputs_embeds": np.concatenate(tokens),
+            "cos": np.concatenate(cos)[:, None, None],
+            "sin": np.concatenate(sin)[:, None, None],
+            "select": np.array(select, np.int64),
+            "past_lens": np.array(past, np.int32),
+            "subsequence_begins": np.array(begins, np.int32),
+            "block_indices": np.array(blocks, np.int32),
+            "block_indices_begins": np.array(block_begins, np.int32),
+            "max_context_len": np.int32(longest),
+            "position_ids": np.array(positions, np.int64),
+        }
+        self.request.infer({k: v for k, v in inputs.items() if k in self._names})
+        hidden = self.request.get_tensor("hidden").data
+        logits = self.request.get_tensor("logits").data
+        out: list[torch.Tensor | BaseException] = []
+        for i, (row, x) in enumerate(zip(rows, embeds, strict=True)):
+            row.position += x.shape[1]
+            row.hidden = hidden[i : i + 1].copy()
+            out.append(torch.from_numpy(logits[i : i + 1].copy()))
+        return out
+
+    def predict(self, sessions: list[LMSession], cb0: list[int]
+                ) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+        rows = _own(self, sessions)
+        out: list[tuple[list[int], torch.Tensor] | BaseException] = [RuntimeError("not computed")] * len(rows)
+        by_top_k: dict[int, list[int]] = {}
+        for i, row in enumerate(rows):
+            by_top_k.setdefault(row.top_k, []).append(i)
+        for top_k, members in by_top_k.items():
+            try:
+                results = self._predict([rows[i] for i in members], [cb0[i] for i in members], top_k)
+            except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
+                for i in members:
+                    out[i] = e
+                continue
+            for i, result in zip(members, results, strict=True):
+                out[i] = result
+        return out
+
+    def _predict(self, rows: list[PagedRow], cb0: list[int], top_k: int) -> list[tuple[list[int], torch.Tensor]]:
+        for row in rows:
+            if row.closed:
+                raise RuntimeError("this language-model row is closed")
+        first = self.lm.embed_codec(cb0).numpy().reshape(len(rows), 1, -1)
+        req = self.predictor
+        req.infer({
+            "hidden": np.concatenate([r.hidden for r in rows]),
+            "first": first,
+            "draws": np.concatenate([r.draws() for r in rows]),
+            "temperature": np.array([r.temperature for r in rows], np.float32),
+            "top_k": np.int64(top_k),
+            "top_p": np.array([r.top_p for r in rows], np.float32),
+        })
+        codes = req.get_tensor("codes").data.tolist()
+        summed = req.get_tensor("summed").data
+        return [(codes[i], torch.from_numpy(summed[i : i + 1].copy())) for i in range(len(rows))]

@@ -1,0 +1,310 @@
+"""Batched streams: several utterances stepped together, frame by frame, on one thread.
+
+On a CPU one stream's frame is bound by memory bandwidth: the talker's weights are read once per
+frame and the predictor's fifteen times, while the cores mostly wait. Rows stepped together share
+those reads. The batcher loops: it takes every row that can compute its next frame (its prompt,
+or its next text row, is known, and its consumer has room), runs the talker once for all of them
+(a new row's prompt rides along: it joins at the next frame boundary), samples each row's
+codebook 0, and runs the predictor once for all. A row leaves as soon as it ends, and the next
+waiting utterance takes its place (continuous batching). A row that waits for text or for its
+consumer is simply left out of the next call; nobody waits for it.
+
+Each row keeps its own session (caches, position), sampling generator, history and frame budget,
+and the per-frame logic is `FrameGenerator`'s own. So a row's codes are the ones it would have
+alone whenever the backend's batch computes each row as it would alone (the torch reference's
+does; OpenVINO's batched kernels round differently, see `hearth bench --streams`).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import deque
+from collections.abc import Iterator
+
+import torch
+
+from .backends import LanguageModel, LMBatch, LMSession
+from .generate import FrameGenerator
+
+__all__ = ["FrameBatcher"]
+
+log = logging.getLogger(__name__)
+
+_POLL_S = 0.05  # how often a consumer waiting for frames checks whether its stream was stopped
+
+
+class _Row:
+    """One utterance in the batcher. Fields are guarded by the batcher's lock, except `session`
+    and `summed`, which only the batcher's thread touches."""
+
+    def __init__(self, gen: FrameGenerator):
+        self.gen = gen
+        self.session: LMSession | None = None  # opened with its prefill
+        self.summed: torch.Tensor | None = None  # the last frame's summed embedding
+        self.frames: deque[torch.Tensor] = deque()  # made, not yet taken by the consumer
+        self.done = False  # no more frames will be made (the stop reason is in gen.stats)
+        self.error: BaseException | None = None
+        self.abandoned = False  # the consumer has gone
+        self.idle = False  # waiting for text (told to the utterance's turn)
+        self.starving = False  # waiting for text, and the consumer not yet told
+        self.joined = 0.0
+
+
+class FrameBatcher:
+    """Steps up to `max_rows` utterances together (see the module). `run(gen)` is what a batched
+    `FrameGenerator` iterates; rows beyond `max_rows` wait, in order, for a place.
+
+    `ahead_frames` bounds the frames made but not taken per row: a consumer that is slow (or busy
+    decoding) costs the others nothing, its row just sits out until it has taken some.
+    """
+
+    def __init__(self, lm: LanguageModel, max_rows: int, ahead_frames: int = 10):
+        if max_rows < 1:
+            raise ValueError("max_rows must be at least 1")
+        self.lm = lm
+        self.max_rows = max_rows
+        self.ahead_frames = max(1, ahead_frames)
+        self._cond = threading.Condition()
+        self._waiting: deque[_Row] = deque()
+        self._rows: list[_Row] = []
+        self._closed = False
+        self._broken: BaseException | None = None
+        self._thread: threading.Thread | None = None
+        self.calls = 0  # talker calls made (with `rows_stepped`: the mean batch size)
+        self.rows_stepped = 0
+
+    # -- the consumer's side (the thread iterating a batched FrameGenerator) ---------------------------
+
+    def run(self, gen: FrameGenerator) -> Iterator[torch.Tensor]:
+        row = _Row(gen)
+        gen.embeds.watch(self._wake)
+        with self._cond:
+            if self._closed or self._broken is not None:
+                raise RuntimeError("the batcher is closed" if self._broken is None
+                                   else f"the batcher failed: {self._broken}")
+            row.joined = time.perf_counter()
+            self._waiting.append(row)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="hearth-batch", daemon=True)
+                self._thread.start()
+            self._cond.notify_all()
+        try:
+            while True:
+                frame = None
+                with self._cond:
+                    while True:
+                        if row.frames:
+                            frame = row.frames.popleft()
+                            self._cond.notify_all()  # room: the row may compute again
+                            break
+                        if row.error is not None:
+                            raise row.error
+                        if row.done:
+                            return
+                        if gen.stopped is not None and gen.stopped():
+                            gen.stats.stop_reason = "closed"
+                            return
+                        if row.starving:
+                            row.starving = False
+                            break
+                        self._cond.wait(_POLL_S)
+                if frame is None:  # waiting for text: the frames made so far go out now
+                    if gen.on_starve is not None:
+                        gen.on_starve()
+                    continue
+                yield frame
+        finally:
+            with self._cond:
+                row.abandoned = True
+                self._cond.notify_all()
+
+    def _wake(self) -> None:
+        with self._cond:
+            self._cond.notify_all()
+
+    def close(self) -> None:
+        """End every row (its consumer sees the end, stop reason "closed") and stop the thread."""
+        with self._cond:
+            self._closed = True
+            self._cond.notify_all()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=30)
+
+    def rows(self) -> int:
+        """Rows being stepped now (waiting ones not counted)."""
+        with self._cond:
+            return len(self._rows)
+
+    # -- the batcher's thread --------------------------------------------------------------------------
+
+    def _loop(self) -> None:
+        batch: LMBatch | None = None
+        try:
+            batch = self.lm.batch(self.max_rows)
+            while self._cycle(batch):
+                pass
+        except BaseException as e:  # a bug or a runtime failure here must not leave consumers waiting
+            log.exception("the batcher stopped")
+            with self._cond:
+                self._broken = e
+                for row in [*self._rows, *self._waiting]:
+                    row.error = e
+        finally:
+            with self._cond:
+                for row in [*self._rows, *self._waiting]:
+                    if not row.done:
+                        row.gen.stats.stop_reason = row.gen.stats.stop_reason or "closed"
+                        row.done = True
+                    self._close_session(row)
+                self._rows.clear()
+                self._waiting.clear()
+                self._cond.notify_all()
+            if batch is not None:
+                batch.close()
+
+    def _cycle(self, batch: LMBatch) -> bool:
+        """One step of every row that can take one; False once closed."""
+        while True:
+            told: list[tuple[_Row, bool]] = []
+            with self._cond:
+                if self._closed:
+                    return False
+                self._retire()
+                while self._waiting and len(self._rows) < self.max_rows:
+                    row = self._waiting.popleft()
+                    if not row.abandoned:
+                        self._rows.append(row)
+                work = []
+                for row in self._rows:
+                    state = self._state(row)
+                    waits_for_text = state == "text"
+                    if waits_for_text != row.idle:
+                        row.idle = waits_for_text
+                        told.append((row, waits_for_text))
+                        if waits_for_text:
+                            row.starving = True
+                            self._cond.notify_all()
+                    if state == "go":
+                        work.append(row)
+                if not work and not told:
+                    self._cond.wait()
+            for row, idle in told:  # outside the lock: a turn takes the scheduler's lock
+                if row.gen.turn is not None:
+                    row.gen.turn.waiting(idle)
+            if work:
+                self._step(batch, work)
+                return True
+
+    def _state(self, row: _Row) -> str:
+        """Under the lock: "go" (can compute its next frame), "text" (waits for text) or "full"
+        (its consumer has not taken enough)."""
+        gen = row.gen
+        if row.session is None:
+            return "go" if gen.embeds.started() else "text"
+        if len(row.frames) >= self.ahead_frames:
+            return "full"
+        return "go" if gen._input_ready() else "text"
+
+    def _retire(self) -> None:
+        """Under the lock: rows whose consumer has gone leave (their sessions close)."""
+        for row in [r for r in self._rows if r.abandoned]:
+            self._rows.remove(row)
+            self._close_session(row)
+
+    def _close_session(self, row: _Row) -> None:
+        if row.session is not None:
+            try:
+                row.session.close()
+            except Exception:  # noqa: BLE001 - closing must not take the others down
+                log.exception("closing a row's session failed")
+            row.session = None
+
+    def _end(self, row: _Row, reason: str | None = None, error: BaseException | None = None) -> None:
+        """A row ends (its stop reason, or its own failure); the others go on."""
+        with self._cond:
+            if error is not None:
+                row.error = error
+            else:
+                row.gen.stats.stop_reason = reason or "closed"
+            row.done = True
+            if row in self._rows:
+                self._rows.remove(row)
+            self._close_session(row)
+            self._cond.notify_all()
+
+    def _step(self, batch: LMBatch, work: list[_Row]) -> None:
+        t0 = time.perf_counter()
+        rows: list[_Row] = []
+        inputs: list[torch.Tensor] = []
+        prefill: list[bool] = []
+        with torch.inference_mode():
+            for row in work:
+                gen = row.gen
+                try:
+                    if row.session is None:
+                        if not gen.embeds.prefill_ready():  # (does not wait: `started` said so)
+                            self._end(row, gen._empty_reason())
+                            continue
+                        prompt = gen.embeds.prefill
+                        assert prompt is not None
+                        row.session = batch.open(gen.opts, gen.rng, prompt.shape[1])
+                        x, first = prompt, True
+                    else:
+                        assert row.summed is not None
+                        step_input = gen._next_input(row.summed)
+                        if step_input is None:  # live text, cancelled
+                            self._end(row, "closed")
+                            continue
+                        x, first = step_input, False
+                except Exception as e:  # noqa: BLE001 - this row fails, the others go on
+                    self._end(row, error=e)
+                    continue
+                rows.append(row)
+                inputs.append(x)
+                prefill.append(first)
+            if not rows:
+                return
+            sessions = [r.session for r in rows]
+            logits = batch.talker(sessions, inputs, prefill)  # type: ignore[arg-type]
+            t1 = time.perf_counter()
+            self.calls += 1
+            self.rows_stepped += len(rows)
+            go: list[_Row] = []
+            for row, result, first in zip(rows, logits, prefill, strict=True):
+                gen = row.gen
+                if first:
+                    gen.stats.prefill_s = t1 - row.joined
+                else:
+                    gen.stats.talker_s += t1 - t0
+                try:
+                    if isinstance(result, BaseException):
+                        raise result
+                    gen._sampled(result)
+                    reason = gen._stopping()
+                except Exception as e:  # noqa: BLE001 - as above
+                    self._end(row, error=e)
+                    continue
+                if reason is not None:
+                    self._end(row, reason)
+                    continue
+                go.append(row)
+            if not go:
+                return
+            predicted = batch.predict([r.session for r in go], [r.gen._cb0 for r in go])  # type: ignore[misc]
+            t2 = time.perf_counter()
+            failed: list[tuple[_Row, BaseException]] = []
+            with self._cond:
+                for row, frame in zip(go, predicted, strict=True):
+                    row.gen.stats.predictor_s += t2 - t1
+                    if isinstance(frame, BaseException):
+                        failed.append((row, frame))
+                        continue
+                    rest, summed = frame
+                    row.summed = summed
+                    row.frames.append(row.gen._frame(rest))
+                self._cond.notify_all()
+        for row, error in failed:
+            self._end(row, error=error)
