@@ -74,6 +74,7 @@ class FrameBatcher:
         self._thread: threading.Thread | None = None
         self.calls = 0  # talker calls made (with `rows_stepped`: the mean batch size)
         self.rows_stepped = 0
+        self.joined_mid_batch = 0  # rows whose prompt went in one call with other rows' steps
 
     # -- the consumer's side (the thread iterating a batched FrameGenerator) ---------------------------
 
@@ -267,6 +268,8 @@ class FrameBatcher:
                 prefill.append(first)
             if not rows:
                 return
+            if any(prefill) and not all(prefill):
+                self.joined_mid_batch += sum(prefill)
             sessions = [r.session for r in rows]
             logits = batch.talker(sessions, inputs, prefill)  # type: ignore[arg-type]
             t1 = time.perf_counter()

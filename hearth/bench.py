@@ -43,6 +43,8 @@ class BenchSettings:
     live_wps: float | None = None  # also measure a live utterance fed this many words per second
     agent_rates: tuple[float, ...] = ()  # also measure voice-agent turns with an LLM at these tokens per second
     agent_turns: int = 4
+    streams: tuple[int, ...] = ()  # measure this many concurrent requests (each count in turn) instead
+    max_batch: int | None = None  # rows stepped together with --streams (None: as many as the streams)
 
     @property
     def uses_openvino(self) -> bool:
@@ -101,6 +103,12 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     engine = load(model, progress=False, **s.backend)
     load_engine_s = time.perf_counter() - t
     load_s = _process_age_s() - setup_s
+    if s.streams:
+        out = {"engine": "hearth", "load_s": load_s, "load_engine_s": load_engine_s,
+               "backend": engine.backend.describe(), "weights_mb": engine.backend.weights_mb(),
+               "streams": [run_streams(engine, s, n) for n in s.streams]}
+        engine.close()
+        return out
     options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
     runs = []
     for i in range(s.runs + 1):  # the first run warms up
@@ -227,6 +235,98 @@ def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, An
             row["barge_in_stop_max_s"] = max(stops) if stops else None
             out[f"{rate:g}"] = row
     return out
+
+
+STREAM_TEXTS = [
+    ("Hearth speaks for the small machine in the corner, and it starts within a third of a second.", "ryan",
+     "english"),
+    ("The kitchen timer is done, and the oven can be switched off now.", "serena", "english"),
+    ("Guten Morgen, heute bleibt es trocken und am Nachmittag scheint die Sonne.", "aiden", "german"),
+    ("今天下午三点有一个会议，请提前十分钟到达会议室。", "vivian", "chinese"),
+]
+
+
+def _rss_mb() -> tuple[float, float]:
+    """(current, peak since the last reset) resident set size of this process, from /proc."""
+    fields = {}
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                if key in ("VmRSS", "VmHWM"):
+                    fields[key] = int(value.split()[0]) / 1024
+    except OSError:
+        pass
+    return fields.get("VmRSS", float("nan")), fields.get("VmHWM", _peak_rss_mb())
+
+
+def _reset_peak_rss() -> None:
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")  # resets VmHWM to the current RSS (Linux)
+    except OSError:
+        pass
+
+
+def run_streams(engine: Any, s: BenchSettings, n: int) -> dict[str, Any]:
+    """`n` requests at once through the scheduler (as `hearth serve` runs them), each a different
+    voice and text of `s.frames` frames, taken as fast as they come; warm-up, then `s.runs` runs.
+    Throughput is seconds of audio made per wall second, all streams together."""
+    import threading
+
+    from .scheduler import Scheduler
+
+    batch = s.max_batch or n
+    runs: list[dict[str, Any]] = []
+    _reset_peak_rss()
+    with Scheduler(engine, max_active=n, max_waiting=n, max_batch=batch) as scheduler:
+        for i in range(s.runs + 1):  # the first run warms up
+            results: list[dict[str, Any]] = [{} for _ in range(n)]
+
+            def take(k: int, request: Any, t0: float, results: list[dict[str, Any]]) -> None:
+                first, samples = None, 0
+                for chunk in request:
+                    if first is None and chunk.frames:
+                        first = time.perf_counter() - t0
+                    samples += len(chunk.samples)
+                results[k] = {"ttfa_s": first, "wall_s": time.perf_counter() - t0,
+                              "audio_s": samples / engine.sample_rate, "errors": len(request.errors)}
+
+            t0 = time.perf_counter()
+            threads = []
+            for k in range(n):
+                text, voice, language = STREAM_TEXTS[k % len(STREAM_TEXTS)]
+                request = scheduler.submit(text, voice, language, greedy=True, max_new_tokens=s.frames + 1,
+                                           budget=None, split=False, chunk_frames=s.chunk_frames,
+                                           first_chunk_frames=s.first_chunk_frames)
+                thread = threading.Thread(target=take, args=(k, request, t0, results), daemon=True)
+                thread.start()
+                threads.append(thread)
+            for thread in threads:
+                thread.join()
+            wall = time.perf_counter() - t0
+            if i:
+                runs.append({"wall_s": wall, "streams": results})
+            print(f"hearth bench: {n} stream(s), run {i}{' (warm-up)' if not i else ''}: {wall:.1f} s",
+                  file=sys.stderr)
+        calls, rows = (scheduler._batcher.calls, scheduler._batcher.rows_stepped) if scheduler._batcher else (0, 0)
+    rss, peak = _rss_mb()
+    ttfa = [r["ttfa_s"] for run in runs for r in run["streams"] if r["ttfa_s"] is not None]
+    return {
+        "streams": n,
+        "max_batch": batch,
+        "throughput_x_realtime": statistics.median(
+            sum(r["audio_s"] for r in run["streams"]) / run["wall_s"] for run in runs),
+        "ttfa_s": statistics.median(ttfa) if ttfa else None,
+        "ttfa_p95_s": _p95(ttfa) if ttfa else None,
+        "rtf": statistics.median(r["wall_s"] / r["audio_s"] for run in runs for r in run["streams"] if r["audio_s"]),
+        "audio_s_per_stream": statistics.median(r["audio_s"] for run in runs for r in run["streams"]),
+        "errors": sum(r["errors"] for run in runs for r in run["streams"]),
+        "mean_rows_per_step": rows / calls if calls else 1.0,
+        "rss_mb": rss,
+        "peak_rss_mb": peak,
+        "runs": len(runs),
+    }
 
 
 def _median_or_none(values: list[float]) -> float | None:
@@ -379,6 +479,20 @@ def format_table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def format_streams(result: dict[str, Any]) -> str:
+    lines = [f"{'streams':>8}{'batch':>7}{'x realtime':>12}{'first audio p50':>17}{'p95':>8}{'RTF/stream':>12}"
+             f"{'rows/step':>11}{'RSS MB':>9}"]
+    for r in result["streams"]:
+        ttfa = "-" if r["ttfa_s"] is None else f"{r['ttfa_s']:.3f}"
+        p95 = "-" if r["ttfa_p95_s"] is None else f"{r['ttfa_p95_s']:.3f}"
+        lines.append(f"{r['streams']:>8}{r['max_batch']:>7}{r['throughput_x_realtime']:>12.2f}{ttfa:>17}{p95:>8}"
+                     f"{r['rtf']:>12.2f}{r['mean_rows_per_step']:>11.2f}{r['peak_rss_mb']:>9.0f}")
+    b = result.get("backend", {})
+    if b:
+        lines.append("hearth backend: " + ", ".join(f"{k}={v}" for k, v in b.items() if v is not None))
+    return "\n".join(lines)
+
+
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
     t = time.perf_counter()
     model = Path(s.model) if s.model else bench_checkpoint()
@@ -391,6 +505,13 @@ def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
                               "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames}
     result["hearth"] = run_hearth(s, model, setup_s)
     result.update({k: v for k, v in result["hearth"].items() if k != "engine"})
+    if s.streams:
+        if as_json:
+            json.dump(result, sys.stdout)
+            sys.stdout.write("\n")
+        else:
+            print(format_streams(result))
+        return 0
     if compare_official:
         print("hearth bench: running the official package for comparison ...", file=sys.stderr)
         ref = run_official(s, model)

@@ -34,3 +34,19 @@ def test_bench_table(tiny_dir):
     assert "first audio, median (s)" in r.stdout and "real-time factor" in r.stdout
     assert "live text at 40 words/s: first audio" in r.stdout
     assert "hearth backend: backend=openvino, weights=int8" in r.stdout  # the default path is measured
+
+
+def test_bench_streams_json(tiny_dir):
+    """`--streams 1,3`: each count's throughput, per-stream first audio and RTF, memory and batch size."""
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "6", "--runs", "1",
+           "--streams", "1,3", "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert [s["streams"] for s in data["streams"]] == [1, 3]
+    for s in data["streams"]:
+        for key in ("throughput_x_realtime", "ttfa_s", "ttfa_p95_s", "rtf", "peak_rss_mb", "rss_mb"):
+            assert s[key] > 0, key
+        assert s["errors"] == 0 and s["audio_s_per_stream"] == 6 * 0.08  # every stream speaks --frames frames
+        assert s["max_batch"] == s["streams"]
+    assert data["streams"][1]["mean_rows_per_step"] > 1  # three streams really were stepped together

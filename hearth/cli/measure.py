@@ -32,6 +32,11 @@ def add_parsers(sub: Any) -> None:
                             "(comma-separated, e.g. 5,12.5,50): first token to first audio, live and "
                             "sentence-at-a-time, gaps, barge-in")
     bench.add_argument("--turns", type=count(), default=4, help="agent turns per rate and pipeline (default 4)")
+    bench.add_argument("--streams", type=_counts, default=(), metavar="N[,N...]",
+                       help="measure N requests at once through the scheduler, batched (e.g. 1,2,4,8): "
+                            "throughput in seconds of audio per second, and each stream's first audio and RTF")
+    bench.add_argument("--max-batch", type=count(), default=None,
+                       help="with --streams: most rows stepped together (default: as many as the streams)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=_bench)
 
@@ -67,6 +72,16 @@ def _rates(text: str) -> tuple[float, ...]:
     return rates
 
 
+def _counts(text: str) -> tuple[int, ...]:
+    try:
+        counts = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected stream counts such as 1,2,4,8, got {text!r}") from None
+    if not counts or any(not 1 <= n <= 64 for n in counts):
+        raise argparse.ArgumentTypeError(f"stream counts must be from 1 to 64, got {text!r}")
+    return counts
+
+
 def _check_model(model: str | None) -> None:
     if model is not None:
         open_checkpoint(model)  # JSON only: a wrong path fails now, with the command that fetches one
@@ -83,7 +98,7 @@ def _bench(args: argparse.Namespace) -> int:
     settings = BenchSettings(
         model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
         first_chunk_frames=args.first_chunk_frames, text=args.text or SENTENCE, backend=flags, live_wps=args.live,
-        agent_rates=args.agent, agent_turns=args.turns,
+        agent_rates=args.agent, agent_turns=args.turns, streams=args.streams, max_batch=args.max_batch,
     )
     return main_bench(settings, args.compare_official, args.json)
 

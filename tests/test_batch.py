@@ -1,0 +1,195 @@
+"""Batched streams: the scheduler steps several sentences together (`Scheduler(max_batch=B)`).
+
+With the torch reference every stream's codes, greedy or seeded, must equal its solo codes however
+the batch changes around it: rows joining and leaving mid-batch, a neighbour cancelled, a
+neighbour failing. On OpenVINO the batched talker runs over a paged KV cache: with fp32 weights
+(and so an fp32 cache) each row's logits must follow its solo session's to float rounding, which
+checks the block tables and positions. Codes are not compared there: a rounding difference can flip
+a sample. How often int8's batched rows differ from solo is measured (`hearth bench --streams`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import torch
+from faults import failing_sessions, failing_vocoder
+
+import hearth
+from hearth.backends import ov_paged
+from hearth.scheduler import Scheduler
+
+# Different lengths and sentence counts, so rows end at different frames and others join mid-batch.
+REQUESTS = [
+    ("The first stream. It says two things.", "ryan", "english", 11, 12),
+    ("Zweiter Strom hier. Noch ein Satz. Und ein dritter.", "aiden", "german", 22, 7),
+    ("第三个。很短。", "vivian", "chinese", None, 10),  # greedy
+    ("A fourth voice joins later, once a place is free.", "serena", "english", 44, 16),
+    ("Cinquième flux. Fin.", "eric", "french", 55, 5),
+]
+
+
+def solo(engine, text, voice, language, seed, frames, text_mode="whole"):
+    return engine.generate_codes(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=frames,
+                                 text_mode=text_mode).codes
+
+
+def run_all(scheduler, requests, delays=(0.0, 0.01, 0.0, 0.02, 0.005)):
+    """Submit every request at once, each taken by its own consumer at its own pace."""
+    submitted = [scheduler.submit(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=frames,
+                                  keep_codes=True) for text, voice, language, seed, frames in requests]
+    errors: list[BaseException] = []
+
+    def take(request, delay):
+        try:
+            for _ in request:
+                time.sleep(delay)
+        except BaseException as e:  # noqa: BLE001 - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=take, args=(r, d)) for r, d in zip(submitted, delays, strict=False)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert not errors, errors
+    return submitted
+
+
+def assert_solo(engine, submitted, requests, skip=()):
+    for k, (request, (_, voice, language, _seed, frames)) in enumerate(zip(submitted, requests, strict=True)):
+        if k in skip:
+            continue
+        assert request.status == "done" and not request.errors, (k, request.errors)
+        for s in request.sentences:
+            assert torch.equal(s.codes, solo(engine, s.text, voice, language, s.seed, frames)), (k, s.text)
+
+
+def test_each_batched_stream_equals_its_solo_codes(engine):
+    with Scheduler(engine, max_batch=3) as scheduler:
+        submitted = run_all(scheduler, REQUESTS)
+        batcher = scheduler._batcher
+        assert batcher is not None
+        assert batcher.rows_stepped / batcher.calls > 1.5  # the rows really were stepped together
+        assert batcher.joined_mid_batch > 0  # and some joined while others were mid-sentence
+    assert_solo(engine, submitted, REQUESTS)
+
+
+def test_cancelling_one_batched_stream_leaves_the_others_untouched(engine):
+    with Scheduler(engine, max_batch=3) as scheduler:
+        doomed = scheduler.submit("One. Two. Three. Four. Five.", "dylan", seed=5, max_new_tokens=40)
+        first = doomed.get(timeout=120)
+        assert first is not None
+        others = [scheduler.submit(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=frames,
+                                   keep_codes=True) for text, voice, language, seed, frames in REQUESTS[:2]]
+        for _ in range(2):  # the others are under way beside it
+            assert others[0].get(timeout=120) is not None
+        t0 = time.monotonic()
+        doomed.cancel()
+        assert doomed.get(timeout=5) is None and time.monotonic() - t0 < 2.0
+        assert doomed.status == "cancelled"
+        for request in others:
+            list(request)
+    assert_solo(engine, others, REQUESTS[:2])
+
+
+def test_a_fault_in_one_batched_stream_fails_that_sentence_only(engine, monkeypatch):
+    failing_sessions(engine, monkeypatch, "step", at=25, error=RuntimeError("injected fault"))
+    with Scheduler(engine, max_batch=3) as scheduler:
+        submitted = run_all(scheduler, REQUESTS[:3])
+    failed = [(k, s) for k, r in enumerate(submitted) for s in r.sentences if s.status == "failed"]
+    assert len(failed) == 1 and "injected fault" in failed[0][1].error
+    k, sentence = failed[0]
+    for i, (request, (_, voice, language, _seed, frames)) in enumerate(zip(submitted, REQUESTS[:3], strict=True)):
+        assert request.status == "done"
+        for s in request.sentences:
+            if (i, s.index) != (k, sentence.index):  # every other sentence, on every stream, is whole
+                assert s.status == "done"
+                assert torch.equal(s.codes, solo(engine, s.text, voice, language, s.seed, frames))
+
+
+def test_batched_live_request_waits_for_text_without_holding_up_the_batch(engine):
+    """A live sentence waiting for text sits out; the others are stepped meanwhile; its codes equal
+    the whole text's in the interleaved mode."""
+    text = "Let us walk down to the river and back before the rain comes in."
+    kwargs = dict(seed=4, max_new_tokens=14, text_mode="interleaved")
+    expected = solo(engine, text, "ryan", "english", 4, 14, text_mode="interleaved")
+    with Scheduler(engine, max_batch=2) as scheduler:
+        live = scheduler.open("ryan", "english", keep_codes=True, **kwargs)
+        live.push("Let us walk down to the")
+        deadline = time.monotonic() + 60
+        while not live.sentences and time.monotonic() < deadline:
+            time.sleep(0.01)
+        others = run_all(scheduler, REQUESTS[:2])  # done while the live one waits for its text
+        assert live.sentences[0].status == "generating"
+        live.push(text[len("Let us walk down to the") :])
+        live.end()
+        list(live)
+    assert torch.equal(live.sentences[0].codes, expected)
+    assert_solo(engine, others, REQUESTS[:2])
+
+
+def test_openvino_paged_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch):
+    """The paged talker's bookkeeping (blocks, positions, prompts joining beside single steps, the
+    cache growing while rows run) against each row's solo session on the same inputs. fp32 weights
+    and cache, so only summation order differs: the logits must agree to float rounding, where a
+    wrong block or position would change them completely. The predictor's rows must give the
+    solo codes and summed embeddings."""
+    monkeypatch.setattr(ov_paged, "_START_BLOCKS_PER_ROW", 1)  # so the cache must grow mid-batch
+    engine = hearth.load(tiny_dir, weights="fp32")
+    try:
+        lm = engine.lm
+        hidden = engine.config.talker.stack.hidden_size
+        options = engine.sampling()
+        gen = torch.Generator().manual_seed(3)
+        batch = lm.batch(4)
+        starts, prompts = [0, 0, 5, 40], [3, 17, 9, 60]  # frame at which each row joins, prompt length
+        rows: dict[int, tuple] = {}
+        with torch.inference_mode():
+            for frame in range(90):
+                for k, start in enumerate(starts):
+                    if start == frame:
+                        rows[k] = (batch.open(options, torch.Generator().manual_seed(k), prompts[k]),
+                                   lm.session(options, torch.Generator().manual_seed(k), prompts[k]), True)
+                live = sorted(rows)
+                inputs = [torch.randn(1, prompts[k] if rows[k][2] else 1, hidden, generator=gen) for k in live]
+                got = batch.talker([rows[k][0] for k in live], inputs, [rows[k][2] for k in live])
+                for k, x, logits in zip(live, inputs, got, strict=True):
+                    paged, solo_session, first = rows[k]
+                    want = solo_session.prefill(x) if first else solo_session.step(x)
+                    assert not isinstance(logits, BaseException), logits
+                    torch.testing.assert_close(logits, want, rtol=1e-4, atol=1e-4 * float(want.abs().max()))
+                    rows[k] = (paged, solo_session, False)
+                cb0 = [int(torch.randint(0, 2048, (1,), generator=gen)) for _ in live]
+                predicted = batch.predict([rows[k][0] for k in live], cb0)
+                for k, code, result in zip(live, cb0, predicted, strict=True):
+                    solo_codes, solo_summed = rows[k][1].predict(code)
+                    codes, summed = result
+                    assert codes == solo_codes
+                    torch.testing.assert_close(summed, solo_summed, rtol=1e-4, atol=1e-4)
+                if frame == 70:  # a row leaves; its blocks serve the others
+                    rows.pop(1)[0].close()
+        assert batch._capacity > 4  # it grew from one block per row
+    finally:
+        engine.close()
+
+
+def test_openvino_int8_batched_streams_isolate_a_vocoder_fault(fast_engine, monkeypatch):
+    failing_vocoder(fast_engine, monkeypatch, at=4, error=RuntimeError("injected vocoder fault"))
+    with Scheduler(fast_engine, max_batch=3) as scheduler:
+        submitted = run_all(scheduler, REQUESTS[:3])
+    failed = [s for r in submitted for s in r.sentences if s.status == "failed"]
+    assert len(failed) == 1 and "injected vocoder fault" in failed[0].error
+    assert all(r.status == "done" for r in submitted)
+    for r, (_, _, _, _, frames) in zip(submitted, REQUESTS[:3], strict=True):
+        for s in r.sentences:
+            if s.status != "failed":
+                assert s.status == "done" and s.codes.shape[0] == s.frames <= frames - 1
+
+
+@pytest.mark.parametrize("bad", [0, -1])
+def test_max_batch_must_be_positive(engine, bad):
+    with pytest.raises(ValueError, match="max_batch"):
+        Scheduler(engine, max_batch=bad)
