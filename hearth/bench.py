@@ -104,7 +104,7 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     load_engine_s = time.perf_counter() - t
     load_s = _process_age_s() - setup_s
     if s.streams:
-        out = {"engine": "hearth", "load_s": load_s, "load_engine_s": load_engine_s,
+        out: dict[str, Any] = {"engine": "hearth", "load_s": load_s, "load_engine_s": load_engine_s,
                "backend": engine.backend.describe(), "weights_mb": engine.backend.weights_mb(),
                "streams": [run_streams(engine, s, n) for n in s.streams]}
         engine.close()
