@@ -17,6 +17,7 @@ from typing import BinaryIO
 import numpy as np
 
 __all__ = [
+    "snr_db",
     "SAMPLE_FORMATS", "NullSink", "RawSink", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm",
     "wav_header", "write_wav",
 ]
@@ -262,3 +263,11 @@ class Speaker:
             self.close()
         else:
             self.abort()
+
+
+def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
+    """Signal-to-noise ratio of `test` against `reference`, in dB (inf when equal)."""
+    ref = np.asarray(reference, np.float64)
+    err = ref - np.asarray(test, np.float64)
+    noise = float((err**2).sum())
+    return float("inf") if noise == 0 else 10 * float(np.log10((ref**2).sum() / noise))

@@ -107,6 +107,9 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
         out: dict[str, Any] = {"engine": "hearth", "load_s": load_s, "load_engine_s": load_engine_s,
                "backend": engine.backend.describe(), "weights_mb": engine.backend.weights_mb(),
                "streams": [run_streams(engine, s, n) for n in s.streams]}
+        rows = max(s.max_batch or max(s.streams), 2)
+        print(f"hearth bench: batched rows against solo, teacher-forced ({rows} rows) ...", file=sys.stderr)
+        out["batch_agreement"] = batch_agreement(engine, rows, s.frames)
         engine.close()
         return out
     options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
@@ -329,6 +332,64 @@ def run_streams(engine: Any, s: BenchSettings, n: int) -> dict[str, Any]:
     }
 
 
+def batch_agreement(engine: Any, rows: int, frames: int) -> dict[str, Any]:
+    """How often a batched row computes what it would alone, teacher-forced: `rows` texts, each
+    fed its own solo greedy trajectory both through a solo session and as a row of one batch
+    (rows join one frame apart, as in continuous batching). Per frame and row: does the talker's
+    codebook-0 argmax agree, how far apart are its logits (SNR), and do the predictor's 15 codes,
+    given the same codebook 0, agree."""
+    import numpy as np
+    import torch
+
+    from .audio import snr_db
+    from .prompt import embed_prompt
+
+    options = engine.sampling(greedy=True)
+    batch = engine.lm.batch(rows)
+    cb0_agree, codes_agree, snrs = [], [], []
+    state: list[dict[str, Any]] = []
+    with torch.inference_mode():
+        for k in range(rows):
+            text, voice, language = STREAM_TEXTS[k % len(STREAM_TEXTS)]
+            embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), voice, language, "whole")
+            state.append({"embeds": embeds, "solo": engine.lm.session(options, None, embeds.prefill.shape[1]),
+                          "row": batch.open(options, None, embeds.prefill.shape[1]), "x": embeds.prefill,
+                          "first": True, "step": 0})
+        for frame in range(frames + rows):
+            live = [st for k, st in enumerate(state) if k <= frame and st["step"] < frames]
+            if not live:
+                break
+            got = batch.talker([st["row"] for st in live], [st["x"] for st in live], [st["first"] for st in live])
+            cb0s = []
+            for st, logits in zip(live, got, strict=True):
+                if isinstance(logits, BaseException):
+                    raise logits
+                want = st["solo"].prefill(st["x"]) if st["first"] else st["solo"].step(st["x"])
+                cb0 = int(want[0].argmax())
+                cb0_agree.append(int(logits[0].argmax()) == cb0)
+                snrs.append(snr_db(want.numpy(), logits.numpy()))
+                cb0s.append(cb0)
+            predicted = batch.predict([st["row"] for st in live], cb0s)
+            for st, cb0, result in zip(live, cb0s, predicted, strict=True):
+                if isinstance(result, BaseException):
+                    raise result
+                rest, summed = st["solo"].predict(cb0)
+                codes_agree.append(result[0] == rest)
+                st["x"] = summed + st["embeds"].row(st["step"])
+                st["first"] = False
+                st["step"] += 1
+        for st in state:
+            st["solo"].close()
+            st["row"].close()
+    batch.close()
+    return {
+        "rows": rows, "frames_per_row": frames,
+        "talker_top1_agreement": float(np.mean(cb0_agree)),
+        "talker_logits_snr_db_median": float(np.median(snrs)),
+        "predictor_codes_equal": float(np.mean(codes_agree)),
+    }
+
+
 def _median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
@@ -487,6 +548,12 @@ def format_streams(result: dict[str, Any]) -> str:
         p95 = "-" if r["ttfa_p95_s"] is None else f"{r['ttfa_p95_s']:.3f}"
         lines.append(f"{r['streams']:>8}{r['max_batch']:>7}{r['throughput_x_realtime']:>12.2f}{ttfa:>17}{p95:>8}"
                      f"{r['rtf']:>12.2f}{r['mean_rows_per_step']:>11.2f}{r['peak_rss_mb']:>9.0f}")
+    agreement = result.get("batch_agreement")
+    if agreement:
+        lines.append(f"batched vs solo, teacher-forced, {agreement['rows']} rows x {agreement['frames_per_row']} "
+                     f"frames: codebook 0 top-1 agreement {agreement['talker_top1_agreement']:.3f}, talker logits "
+                     f"SNR {agreement['talker_logits_snr_db_median']:.1f} dB (median), predictor codes equal "
+                     f"{agreement['predictor_codes_equal']:.3f}")
     b = result.get("backend", {})
     if b:
         lines.append("hearth backend: " + ", ".join(f"{k}={v}" for k, v in b.items() if v is not None))

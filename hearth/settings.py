@@ -21,11 +21,13 @@ from .backends import BackendOptions, openvino_available
 
 __all__ = [
     "DEFAULT_CHUNK_FRAMES",
+    "DEFAULT_MAX_BATCH",
     "backend_options",
     "cache_dir",
     "chunk_frames",
     "configure_process",
     "load_tuned",
+    "max_batch",
     "save_tuned",
     "trim_heap",
     "tuned_path",
@@ -34,6 +36,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_FRAMES = 5  # 0.4 s of audio per streamed chunk after the first
+DEFAULT_MAX_BATCH = 4  # sentences a server generates together (`hearth bench --streams` measures it)
 
 
 def cache_dir() -> Path:
@@ -108,6 +111,12 @@ def chunk_frames() -> int:
     """Frames per streamed chunk unless a request says otherwise: tuned, else 5."""
     value = load_tuned().get("chunk_frames")
     return value if isinstance(value, int) and value > 0 else DEFAULT_CHUNK_FRAMES
+
+
+def max_batch() -> int:
+    """Sentences a server generates together unless told otherwise: tuned, else 4."""
+    value = load_tuned().get("max_batch")
+    return value if isinstance(value, int) and value > 0 else DEFAULT_MAX_BATCH
 
 
 _configured: set[str] = set()

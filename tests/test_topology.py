@@ -86,14 +86,14 @@ def test_no_sysfs_falls_back_to_cpu_count(tmp_path):
 def test_tuned_settings_round_trip_and_apply_to_cli_and_api_alike(tmp_path, monkeypatch):
     from hearth.cli import parser
     from hearth.cli.options import backend_flags
-    from hearth.settings import backend_options, chunk_frames
+    from hearth.settings import backend_options, chunk_frames, max_batch
 
     monkeypatch.setenv("HEARTH_CACHE", str(tmp_path))
     monkeypatch.delenv("HEARTH_IGNORE_TUNED", raising=False)
-    assert load_tuned() == {} and chunk_frames() == 5
-    save_tuned({"backend": "openvino", "threads": 1, "chunk_frames": 4}, {"experiments": []})
-    assert load_tuned() == {"backend": "openvino", "threads": 1, "chunk_frames": 4}
-    assert chunk_frames() == 4
+    assert load_tuned() == {} and chunk_frames() == 5 and max_batch() == 4
+    save_tuned({"backend": "openvino", "threads": 1, "chunk_frames": 4, "max_batch": 2}, {"experiments": []})
+    assert load_tuned() == {"backend": "openvino", "threads": 1, "chunk_frames": 4, "max_batch": 2}
+    assert chunk_frames() == 4 and max_batch() == 2
 
     def resolved(*argv):
         return backend_options(**backend_flags(parser().parse_args(["say", "hi", *argv])))

@@ -13,6 +13,7 @@ import numpy as np
 import openvino as ov
 import torch
 
+from ..audio import snr_db
 from ..checkpoint import Checkpoint
 from ..model.layers import Rotary
 from ..prompt import PromptEmbeds
@@ -21,13 +22,6 @@ from .openvino import runtime_properties
 from .ov_graphs import build_predictor_loop, build_talker
 
 __all__ = ["CodebookAgreement", "snr_db", "teacher_forced_logits", "compare_formats"]
-
-
-def snr_db(reference: np.ndarray, test: np.ndarray) -> float:
-    ref = np.asarray(reference, np.float64)
-    err = ref - np.asarray(test, np.float64)
-    noise = float((err**2).sum())
-    return float("inf") if noise == 0 else 10 * float(np.log10((ref**2).sum() / noise))
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
@@ -39,10 +38,13 @@ from .ov_cache import (
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "PromptEmbedder", "runtime_properties"]
 
+if TYPE_CHECKING:
+    from .ov_paged import PagedBatch, PagedRow
+
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
-GRAPH_VERSION = "lm-3"
+GRAPH_VERSION = "lm-4"
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
@@ -118,8 +120,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
 
     with staging(directory) as tmp, progress("converting the language model", log):
         parts = {}
-        networks = (("talker", build_talker), ("predictor", build_predictor_loop),
-                    ("talker_paged", partial(build_talker, paged=True)))
+        networks = (("talker", partial(build_talker, paged=True)), ("predictor", build_predictor_loop))
         for network, build in networks:
             model, builder = build(ckpt.config.talker, source, weights)
             ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)
@@ -156,24 +157,16 @@ def runtime_properties(
     return props
 
 
-@dataclass
-class _Requests:
-    """One pair of infer requests (talker with its KV-cache state, predictor loop): what a session
-    holds while it lives. Pairs are pooled, so a new session usually reuses a finished one's."""
-
-    talker: Any
-    predictor: Any
-
-
 class OpenVINOLanguageModel:
-    """Talker (stateful KV cache) and the 15-step predictor loop, each one compiled OpenVINO model.
+    """The talker (over a paged KV cache, see `ov_paged`) and the 15-step predictor loop, each one
+    compiled OpenVINO model, serving single sessions and batches alike.
 
-    Sessions are independent: each holds its own pair of infer requests (its own KV-cache state),
-    taken from a small pool of idle pairs and given back when it closes, so any number can be open
-    at once without touching each other (the runtime runs requests of one compiled model from
-    several threads)."""
+    Sessions are independent: each is the one row of a batch of its own (its own infer requests and
+    cache blocks), taken from a small pool of idle ones and given back when it closes, so any
+    number can be open at once without touching each other (the runtime runs requests of one
+    compiled model from several threads). `batch(n)` steps up to n rows in one call."""
 
-    MAX_IDLE = 2  # idle request pairs kept for reuse; each holds its buffers (tens of MB at 0.6B)
+    MAX_IDLE = 2  # idle one-row batches kept for reuse; each holds its buffers (tens of MB at 0.6B)
 
     def __init__(
         self,
@@ -184,6 +177,8 @@ class OpenVINOLanguageModel:
         cache: Path | None = None,
         core_type: str = "ANY_CORE",
     ):
+        from .ov_paged import paged_talker_model
+
         core = _core(device)
         self.config = ckpt.config
         self.weights = weights
@@ -197,26 +192,17 @@ class OpenVINOLanguageModel:
         self.embedder = load_embedder(ckpt, f)
         stack = ckpt.config.talker.stack
         self.rotary = Rotary(stack.head_dim, stack.rope_theta)
-        self._idle: list[_Requests] = []
+        self._idle: list[PagedBatch] = []
         self._lock = threading.Lock()
-        self._core, self._props = core, props
-        self._paged: Any = None  # the batched talker, compiled on first use
         t0 = time.perf_counter()
         # One network at a time: compile, run once (the runtime lays out its weights on the first
         # call), and meanwhile keep dropping the pages of the cache files it has read, so the
         # mapped originals and the runtime's copy never sit in memory side by side.
         with bounded_mapping([self.converted.directory]):
-            self.talker = core.compile_model(str(self.converted.xml("talker")), device, props)
-            talker_req = self.talker.create_infer_request()
-            _run_talker(talker_req, self.rotary, torch.zeros(1, 2, stack.hidden_size), 0)
+            self.talker = core.compile_model(paged_talker_model(str(self.converted.xml("talker"))), device, props)
         with bounded_mapping([self.converted.directory]):
             self.predictor = core.compile_model(str(self.converted.xml("predictor")), device, props)
-            first = _Requests(talker_req, self.predictor.create_infer_request())
-            talker_req.reset_state()
-            warm = OpenVINOSession(self, first, SamplingOptions().greedy(), None)
-            warm.prefill(torch.zeros(1, 2, stack.hidden_size))
-            warm.predict(0)
-            warm.close()  # the pair becomes the pool's first
+            self._warm(2)  # the one-row batch becomes the pool's first
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
     def embed_text(self, ids: list[int]) -> torch.Tensor:
@@ -226,124 +212,70 @@ class OpenVINOLanguageModel:
         return self.embedder.embed_codec(ids)
 
     def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+        from .ov_paged import PagedBatch
+
         with self._lock:
-            requests = self._idle.pop() if self._idle else None
-        if requests is None:
-            requests = _Requests(self.talker.create_infer_request(), self.predictor.create_infer_request())
-        requests.talker.reset_state()
-        return OpenVINOSession(self, requests, options, rng)
+            batch = self._idle.pop() if self._idle else None
+        if batch is None:
+            batch = PagedBatch(self, 1)
+        return OpenVINOSession(self, batch, batch.open(options, rng, prompt_length))
 
     def batch(self, max_rows: int) -> LMBatch:
         from .ov_paged import PagedBatch
 
         return PagedBatch(self, max_rows)
 
-    def paged_talker(self) -> Any:  # noqa: ANN401 - the runtime's compiled model
-        """The talker in its batched form over a paged KV cache (`ov_paged`), compiled on first use."""
-        with self._lock:
-            if self._paged is None:
-                from .ov_paged import paged_talker_model
-
-                t0 = time.perf_counter()
-                with bounded_mapping([self.converted.directory]):
-                    model = paged_talker_model(str(self.converted.xml("talker_paged")))
-                    self._paged = self._core.compile_model(model, self.device, self._props)
-                log.debug("batched talker compiled in %.1f s", time.perf_counter() - t0)
-            return self._paged
-
-    def _give_back(self, requests: _Requests) -> None:
+    def _give_back(self, batch: PagedBatch) -> None:
         with self._lock:
             if len(self._idle) < self.MAX_IDLE:
-                self._idle.append(requests)
+                self._idle.append(batch)
 
-    def warm_up(self) -> None:
-        """A short utterance through a pooled pair of requests, then the mapped cache files are
-        released (the runtime holds its own copy of the weights by then)."""
+    def _warm(self, prompt_length: int) -> None:
         stack = self.config.talker.stack
         with torch.inference_mode():
-            s = self.session(SamplingOptions().greedy(), None, 8)
-            s.prefill(torch.zeros(1, 8, stack.hidden_size))
+            s = self.session(SamplingOptions().greedy(), None, prompt_length)
+            s.prefill(torch.zeros(1, prompt_length, stack.hidden_size))
             _, summed = s.predict(0)
             s.step(summed)
             s.close()
+
+    def warm_up(self) -> None:
+        """A short utterance through a pooled session, then the mapped cache files are released
+        (the runtime holds its own copy of the weights by then)."""
+        self._warm(8)
         release_mapped_files([self.converted.directory])
 
     def weights_mb(self) -> dict[str, dict[str, float]]:
         return weights_mb(self.converted)
 
 
-_BEAM = np.zeros(1, np.int32)
-
-
-def _run_talker(req: Any, rotary: Rotary, embeds: torch.Tensor, position: int) -> None:
-    """One talker call on `req` for `embeds` [1, n, hidden] at `position` (causal within the call)."""
-    n = embeds.shape[1]
-    cos, sin = rotary.get(position, n, torch.float32)
-    mask = np.zeros((1, 1, n, position + n), np.float32)
-    if n > 1:
-        mask[0, 0, :, position:] = np.triu(np.full((n, n), -np.inf, np.float32), 1)
-    req.infer({
-        "embeds": embeds.to(torch.float32).numpy(), "cos": cos.numpy(), "sin": sin.numpy(),
-        "mask": mask, "beam_idx": _BEAM,
-    })
-
-
 class OpenVINOSession:
-    """One utterance on its own pair of infer requests (given back to the pool on `close`)."""
+    """One utterance: the row of a one-row batch, which goes back to the pool on `close`."""
 
-    def __init__(self, lm: OpenVINOLanguageModel, requests: _Requests, options: SamplingOptions,
-                 rng: torch.Generator | None):
+    def __init__(self, lm: OpenVINOLanguageModel, batch: PagedBatch, row: PagedRow):
         self.lm = lm
-        self.rng = rng
-        self.position = 0
-        self.hidden = np.zeros(0, np.float32)
-        self._requests: _Requests | None = requests
-        groups = lm.config.talker.num_code_groups
-        vocab = lm.config.talker.predictor.vocab_size
-        self.sample = options.sub_do_sample
-        self.draw_count = groups - 1
-        self.params = {
-            "temperature": np.array([options.sub_temperature if self.sample else 1.0], np.float32),
-            "top_k": np.int64(min(options.sub_top_k or vocab, vocab) if self.sample else 1),
-            "top_p": np.array([options.sub_top_p if self.sample else 1.0], np.float32),
-        }
+        self._batch: PagedBatch | None = batch
+        self._row = row
 
-    def _held(self) -> _Requests:
-        if self._requests is None:
+    def _held(self) -> PagedRow:
+        if self._batch is None:
             raise RuntimeError("this language-model session is closed; open a new one")
-        return self._requests
-
-    def _talker(self, embeds: torch.Tensor) -> torch.Tensor:
-        req = self._held().talker
-        _run_talker(req, self.lm.rotary, embeds, self.position)
-        self.position += embeds.shape[1]
-        self.hidden = req.get_tensor("hidden").data.copy()
-        return torch.from_numpy(req.get_tensor("logits").data.copy())
+        return self._row
 
     def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
-        return self._talker(embeds)
+        return self._held().prefill(embeds)
 
     def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        return self._talker(embeds)
+        return self._held().step(embeds)
 
     def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        first = self.lm.embed_codec([cb0]).numpy()
-        req = self._held().predictor
-        req.infer({"hidden": self.hidden, "first": first, "draws": self.draws(), **self.params})
-        codes = req.get_tensor("codes").data[0].tolist()
-        summed = torch.from_numpy(req.get_tensor("summed").data.copy())
-        return codes, summed
-
-    def draws(self) -> np.ndarray:
-        """This frame's uniform draws in [0, 1) for codebooks 1..G-1, [1, G-1] (zeros when greedy)."""
-        if self.sample:
-            return torch.rand(self.draw_count, generator=self.rng).numpy()[None]
-        return np.zeros((1, self.draw_count), np.float32)
+        return self._held().predict(cb0)
 
     def close(self) -> None:
-        requests, self._requests = self._requests, None
-        if requests is not None:
-            self.lm._give_back(requests)
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            self._row.close()
+            self.lm._give_back(batch)
 
 
 VOCODER_VERSION = "vocoder-2"

@@ -102,7 +102,7 @@ class PagedBatch:
     def __init__(self, lm: OpenVINOLanguageModel, max_rows: int):
         self.lm = lm
         self.max_rows = max_rows
-        compiled = lm.paged_talker()
+        compiled = lm.talker
         self.request = compiled.create_infer_request()
         self.predictor = lm.predictor.create_infer_request()
         self._names = {i.get_any_name() for i in compiled.inputs}

@@ -35,6 +35,9 @@ def add_parsers(sub: Any) -> None:
                        help="requests that may wait beyond the ones being spoken (default 16); more get 503")
     serve.add_argument("--max-active", type=count(1), default=4,
                        help="requests spoken in turn, sentence by sentence (default 4)")
+    serve.add_argument("--max-batch", type=count(1), default=None,
+                       help="sentences of different requests generated together as one batch (default: "
+                            "the one `hearth tune` chose, else 4; 1 generates one at a time)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser pages from ORIGIN (repeatable; '*' for any)")
     add_model(serve)
@@ -126,7 +129,8 @@ def _serve(args: argparse.Namespace) -> int:
         failed.append(e)
         server.should_exit = True
 
-    state.load_in_background(checkpoint.path, backend_flags(args), args.max_active, args.max_queue, on_failure)
+    state.load_in_background(checkpoint.path, backend_flags(args), args.max_active, args.max_queue, on_failure,
+                             max_batch=args.max_batch)
     host = f"[{args.host}]" if ":" in args.host else args.host
     log.info("listening on http://%s:%d (the model is loading; GET /health says when it is ready)", host, port)
     try:

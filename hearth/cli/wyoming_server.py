@@ -38,6 +38,9 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--max-new-tokens", type=count(), default=None,
                    help="upper bound on tokens per sentence (default from generation_config.json)")
     p.add_argument("--max-active", type=count(1), default=4, help="syntheses spoken in turn (default 4)")
+    p.add_argument("--max-batch", type=count(1), default=None,
+                   help="sentences of different syntheses generated together as one batch (default: the one "
+                        "`hearth tune` chose, else 4; 1 generates one at a time)")
     p.add_argument("--max-queue", type=count(0), default=16,
                    help="syntheses that may wait beyond those (default 16); more get a 'busy' error")
     add_model(p)
@@ -131,7 +134,8 @@ async def _run(args: argparse.Namespace, service: Any, path: Path, kind: str, wh
         failed.append(e)
         loop.call_soon_threadsafe(stop.set)
 
-    service.load_in_background(path, backend_flags(args), args.max_active, args.max_queue, on_failure)
+    service.load_in_background(path, backend_flags(args), args.max_active, args.max_queue, on_failure,
+                               max_batch=args.max_batch)
     log.info("listening on %s (the model is loading; describe is answered already)", shown)
     announcer = await _announce(args.zeroconf, where, port) if args.zeroconf is not None else None
     try:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .. import settings
 from ..engine import Engine, load
 from ..scheduler import Scheduler
 
@@ -35,14 +36,16 @@ class Resident:
     )
 
     def load_in_background(self, path: Path, flags: dict[str, Any], max_active: int, max_waiting: int,
-                           on_failure: Callable[[BaseException], None]) -> None:
+                           on_failure: Callable[[BaseException], None], max_batch: int | None = None) -> None:
         """Load the engine and start its scheduler on a thread; `on_failure` is called with what
-        went wrong (the server should then stop)."""
+        went wrong (the server should then stop). `max_batch` None: `settings.max_batch()`."""
 
         def run() -> None:
             try:
                 engine = load(path, **flags)
-                self.scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting)
+                batch = max_batch if max_batch is not None else settings.max_batch()
+                self.scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting,
+                                           max_batch=min(batch, max_active))
                 self.engine = engine
                 log.info("ready: %d voices on the %s backend", len(engine.voices), engine.options.backend)
             except BaseException as e:  # noqa: BLE001 - reported, and the server stops
