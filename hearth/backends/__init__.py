@@ -12,6 +12,7 @@ threads at once.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -38,7 +39,7 @@ __all__ = [
 ]
 
 BACKENDS = ("openvino", "torch")
-LM_WEIGHTS = ("int8", "fp16", "fp32")
+LM_WEIGHTS = ("int8", "int4", "fp16", "fp32")
 VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "torch")
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
@@ -230,6 +231,9 @@ class BackendOptions:
         if self.backend != "torch" and self.dtype != "float32":
             raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
                              f"({', '.join(LM_WEIGHTS)})")
+        if self.backend == "openvino" and self.weights == "int4" and importlib.util.find_spec("nncf") is None:
+            raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
+                             "(or choose weights int8, the default)")
         if self.uses_openvino and not openvino_available():
             raise ValueError("this needs OpenVINO, which is not installed: pip install openvino "
                              "(or choose the torch reference: backend 'torch', vocoder 'torch')")

@@ -15,11 +15,13 @@ import torch
 
 from ..audio import snr_db
 from ..checkpoint import Checkpoint
-from ..model.layers import Rotary
 from ..prompt import PromptEmbeds
 from ..safetensors_mmap import SafetensorsFile
-from .openvino import runtime_properties
-from .ov_graphs import build_predictor_loop, build_talker
+from ..sampling import SamplingOptions
+from .openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
+from .ov_graphs import build_predictor_loop
+from .ov_int4 import compress_int4, int4_candidates
+from .ov_paged import PagedBatch
 
 __all__ = ["CodebookAgreement", "snr_db", "teacher_forced_logits", "compare_formats"]
 
@@ -34,46 +36,38 @@ class CodebookAgreement:
 def teacher_forced_logits(
     ckpt: Checkpoint, weights: str, embeds: PromptEmbeds, codes: torch.Tensor, embed_codec, threads: int | None = None
 ) -> np.ndarray:
-    """Logits [frames, G, vocab] of a `weights`-format model fed `codes` (cb0 logits padded to vocab)."""
+    """Logits [frames, G, vocab] of a `weights`-format model fed `codes` (cb0 logits padded to vocab).
+
+    The talker is the engine's own (converted and cached as for `hearth.load`); the predictor is
+    its teacher-forced twin, built from the same weights (int4: the same NNCF compression)."""
     f = SafetensorsFile(ckpt.path / "model.safetensors")
 
     def source(name: str) -> np.ndarray:
         return f.get(name).to(torch.float32).numpy().copy()
 
     cfg = ckpt.config.talker
-    core = ov.Core()
+    compressed = None
+    if weights == "int4":
+        compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO)
     props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
-    talker = core.compile_model(build_talker(cfg, source, weights)[0], "CPU", props).create_infer_request()
-    predictor = core.compile_model(
-        build_predictor_loop(cfg, source, weights, teacher_forced=True)[0], "CPU", props
+    lm = OpenVINOLanguageModel(ckpt, weights, threads=threads)
+    row = PagedBatch(lm, 1).open(SamplingOptions().greedy(), None, embeds.prefill.shape[1])
+    predictor = ov.Core().compile_model(
+        build_predictor_loop(cfg, source, weights, teacher_forced=True, compressed=compressed)[0], "CPU", props
     ).create_infer_request()
-    rotary = Rotary(cfg.stack.head_dim, cfg.stack.rope_theta)
     vocab = max(cfg.stack.vocab_size, cfg.predictor.vocab_size)
     frames, groups = codes.shape
     out = np.full((frames, groups, vocab), np.nan, np.float32)
-    position = 0
-
-    def run_talker(x: torch.Tensor) -> tuple[np.ndarray, np.ndarray]:
-        nonlocal position
-        n = x.shape[1]
-        cos, sin = rotary.get(position, n, torch.float32)
-        mask = np.zeros((1, 1, n, position + n), np.float32)
-        mask[0, 0, :, position:] = np.triu(np.full((n, n), -np.inf, np.float32), 1)
-        talker.infer({"embeds": x.numpy(), "cos": cos.numpy(), "sin": sin.numpy(), "mask": mask,
-                      "beam_idx": np.zeros(1, np.int32)})
-        position += n
-        return talker.get_tensor("hidden").data.copy(), talker.get_tensor("logits").data.copy()
-
-    talker.reset_state()
-    hidden, logits = run_talker(embeds.prefill)
+    logits = row.prefill(embeds.prefill).numpy()
     for t in range(frames):
         out[t, 0, : logits.shape[-1]] = logits[0]
         first = embed_codec([int(codes[t, 0])]).numpy()
-        predictor.infer({"hidden": hidden, "first": first, "forced": codes[t : t + 1, 1:].numpy().astype(np.int64)})
+        predictor.infer({"hidden": row.hidden, "first": first,
+                         "forced": codes[t : t + 1, 1:].numpy().astype(np.int64)})
         out[t, 1:, : cfg.predictor.vocab_size] = predictor.get_tensor("logits").data
         summed = torch.from_numpy(predictor.get_tensor("summed").data.copy())
-        extra = embeds.trailing[:, t : t + 1] if t < embeds.trailing.shape[1] else embeds.tts_pad
-        hidden, logits = run_talker(summed + extra)
+        logits = row.step(summed + embeds.row(t)).numpy()
+    row.close()
     return out
 
 

@@ -45,6 +45,9 @@ log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
 GRAPH_VERSION = "lm-4"
+# int4: the share of the transformer layers NNCF puts in 4 bits (the least sensitive by its
+# weight-quantization error); the rest int8.
+INT4_RATIO = 1.0
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
@@ -102,7 +105,11 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
     path = ckpt.path / "model.safetensors"
-    options = {"graph": GRAPH_VERSION, "weights": weights}
+    options: dict[str, object] = {"graph": GRAPH_VERSION, "weights": weights}
+    if weights == "int4":
+        import nncf
+
+        options |= {"nncf": nncf.__version__, "int4_ratio": INT4_RATIO}
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root)
     if done is not None:
         return done
@@ -119,14 +126,23 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         return t
 
     with staging(directory) as tmp, progress("converting the language model", log):
+        compressed = None
+        if weights == "int4":
+            from .ov_int4 import compress_int4, int4_candidates
+
+            log.info("compressing the transformer layers to int4 with NNCF (data-free, group-wise)")
+            compressed = compress_int4(int4_candidates(ckpt.config.talker), source, INT4_RATIO)
         parts = {}
         networks = (("talker", partial(build_talker, paged=True)), ("predictor", build_predictor_loop))
         for network, build in networks:
-            model, builder = build(ckpt.config.talker, source, weights)
+            model, builder = build(ckpt.config.talker, source, weights, compressed=compressed)
             ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)
             parts[network] = {"fp32_bytes": builder.bytes_fp32, "stored_bytes": builder.bytes_stored}
             del model, builder
         manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
+        if compressed is not None:
+            manifest["int4_layers"] = len(compressed.int4)
+            manifest["int8_layers"] = len(compressed.outputs) - len(compressed.int4)
         log.info("converted in %.1f s", manifest["convert_s"])
         return publish(tmp, directory, manifest)
 
@@ -146,7 +162,7 @@ def runtime_properties(
             # at least as fast as bf16 arithmetic (a 28-layer talker step on a 2-vCPU Zen 5 with
             # AVX-512 BF16: 18 ms against 19 ms), and more accurate.
             props["INFERENCE_PRECISION_HINT"] = "f32"
-        if weights == "int8":
+        if weights in ("int8", "int4"):
             props["DYNAMIC_QUANTIZATION_GROUP_SIZE"] = 128
         # The unrolled predictor has ~700 fusable element-wise groups. As JIT "snippets" they cost
         # ~70 MB of code and buffers for a predictor loop 10-15 % faster here (medians of repeated

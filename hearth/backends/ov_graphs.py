@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 import openvino as ov
@@ -23,9 +24,12 @@ import torch
 from ..config import TalkerConfig, TransformerConfig
 from ..model.layers import Rotary
 
+if TYPE_CHECKING:
+    from .ov_int4 import Int4Weights
+
 __all__ = ["WEIGHT_FORMATS", "WeightSource", "build_predictor_loop", "build_talker", "compress_int8"]
 
-WEIGHT_FORMATS = ("fp32", "fp16", "int8")
+WEIGHT_FORMATS = ("fp32", "fp16", "int8", "int4")
 
 # name -> float32 array; `done(name)` lets the source drop the file pages once a tensor is converted.
 WeightSource = Callable[[str], np.ndarray]
@@ -53,6 +57,7 @@ def compress_int8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 class _Builder:
     weights: WeightSource
     fmt: str
+    compressed: Int4Weights | None = None  # int4: NNCF's compressed weights (`ov_int4`); others int8
     bytes_stored: int = 0
     bytes_fp32: int = 0
     _made: dict[str, ov.Output] = field(default_factory=dict)
@@ -65,9 +70,16 @@ class _Builder:
         return self._made[name]
 
     def _matrix(self, name: str, compress: bool) -> ov.Output:
+        fmt = self.fmt if compress else "fp32"
+        if fmt == "int4" and self.compressed is not None and name in self.compressed.outputs:
+            output = self.compressed.outputs[name]
+            self.bytes_fp32 += 4 * int(np.prod(list(output.get_shape())))
+            self.bytes_stored += self.compressed.stored_bytes[name]
+            return output
         w = self.weights(name)
         self.bytes_fp32 += w.size * 4
-        fmt = self.fmt if compress else "fp32"
+        if fmt == "int4":  # output heads and embedding tables
+            fmt = "int8"
         if fmt == "int8":
             q, scale = compress_int8(w)
             self.bytes_stored += q.nbytes + scale.nbytes
@@ -85,7 +97,7 @@ class _Builder:
         if name not in self._made:
             w = self.weights(name)
             self.bytes_fp32 += w.size * 4
-            fmt = self.fmt
+            fmt = "int8" if self.fmt == "int4" else self.fmt
             if fmt == "int8":
                 q, scale = compress_int8(w)
                 self.bytes_stored += q.nbytes + scale.nbytes
@@ -197,7 +209,8 @@ def _last_position(x: ov.Output) -> ov.Output:
     return ops.gather(x, _ints([-1]), _int(1)).output(0)
 
 
-def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool = False) -> tuple[ov.Model, _Builder]:
+def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool = False,
+                 compressed: Int4Weights | None = None) -> tuple[ov.Model, _Builder]:
     """The talker step: embeds [1, n, H] at the positions after the state's -> (hidden, logits) of
     the last position. Inputs cos/sin [n, head_dim] and an additive mask [1, 1, n, past + n] come
     from the caller (it knows the position); beam_idx [1] = [0] selects the cache row.
@@ -209,7 +222,7 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool
     logits [S, vocab]. The transformation replaces the state with a block-table KV cache.
     """
     s = cfg.stack
-    b = _Builder(weights, fmt)
+    b = _Builder(weights, fmt, compressed)
     if paged:
         embeds = ops.parameter([-1, 1, s.hidden_size], _F32, name="inputs_embeds")
         cos = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="cos")
@@ -286,7 +299,8 @@ def _sample(
 
 
 def build_predictor_loop(
-    cfg: TalkerConfig, weights: WeightSource, fmt: str, teacher_forced: bool = False
+    cfg: TalkerConfig, weights: WeightSource, fmt: str, teacher_forced: bool = False,
+    compressed: Int4Weights | None = None,
 ) -> tuple[ov.Model, _Builder]:
     """One frame's codebooks 1..G-1 for B independent rows (B utterances stepped together):
     (hidden [B,1,H], first [B,1,H], draws [B,G-1], temperature [B], top_k (a scalar: rows with
@@ -299,7 +313,7 @@ def build_predictor_loop(
     """
     p = cfg.predictor
     groups = cfg.num_code_groups
-    b = _Builder(weights, fmt)
+    b = _Builder(weights, fmt, compressed)
     hidden_size = cfg.stack.hidden_size
     hidden = ops.parameter([-1, 1, hidden_size], _F32, name="hidden")
     first = ops.parameter([-1, 1, hidden_size], _F32, name="first")

@@ -89,8 +89,9 @@ def add_backend(p: argparse.ArgumentParser) -> None:
     g.add_argument("--backend", choices=("openvino", "torch"), default=None,
                    help="openvino (default: the fast path) or torch (the reference, bit-exact with the official "
                         "package)")
-    g.add_argument("--weights", choices=("int8", "fp16", "fp32"), default=None,
-                   help="OpenVINO language-model weights (default int8)")
+    g.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None,
+                   help="OpenVINO language-model weights (default int8; int4: NNCF's group-wise 4-bit weights "
+                        "for the transformer layers, opt-in, see `hearth accuracy --weights int4`)")
     g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "torch"), default=None,
                    help="vocoder precision with OpenVINO (default bf16), or the torch fp32 vocoder")
     g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
