@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
-GRAPH_VERSION = "lm-4"
+GRAPH_VERSION = "lm-5"
 # int4: the share of the transformer layers NNCF puts in 4 bits (the least sensitive by its
 # weight-quantization error); the rest int8.
 INT4_RATIO = 1.0
