@@ -453,17 +453,17 @@ def build_predictor_loop(
     body = ov.Model(body_outputs, body_params, "hearth_predictor_step")
 
     # -- the loop ----------------------------------------------------------------------------------
-    loop = ops.loop(ops.constant(np.int64(steps)), ops.constant(True))
-    loop.set_function(body)
-    loop.set_special_body_ports([0, 4])  # step counter: parameter 0; continue: result 4 ("go")
-    loop.set_merged_input(x_in, to_predictor(ops.concat([hidden, first], 1).output(0)), body_results["x"].output(0))
-    loop.set_merged_input(summed_in, ops.reshape(first, _ints([0, 1, hidden_size]), True).output(0),
+    stepper = ops.loop(ops.constant(np.int64(steps)), ops.constant(True))
+    stepper.set_function(body)
+    stepper.set_special_body_ports([0, 4])  # step counter: parameter 0; continue: result 4 ("go")
+    stepper.set_merged_input(x_in, to_predictor(ops.concat([hidden, first], 1).output(0)), body_results["x"].output(0))
+    stepper.set_merged_input(summed_in, ops.reshape(first, _ints([0, 1, hidden_size]), True).output(0),
                           body_results["summed"].output(0))
     empty_shape = ops.concat([rows, _ints([p.num_kv_heads, 0, p.head_dim])], 0)
     empty = ops.broadcast(ops.constant(np.float32(0)), empty_shape).output(0)  # [B, kv, 0, d]
     for pair_in, pair_out in zip(cache_in, cache_results, strict=True):
         for param, result in zip(pair_in, pair_out, strict=True):
-            loop.set_merged_input(param, empty, result.output(0))
+            stepper.set_merged_input(param, empty, result.output(0))
     if teacher_forced:  # sampling's inputs are unused: constants of the right shapes
         ones = ops.broadcast(ops.constant(np.float32(1)), rows).output(0)
         invariant = {draws_in: ops.broadcast(ops.constant(np.float32(0)), ops.concat([rows, _ints([steps])], 0)),
@@ -472,10 +472,10 @@ def build_predictor_loop(
         invariant = {draws_in: draws, temperature_in: temperature, top_k_in: top_k, top_p_in: top_p,
                      forced_in: ops.broadcast(_int(0), ops.concat([rows, _ints([steps])], 0))}
     for param, value in invariant.items():
-        loop.set_invariant_input(param, value.output(0) if hasattr(value, "output") else value)
-    codes = loop.get_concatenated_slices(body_results["code"].output(0), 0, 1, 1, -1, 1)  # [B, G-1]
-    summed = loop.get_iter_value(body_results["summed"].output(0), -1)
-    all_logits = loop.get_concatenated_slices(body_results["logits"].output(0), 0, 1, 1, -1, 0)  # [G-1, B, V]
+        stepper.set_invariant_input(param, value.output(0) if hasattr(value, "output") else value)
+    codes = stepper.get_concatenated_slices(body_results["code"].output(0), 0, 1, 1, -1, 1)  # [B, G-1]
+    summed = stepper.get_iter_value(body_results["summed"].output(0), -1)
+    all_logits = stepper.get_concatenated_slices(body_results["logits"].output(0), 0, 1, 1, -1, 0)  # [G-1, B, V]
     all_logits = ops.reshape(all_logits, _ints([-1, p.vocab_size]), False).output(0)  # [(G-1) * B, V], step-major
     summed_out = ops.result(summed, name="summed")
     summed_out.output(0).get_tensor().set_names({"summed"})
