@@ -20,6 +20,11 @@ earliest started first, and one that waits for text gives its turn to the next (
 next sentence starts only when every running one waits for text; so with whole texts one
 sentence runs at a time, as before.
 
+Batched (`max_batch` above 1): up to that many sentences of different requests are generated
+together, stepped frame by frame as one batch by a `FrameBatcher` (one talker call and one
+predictor call per frame for all of them); the next sentence starts while fewer than `max_batch`
+compute, and a sentence waiting for text sits out without holding the batch.
+
 Backpressure, per consumer: a request never has more than two sentences made but not taken by its
 consumer (the one being taken, and the next one), so a slow consumer costs the others nothing and
 holds at most two sentences of audio. A sentence counts as taken once the consumer asks for what

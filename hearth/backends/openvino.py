@@ -3,6 +3,7 @@
 The first load converts the checkpoint into the cache (`ov_cache`); a second start reads the
 cached IR and the runtime's compiled blobs instead of the safetensors. Prompt embeddings (a few
 rows of the text table through a small projection) stay in torch, as in the reference backend.
+One talker over a paged KV cache serves single sessions and batches (`ov_paged`).
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
-GRAPH_VERSION = "lm-5"
+GRAPH_VERSION = "lm-6"
 # int4: the share of the transformer layers NNCF puts in 4 bits (the least sensitive by its
 # weight-quantization error); the rest int8.
 INT4_RATIO = 1.0

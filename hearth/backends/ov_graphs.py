@@ -1,13 +1,14 @@
 """OpenVINO graphs of the talker and of the whole 15-step code-predictor loop, built op by op.
 
 The graphs compute what `hearth.model.talker` computes (same layer math, fp32 activations); only
-weight storage differs by option: fp32, fp16, or int8 per output channel (symmetric, scale per row,
+weight storage differs by option: fp32, fp16, int8 per output channel (symmetric, scale per row,
 the scheme of NNCF's INT8_SYM weight compression), which the CPU plugin executes as compressed
-matrix products. The talker keeps its keys and values as runtime state (ReadValue -> Concat ->
-ScaledDotProductAttention, Assign), the form the CPU plugin turns into an in-place KV cache. The
-predictor loop is unrolled: one call takes the talker's hidden state and codebook 0's embedding and
-returns codebooks 1..15 with the summed embedding of all 16, sampling inside the graph from uniform
-draws the caller supplies (so a seeded request is reproducible and independent of chunking).
+matrix products, or int4 (NNCF's own compression, `ov_int4`). The talker is built in the form of
+OpenVINO's paged-attention transformation (`ov_paged`): tokens of several sequences side by side,
+keys and values in a block cache the caller lays out. The predictor loop takes the talker's hidden
+state and codebook 0's embedding and returns codebooks 1..15 with the summed embedding of all 16,
+for a batch of rows, sampling inside the graph from uniform draws the caller supplies (so a
+seeded request is reproducible and independent of chunking and of its neighbours in a batch).
 """
 
 from __future__ import annotations
