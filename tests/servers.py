@@ -19,24 +19,28 @@ def free_port() -> int:
 
 
 class Server:
-    def __init__(self, model, *extra: str, env: dict[str, str] | None = None, wait: bool = True):
+    """A live `hearth serve` (or `hearth cluster`) process on a free loopback port."""
+
+    def __init__(self, model, *extra: str, env: dict[str, str] | None = None, wait: bool = True,
+                 command: str = "serve", ready_s: float = 120, stop_s: float = 30):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
+        self.ready_s, self.stop_s = ready_s, stop_s
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - a file, not a pipe: a chatty server never blocks
-        self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "serve", "--model", str(model), "--port",
+        self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", command, "--model", str(model), "--port",
                                       str(self.port), *extra], stdout=subprocess.PIPE, stderr=self.log, env=env)
         if wait:
             self.wait_ready()
 
     def wait_ready(self) -> None:
-        deadline = time.monotonic() + 120
+        deadline = time.monotonic() + self.ready_s
         while time.monotonic() < deadline:
             assert self.proc.poll() is None, self.logged()
             try:
                 with urllib.request.urlopen(self.url + "/health", timeout=2) as r:
                     if r.status == 200:
                         return
-            except (urllib.error.URLError, ConnectionError):
+            except (urllib.error.URLError, OSError):  # refused, reset, timed out: not yet
                 pass
             time.sleep(0.2)
         raise AssertionError("the server did not become ready")
@@ -48,7 +52,7 @@ class Server:
     def stop(self) -> tuple[int, str]:
         """SIGTERM; the exit code and everything the server logged."""
         self.proc.send_signal(signal.SIGTERM)
-        out, _ = self.proc.communicate(timeout=30)
+        out, _ = self.proc.communicate(timeout=self.stop_s)
         assert out == b""  # logs go to stderr
         return self.proc.returncode, self.logged()
 
@@ -82,6 +86,6 @@ class WyomingServer:
 
     def stop(self) -> tuple[int, str]:
         self.proc.send_signal(signal.SIGTERM)
-        out, _ = self.proc.communicate(timeout=30)
+        out, _ = self.proc.communicate(timeout=self.stop_s)
         assert out == b""  # logs go to stderr
         return self.proc.returncode, self.logged()

@@ -11,8 +11,10 @@ import argparse
 import contextlib
 import ipaddress
 import logging
+import os
 import signal
 import socket
+import sys
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -44,6 +46,27 @@ def add_parsers(sub: Any) -> None:
     add_backend(serve)
     serve.set_defaults(run=_serve)
 
+    cluster = sub.add_parser("cluster", help="hearth serve on a Ray cluster: replicas behind Ray Serve's HTTP proxy "
+                                             "(needs the 'cluster' extra)")
+    cluster.add_argument("--address", default=None,
+                         help="the Ray cluster to join (e.g. auto, or ray://HEAD:10001; default: start a local Ray "
+                              "on loopback)")
+    cluster.add_argument("--host", default="127.0.0.1", help="where Ray's HTTP proxy listens (default: loopback)")
+    cluster.add_argument("--port", type=count(1), default=8000, help="its port (default 8000)")
+    cluster.add_argument("--replicas", type=count(1), default=None,
+                         help="a fixed number of replicas (default: autoscale on their queues, 1 to --max-replicas)")
+    cluster.add_argument("--max-replicas", type=count(1), default=4, help="the most replicas when autoscaling")
+    cluster.add_argument("--cpus-per-replica", type=seconds(False), default=1.0,
+                         help="CPUs Ray reserves for each replica (default 1)")
+    cluster.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on /v1 requests")
+    cluster.add_argument("--max-queue", type=count(0), default=16, help="per replica, as for hearth serve")
+    cluster.add_argument("--max-active", type=count(1), default=4, help="per replica, as for hearth serve")
+    cluster.add_argument("--max-batch", type=count(1), default=None, help="per replica, as for hearth serve")
+    cluster.add_argument("--cors", action="append", default=[], metavar="ORIGIN")
+    add_model(cluster)
+    add_backend(cluster)
+    cluster.set_defaults(run=_cluster)
+
     load = sub.add_parser("loadtest", help="many clients against a running `hearth serve` or `hearth wyoming`: "
                                            "latency, RTF, 503s")
     load.add_argument("url", help="the server: http://127.0.0.1:8000 (hearth serve) or tcp://127.0.0.1:10200 "
@@ -70,6 +93,39 @@ def _loadtest(args: argparse.Namespace) -> int:
         return main_loadtest(settings, args.json)
     except ValueError as e:
         raise InputError(str(e)) from None
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    if args.address is None:
+        # A local Ray on loopback only. Ray picks the machine's outward address for its own
+        # services unless told it is not to form a cluster (read once, when ray is imported).
+        os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    try:
+        import ray  # noqa: F401
+        from ray import serve  # noqa: F401
+
+        from ..serve.cluster import ClusterSettings, run
+    except ImportError as e:
+        raise InputError(f"hearth cluster needs the 'cluster' extra ({e.name} is missing): "
+                         "pip install 'hearth-tts[cluster]'") from None
+    check_backend(args)
+    checkpoint = open_checkpoint(args.model)  # here too: a wrong path fails before Ray starts
+    if args.api_key is not None and not args.api_key.strip():
+        raise InputError("--api-key is empty; give a key, or leave the option out")
+    if not _is_loopback(args.host) and args.api_key is None:
+        log.warning("listening on %s without --api-key: anyone who can reach this address can use the cluster",
+                    args.host)
+    name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
+    settings = ClusterSettings(
+        model=str(checkpoint.path) if args.address is None else str(args.model),
+        model_name=str(name).rstrip("/").rsplit("/", 1)[-1], flags=backend_flags(args), replicas=args.replicas,
+        max_replicas=args.max_replicas, cpus_per_replica=args.cpus_per_replica, max_active=args.max_active,
+        max_queue=args.max_queue, max_batch=args.max_batch, api_key=args.api_key, cors=tuple(args.cors),
+    )
+    with contextlib.redirect_stdout(sys.stderr):  # Ray reports on stdout; this command prints no data
+        run(settings, args.address, args.host, args.port, threading.Event())
+    log.info("stopped")
+    return 0
 
 
 def _is_loopback(host: str) -> bool:

@@ -35,7 +35,7 @@ class Resident:
         default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-stream")
     )
 
-    def load_in_background(self, path: Path, flags: dict[str, Any], max_active: int, max_waiting: int,
+    def load_in_background(self, path: Path | str, flags: dict[str, Any], max_active: int, max_waiting: int,
                            on_failure: Callable[[BaseException], None], max_batch: int | None = None) -> None:
         """Load the engine and start its scheduler on a thread; `on_failure` is called with what
         went wrong (the server should then stop). `max_batch` None: `settings.max_batch()`."""
