@@ -68,6 +68,7 @@ class WyomingServer:
     def __init__(self, model, *extra: str, uri: str | None = None):
         self.port = free_port()
         self.uri = uri or f"tcp://127.0.0.1:{self.port}"
+        self.stop_s = 30
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - a file, not a pipe: a chatty server never blocks
         self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(model), "--uri",
                                       self.uri, *extra], stdout=subprocess.PIPE, stderr=self.log)
