@@ -203,9 +203,10 @@ def test_mapped_cache_pages_are_dropped_and_read_back_intact(tmp_path):
 
 
 @pytest.mark.parametrize("frames", [3, 7])
-def test_padded_static_vocoder_crosses_the_attention_window(tmp_path, frames):
-    """Per-call frame counts other than the default, chunks shorter and longer than a call, and a
-    stream several times the vocoder's 12-frame attention window: still the torch decoder's audio."""
+def test_vocoder_crosses_the_attention_window(tmp_path, frames):
+    """Per-call frame bounds other than the default, chunks shorter and longer than a call, and a
+    stream several times the vocoder's 12-frame attention window: still the torch decoder's audio.
+    A call padded past its real frames (the `valid` input) gives the same audio and state too."""
     from hearth.backends.openvino import OpenVINOVocoder
     from hearth.random_checkpoint import tiny_configs, write_checkpoint
 
@@ -223,8 +224,22 @@ def test_padded_static_vocoder_crosses_the_attention_window(tmp_path, frames):
         pos += size
     assert snr_db(model.decode(codes), np.concatenate(parts)) > 90
 
+    plain, padded = vocoder.start(), vocoder.start()
+    head = vocoder.decode(codes[:frames], plain).numpy()  # both at the same point first
+    vocoder.decode(codes[:frames], padded)
+    real = max(1, frames - 2)
+    expected = vocoder.decode(codes[frames : frames + real], plain).numpy()
+    request = vocoder.model.create_infer_request()
+    request.infer([codes[frames : 2 * frames].numpy(), np.array(padded.frames, np.int64), np.array(real, np.int64),
+                   *padded.tensors])
+    upsample = model.checkpoint.codec.upsample
+    assert request.get_output_tensor(0).data.shape[0] == frames * upsample and head.size == frames * upsample
+    np.testing.assert_allclose(request.get_output_tensor(0).data[: real * upsample], expected, atol=1e-5)
+    for i, tensor in enumerate(plain.tensors):
+        np.testing.assert_allclose(request.get_output_tensor(i + 1).data, tensor, atol=1e-5)
 
-def test_first_chunk_defaults_to_one_frame_with_the_fixed_size_vocoder(engine, ov_int8):
+
+def test_first_chunk_defaults_to_one_frame_with_the_openvino_vocoder(engine, ov_int8):
     assert engine.default_first_chunk == 2 and ov_int8.default_first_chunk == 1
     with ov_int8.stream("First audio early.", "ryan", seed=4, max_new_tokens=12, budget=None) as stream:
         sizes = [c.frames for c in stream]

@@ -1,9 +1,10 @@
 """The streaming vocoder for OpenVINO: one decode step with its state as explicit inputs and outputs.
 
 `StreamingStep` re-expresses `CodecDecoder.decode` with fixed-size state, so that the step exports
-to a fully static graph (faster than a dynamic one here, and its memory is planned once): a fixed
-number of frames per call, shorter chunks padded, with a `valid` input saying where the real frames
-end so that the state moves on by those only. The attention window always holds `window - 1`
+to a graph whose only dynamic dimension is the number of frames per call (1 up to a bound; a
+1-frame call costs a quarter of a padded 5-frame one, and a 5-frame call as much as in a fully
+static graph). A `valid` input says where the real frames end, so that the state moves on by those
+only: a caller may still pad, and the graph stays correct either way. The attention window always holds `window - 1`
 key/value slots (slots before the stream's start are masked out instead of absent),
 transposed-conv overlap tails start as zeros instead of missing, and the frame position is a tensor.
 The layers themselves are the torch modules' own forwards; only the state plumbing and the
@@ -126,7 +127,7 @@ def initial_state(decoder: CodecDecoder, dtype: torch.dtype = torch.float32) -> 
 
 class StreamingStep(nn.Module):
     """forward(codes [N, Q] int64, position [] int64, valid [] int64, *state) -> (audio [N * upsample],
-    *new state). N is fixed when exported: a static graph runs faster and plans its memory once."""
+    *new state). N may vary from call to call when exported with a dynamic frame dimension."""
 
     def __init__(self, decoder: CodecDecoder, polynomial_sine: bool = True):
         """Takes over `decoder` (with `polynomial_sine`, its activations are switched in place)."""
