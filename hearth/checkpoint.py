@@ -18,6 +18,7 @@ from torch import nn
 
 from .config import CodecDecoderConfig, ConfigError, GenerationDefaults, ModelConfig, read_json
 from .model.codec import CodecDecoder
+from .model.speaker import SpeakerEncoder
 from .model.talker import Talker
 from .safetensors_mmap import SafetensorsError, SafetensorsFile
 from .text import TextTokenizer
@@ -28,6 +29,7 @@ __all__ = [
     "CheckpointError",
     "codec_tensor_shapes",
     "load_codec",
+    "load_speaker_encoder",
     "load_talker",
     "open_checkpoint",
     "resolve",
@@ -143,6 +145,9 @@ def talker_tensor_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     shapes = _shapes(talker, "talker.")
     t = config.talker
     shapes["talker.model.text_embedding.weight"] = (t.text_vocab_size, t.text_hidden_size)
+    if config.speaker_encoder is not None:
+        with torch.device("meta"):
+            shapes.update(_shapes(SpeakerEncoder(config.speaker_encoder), "speaker_encoder."))
     return shapes
 
 
@@ -212,6 +217,19 @@ def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
     # Left memory-mapped in its stored dtype: only the rows of tokens in use are ever paged in.
     talker.text_embedding = f.get("talker.model.text_embedding.weight")
     return talker
+
+
+def load_speaker_encoder(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> SpeakerEncoder:
+    """The Base checkpoints' speaker encoder (CheckpointError for any other kind)."""
+    cfg = ckpt.config.speaker_encoder
+    if cfg is None:
+        raise CheckpointError(f"{ckpt.path} is a {ckpt.config.kind} checkpoint: it has no speaker encoder "
+                              "(voices are cloned with a Base checkpoint, e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base)")
+    f = open_verified(ckpt.path / "model.safetensors", talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+    with torch.device("meta"):
+        encoder = SpeakerEncoder(cfg)
+    _assign(encoder, f, "speaker_encoder.", dtype)
+    return encoder
 
 
 def load_codec(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> CodecDecoder:

@@ -16,7 +16,9 @@ __all__ = [
     "CodecDecoderConfig",
     "ConfigError",
     "GenerationDefaults",
+    "MODEL_TYPES",
     "ModelConfig",
+    "SpeakerEncoderConfig",
     "TalkerConfig",
     "TransformerConfig",
     "read_json",
@@ -72,8 +74,8 @@ class _Reader:
     def flag(self, key: str, default: Any = ...) -> bool:
         return self._get(key, (bool,), default)
 
-    def mapping(self, key: str) -> dict[str, Any]:
-        return self._get(key, (dict,))
+    def mapping(self, key: str, default: Any = ...) -> dict[str, Any]:
+        return self._get(key, (dict,), default)
 
     def sequence(self, key: str) -> list[Any]:
         return self._get(key, (list,))
@@ -136,8 +138,28 @@ class TalkerConfig:
 
 
 @dataclass(frozen=True)
+class SpeakerEncoderConfig:
+    """speaker_encoder_config of a Base checkpoint (an ECAPA-TDNN)."""
+
+    mel_dim: int = 128
+    enc_dim: int = 1024  # the talker's hidden size
+    channels: tuple[int, ...] = (512, 512, 512, 512, 1536)
+    kernel_sizes: tuple[int, ...] = (5, 3, 3, 3, 1)
+    dilations: tuple[int, ...] = (1, 2, 3, 4, 1)
+    attention_channels: int = 128
+    res2net_scale: int = 8
+    se_channels: int = 128
+    sample_rate: int = 24000
+
+
+MODEL_TYPES = {"custom_voice": "CustomVoice", "base": "Base", "voice_design": "VoiceDesign"}
+
+
+@dataclass(frozen=True)
 class ModelConfig:
-    """config.json of a CustomVoice checkpoint."""
+    """config.json of a Qwen3-TTS 12 Hz checkpoint: CustomVoice (built-in voices), Base (voices
+    cloned from reference audio; it carries a speaker encoder) or VoiceDesign (voices described
+    in words)."""
 
     talker: TalkerConfig
     im_start_id: int
@@ -147,7 +169,13 @@ class ModelConfig:
     tts_eos_id: int
     tts_pad_id: int
     model_size: str
-    model_type: str
+    model_type: str  # a key of MODEL_TYPES
+    speaker_encoder: SpeakerEncoderConfig | None = None  # Base checkpoints only
+
+    @property
+    def kind(self) -> str:
+        """CustomVoice, Base or VoiceDesign: as the model cards name them."""
+        return MODEL_TYPES[self.model_type]
 
     @property
     def voices(self) -> list[str]:
@@ -160,6 +188,10 @@ class ModelConfig:
 
     @property
     def honours_instruct(self) -> bool:
+        if self.model_type == "voice_design":
+            return True  # the instruction is the voice
+        if self.model_type == "base":
+            return False  # the official voice clone takes none
         # The official wrapper drops instruct whenever tts_model_size is a substring of "0b6".
         return self.model_size not in "0b6"
 
@@ -167,10 +199,10 @@ class ModelConfig:
     def from_json(cls, data: dict[str, Any], where: str = "config.json") -> ModelConfig:
         r = _Reader(data, where)
         model_type = r.text("tts_model_type")
-        if model_type != "custom_voice":
+        if model_type not in MODEL_TYPES:
             raise ConfigError(
-                f"{where}: tts_model_type is '{model_type}'; Hearth runs CustomVoice checkpoints "
-                "(for example Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice)"
+                f"{where}: tts_model_type is '{model_type}'; Hearth runs Qwen3-TTS 12 Hz CustomVoice, Base and "
+                "VoiceDesign checkpoints (for example Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice)"
             )
         t = r.sub("talker_config")
         p = t.sub("code_predictor_config")
@@ -179,9 +211,9 @@ class ModelConfig:
         groups = t.integer("num_code_groups")
         if p.integer("num_code_groups", groups) != groups:
             raise ConfigError(f"{where}: talker and code predictor disagree on num_code_groups")
-        speakers = {k.lower(): int(v) for k, v in t.mapping("spk_id").items()}
+        speakers = {k.lower(): int(v) for k, v in t.mapping("spk_id", {}).items()}
         languages = {k.lower(): int(v) for k, v in t.mapping("codec_language_id").items()}
-        dialects_raw = t.mapping("spk_is_dialect")
+        dialects_raw = t.mapping("spk_is_dialect", {})
         dialects: dict[str, str | None] = {}
         for name in speakers:
             d = dialects_raw.get(name, False)
@@ -208,6 +240,15 @@ class ModelConfig:
         for key in ("codec_pad_id", "codec_bos_id", "codec_eos_id"):
             if getattr(talker, key) >= stack.vocab_size:
                 raise ConfigError(f"{where}: {key} lies outside the codec vocabulary")
+        if model_type == "custom_voice" and not speakers:
+            raise ConfigError(f"{where}: a CustomVoice checkpoint names its voices in talker_config.spk_id")
+        speaker_encoder = None
+        if model_type == "base":
+            speaker_encoder = _speaker_encoder(r.sub("speaker_encoder_config") if "speaker_encoder_config" in data
+                                               else _Reader({}, f"{where}.speaker_encoder_config"))
+            if speaker_encoder.enc_dim != stack.hidden_size:
+                raise ConfigError(f"{where}: the speaker encoder's enc_dim ({speaker_encoder.enc_dim}) must equal "
+                                  f"the talker's hidden_size ({stack.hidden_size})")
         return cls(
             talker=talker,
             im_start_id=r.integer("im_start_token_id"),
@@ -218,7 +259,36 @@ class ModelConfig:
             tts_pad_id=r.integer("tts_pad_token_id"),
             model_size=r.text("tts_model_size"),
             model_type=model_type,
+            speaker_encoder=speaker_encoder,
         )
+
+
+def _speaker_encoder(r: _Reader) -> SpeakerEncoderConfig:
+    """speaker_encoder_config, with the official class's defaults for absent keys."""
+    d = SpeakerEncoderConfig()
+
+    def ints(key: str, default: tuple[int, ...]) -> tuple[int, ...]:
+        values = r._get(key, (list,), list(default))
+        if not values or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values):
+            raise ConfigError(f"{r.where}: '{key}' must be a list of positive whole numbers, got {values!r}")
+        return tuple(values)
+
+    cfg = SpeakerEncoderConfig(
+        mel_dim=r.integer("mel_dim", d.mel_dim), enc_dim=r.integer("enc_dim", d.enc_dim),
+        channels=ints("enc_channels", d.channels), kernel_sizes=ints("enc_kernel_sizes", d.kernel_sizes),
+        dilations=ints("enc_dilations", d.dilations),
+        attention_channels=r.integer("enc_attention_channels", d.attention_channels),
+        res2net_scale=r.integer("enc_res2net_scale", d.res2net_scale), se_channels=r.integer("enc_se_channels",
+                                                                                             d.se_channels),
+        sample_rate=r.integer("sample_rate", d.sample_rate),
+    )
+    c = cfg.channels
+    if not len(c) == len(cfg.kernel_sizes) == len(cfg.dilations) >= 3:
+        raise ConfigError(f"{r.where}: enc_channels, enc_kernel_sizes and enc_dilations need one length, 3 or more")
+    if sum(c[1:-1]) != c[-1] or any(ch % cfg.res2net_scale for ch in c[1:-1]):
+        raise ConfigError(f"{r.where}: enc_channels must end with the sum of the middle blocks' channels, each a "
+                          "multiple of enc_res2net_scale")
+    return cfg
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,12 @@ import torch
 from . import settings
 from .backends import Backend, BackendOptions, create
 from .batch import FrameBatcher
-from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
+from .checkpoint import DEFAULT_MODEL, Checkpoint, load_speaker_encoder, open_checkpoint
 from .config import ModelConfig
 from .generate import FrameGenerator, GenerationStats, Turn
 from .live import BatchInvariance, LiveEmbeds
-from .prompt import Prompt, TextMode, build_prompt, embed_prompt, text_mode
+from .model.speaker import SpeakerEncoder
+from .prompt import Prompt, Speaker, SpeakerEmbedding, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
 
@@ -100,6 +101,8 @@ class Engine:
         self.workers = Workers()
         self._invariance: BatchInvariance | None = None
         self._invariance_lock = threading.Lock()
+        self._speaker_encoder: SpeakerEncoder | None = None  # loaded on first use (Base checkpoints)
+        self._speaker_lock = threading.Lock()
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
         log.debug("warm-up %.2f s", time.perf_counter() - t0)
@@ -131,11 +134,51 @@ class Engine:
     def languages(self) -> list[str]:
         return self.config.languages
 
-    def check_voice(self, voice: str) -> str:
+    def check_voice(self, voice: Speaker) -> Speaker:
+        """Who speaks, checked against the checkpoint's kind: a built-in voice's name (CustomVoice),
+        a speaker embedding from `speaker_embedding` (Base), or None (VoiceDesign: the instruction
+        describes the voice)."""
+        kind = self.config.model_type
+        if kind == "voice_design":
+            if voice is None or isinstance(voice, str) and not voice.strip():
+                return None
+            raise InputError(f"{self.config.kind} checkpoints have no voices to choose: describe the voice in the "
+                             "instruction (instruct=...) and leave the voice out")
+        if isinstance(voice, SpeakerEmbedding):
+            if kind != "base":
+                raise InputError(f"a cloned voice needs a Base checkpoint (this one is {self.config.kind}, with "
+                                 f"the voices {', '.join(self.voices)})")
+            hidden = self.config.talker.stack.hidden_size
+            if voice.vector.shape[0] != hidden:
+                raise InputError(f"this speaker embedding has {voice.vector.shape[0]} values; this checkpoint's "
+                                 f"are {hidden} long: it was made with another model")
+            return voice
+        if kind == "base":
+            raise InputError(f"{self.config.kind} checkpoints have no built-in voices; clone one from reference "
+                             "audio (engine.speaker_embedding(audio, sample_rate))")
         v = voice.strip().lower() if isinstance(voice, str) else None
         if v not in self.config.talker.speaker_ids:
             raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}")
         return v
+
+    def speaker_embedding(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> SpeakerEmbedding:
+        """A Base checkpoint's speaker embedding of reference audio (mono float in [-1, 1]), to
+        pass as `voice`: the official x-vector-only voice clone."""
+        if self.config.speaker_encoder is None:
+            raise InputError(f"cloning a voice needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this "
+                             f"one is {self.config.kind}")
+        rate = self.config.speaker_encoder.sample_rate
+        if sample_rate != rate:
+            raise InputError(f"the reference audio is at {sample_rate} Hz; the speaker encoder takes {rate} Hz")
+        samples = torch.as_tensor(np.asarray(audio, dtype=np.float32))
+        if samples.ndim != 1 or samples.numel() < self.samples_per_frame:
+            raise InputError("the reference audio must be mono samples, at least one 80 ms frame long")
+        with self._speaker_lock:
+            if self._speaker_encoder is None:
+                self._speaker_encoder = load_speaker_encoder(self.checkpoint)
+            encoder = self._speaker_encoder
+        with torch.inference_mode():
+            return SpeakerEmbedding(encoder.embed(samples).float())
 
     def check_language(self, language: str) -> str:
         lang = language.strip().lower() if isinstance(language, str) else None
@@ -174,11 +217,11 @@ class Engine:
     def frames(
         self,
         text: str,
-        voice: str,
+        voice: Speaker,
         language: str = "auto",
         *,
         instruct: str | None = None,
-        text_mode: str = "whole",
+        text_mode: str | None = None,
         options: SamplingOptions | None = None,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
@@ -206,8 +249,16 @@ class Engine:
             raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
         return seed
 
-    @staticmethod
-    def check_text_mode(mode: str) -> TextMode:
+    @property
+    def default_text_mode(self) -> TextMode:
+        """The official defaults: text interleaved with the codes for a cloned voice (its
+        `generate_voice_clone`), the whole text in the prompt otherwise."""
+        return "interleaved" if self.config.model_type == "base" else "whole"
+
+    def check_text_mode(self, mode: str | None) -> TextMode:
+        """The text mode (None: `default_text_mode`)."""
+        if mode is None:
+            return self.default_text_mode
         try:
             return text_mode(mode)
         except ValueError as e:
@@ -223,11 +274,11 @@ class Engine:
     def stream(
         self,
         text: str,
-        voice: str,
+        voice: Speaker,
         language: str = "auto",
         *,
         instruct: str | None = None,
-        text_mode: str = "whole",
+        text_mode: str | None = None,
         seed: int | None = None,
         greedy: bool = False,
         max_new_tokens: int | None = None,
@@ -281,7 +332,7 @@ class Engine:
 
     def open(
         self,
-        voice: str,
+        voice: Speaker,
         language: str = "auto",
         *,
         instruct: str | None = None,
@@ -330,11 +381,11 @@ class Engine:
     def generate_codes(
         self,
         text: str,
-        voice: str,
+        voice: Speaker,
         language: str = "auto",
         *,
         instruct: str | None = None,
-        text_mode: str = "whole",
+        text_mode: str | None = None,
         seed: int | None = None,
         greedy: bool = False,
         max_new_tokens: int | None = None,
@@ -357,7 +408,7 @@ class Engine:
         with torch.inference_mode():
             return self.vocoder(codes).to(torch.float32).numpy()
 
-    def synthesize(self, text: str, voice: str, language: str = "auto", **kwargs: Any) -> Audio:
+    def synthesize(self, text: str, voice: Speaker, language: str = "auto", **kwargs: Any) -> Audio:
         """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`."""
         with self.stream(text, voice, language, **kwargs) as audio:
             chunks = list(audio)

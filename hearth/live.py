@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import torch
 
 from .config import ModelConfig
-from .prompt import Embedder, LiveText, Prompt, embed_prompt
+from .prompt import Embedder, LiveText, Prompt, Speaker, embed_prompt
 from .text import TextTokenizer
 
 __all__ = ["BatchInvariance", "LiveEmbeds"]
@@ -81,7 +81,7 @@ class LiveEmbeds:
     `push`, `end` and `cancel` may be called from any thread; `prefill_ready` and `row` block the
     generating thread until the text they need has arrived (or the utterance is cancelled)."""
 
-    def __init__(self, talker: Embedder, config: ModelConfig, tokenizer: TextTokenizer, voice: str, language: str,
+    def __init__(self, talker: Embedder, config: ModelConfig, tokenizer: TextTokenizer, voice: Speaker, language: str,
                  instruct: list[int] | None, invariance: BatchInvariance, max_tokens: int,
                  on_wait: Callable[[bool], None] | None = None):
         self.talker = talker

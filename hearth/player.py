@@ -24,6 +24,7 @@ from typing import Protocol
 
 import numpy as np
 
+from .prompt import Speaker
 from .scheduler import Request, Scheduler, SentenceResult
 
 __all__ = ["Player", "PlayerRequest", "Sink"]
@@ -59,7 +60,7 @@ class PlayerRequest:
         return self.request.text
 
     @property
-    def voice(self) -> str:
+    def voice(self) -> Speaker:
         return self.request.voice
 
     @property
@@ -84,7 +85,7 @@ class Player:
         scheduler: Scheduler,
         sink: Sink,
         *,
-        voice: str = "vivian",
+        voice: Speaker = "vivian",
         language: str = "auto",
         chunk_frames: int | None = None,
         first_chunk_frames: int | None = None,
@@ -120,7 +121,7 @@ class Player:
 
     # -- API -------------------------------------------------------------------------------------
 
-    def say(self, text: str, voice: str | None = None, language: str | None = None, *, seed: int | None = None,
+    def say(self, text: str, voice: Speaker = None, language: str | None = None, *, seed: int | None = None,
             instruct: str | None = None) -> PlayerRequest:
         """Queue a text; returns at once. Bad input raises InputError, a full scheduler Busy."""
         if self._closed:

@@ -18,8 +18,8 @@ import torch
 from .config import ModelConfig
 from .text import TextTokenizer
 
-__all__ = ["TEXT_MODES", "LiveText", "Prompt", "PromptEmbeds", "TextMode", "build_prompt", "embed_prompt",
-           "resolve_language", "text_mode"]
+__all__ = ["TEXT_MODES", "LiveText", "Prompt", "PromptEmbeds", "Speaker", "SpeakerEmbedding", "TextMode",
+           "build_prompt", "embed_prompt", "resolve_language", "text_mode"]
 
 TextMode = Literal["whole", "interleaved"]
 TEXT_MODES = ("whole", "interleaved")
@@ -36,6 +36,22 @@ def text_mode(name: str) -> TextMode:
 
 _ROLE = "<|im_start|>assistant\n"
 _END = "<|im_end|>\n<|im_start|>assistant\n"  # five ids
+
+
+@dataclass(frozen=True, eq=False)
+class SpeakerEmbedding:
+    """A voice given by its speaker embedding (a Base checkpoint's x-vector of reference audio)
+    rather than by a built-in voice's name: it takes the speaker-id row of the prompt."""
+
+    vector: torch.Tensor  # [hidden] float32
+
+    def __post_init__(self) -> None:
+        if self.vector.ndim != 1 or not self.vector.is_floating_point():
+            raise ValueError(f"a speaker embedding is one float vector, got shape {tuple(self.vector.shape)}")
+
+
+# Who speaks: a built-in voice's name, an embedding, or nobody (VoiceDesign: the instruction is the voice).
+Speaker = str | SpeakerEmbedding | None
 
 
 @dataclass(frozen=True)
@@ -154,12 +170,12 @@ class PromptEmbeds:
         return trailing[:, step : step + 1] if step < trailing.shape[1] else self.tts_pad
 
 
-def resolve_language(config: ModelConfig, voice: str, language: str) -> int | None:
-    """The codec language id (None for auto), with the dialect rule applied."""
+def resolve_language(config: ModelConfig, voice: Speaker, language: str) -> int | None:
+    """The codec language id (None for auto), with the dialect rule applied (built-in voices only)."""
     t = config.talker
     lang = language.lower()
     language_id = None if lang == "auto" else t.language_ids[lang]
-    dialect = t.speaker_dialects.get(voice.lower())
+    dialect = t.speaker_dialects.get(voice.lower()) if isinstance(voice, str) else None
     if lang in ("chinese", "auto") and dialect is not None:
         language_id = t.language_ids[dialect]
     return language_id
@@ -171,10 +187,19 @@ class Embedder(Protocol):
     def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
 
 
+def _speaker_row(talker: Embedder, config: ModelConfig, voice: Speaker) -> torch.Tensor | None:
+    if voice is None:
+        return None
+    if isinstance(voice, SpeakerEmbedding):
+        like = talker.embed_codec([config.talker.codec_pad_id])  # the embeddings' dtype
+        return voice.vector.to(like.dtype).view(1, 1, -1)
+    return talker.embed_codec([config.talker.speaker_ids[voice.lower()]])
+
+
 def embed_prompt(
-    talker: Embedder, config: ModelConfig, prompt: Prompt, voice: str, language: str, text_mode: str
+    talker: Embedder, config: ModelConfig, prompt: Prompt, voice: Speaker, language: str, text_mode: str
 ) -> PromptEmbeds:
-    """The talker's prefill ([instruct,] role, codec tags + speaker, text) and the text that trails it.
+    """The talker's prefill ([instruct,] role, codec tags [+ speaker], text) and the text that trails it.
 
     Each projection is called with the same batch shapes as the official model, so every row is
     rounded identically.
@@ -187,7 +212,9 @@ def embed_prompt(
         tags = [t.codec_nothink_id, t.codec_think_bos_id, t.codec_think_eos_id]
     else:
         tags = [t.codec_think_id, t.codec_think_bos_id, language_id, t.codec_think_eos_id]
-    codec = talker.embed_codec(tags + [t.speaker_ids[voice.lower()], t.codec_pad_id, t.codec_bos_id])
+    speaker = _speaker_row(talker, config, voice)
+    rows = [talker.embed_codec(tags)] + ([] if speaker is None else [speaker])
+    codec = torch.cat(rows + [talker.embed_codec([t.codec_pad_id, t.codec_bos_id])], dim=1)
     n_codec = codec.shape[1]
     role = talker.embed_text(prompt.role)
     tagged = torch.cat((tts_pad.expand(-1, n_codec - 2, -1), tts_bos), dim=1) + codec[:, :-1]

@@ -24,6 +24,7 @@ from .checkpoint import codec_tensor_shapes, talker_tensor_shapes
 from .config import CodecDecoderConfig, ModelConfig
 
 __all__ = [
+    "as_model_type",
     "qwen2_vocabulary",
     "reference_configs",
     "size_configs",
@@ -138,6 +139,25 @@ def tiny_configs(
         num_attention_heads=2, num_key_value_heads=2, num_hidden_layers=2, sliding_window=window,
     )
     return config, codec
+
+
+def as_model_type(config: dict[str, Any], model_type: str, speaker_channels: int | None = None) -> dict[str, Any]:
+    """A copy of a CustomVoice config.json as a Base ("base") or VoiceDesign ("voice_design") one:
+    no built-in voices; Base adds a speaker encoder whose output width is the talker's hidden size
+    (`speaker_channels`: a narrower encoder for tests; default the released 512/1536)."""
+    out = copy.deepcopy(config)
+    out["tts_model_type"] = model_type
+    if model_type == "custom_voice":
+        return out
+    t = out["talker_config"]
+    t["spk_id"], t["spk_is_dialect"] = {}, {}
+    if model_type == "base":
+        encoder: dict[str, Any] = {"enc_dim": t["hidden_size"], "sample_rate": 24000}
+        if speaker_channels:
+            c = speaker_channels
+            encoder.update(enc_channels=[c, c, c, c, 3 * c], enc_attention_channels=16, enc_se_channels=16)
+        out["speaker_encoder_config"] = encoder
+    return out
 
 
 def size_configs(size: str) -> tuple[dict[str, Any], dict[str, Any]]:

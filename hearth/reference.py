@@ -68,9 +68,11 @@ def official_input_ids(model, text: str) -> list[int]:
 def official_generate(
     model,
     input_ids: list[int],
-    voice: str,
+    voice: str | None,
     language: str,
     *,
+    voice_clone_prompt: dict | None = None,
+    ref_ids: list[int] | None = None,
     instruct_ids: list[int] | None = None,
     text_mode: str = "whole",
     greedy: bool = False,
@@ -78,7 +80,9 @@ def official_generate(
     max_new_tokens: int = 40,
     eos_token_id: int | None = None,
 ) -> torch.Tensor:
-    """Codes [frames, 16] from the official generate, fed these token ids; global RNG seeded with `seed`."""
+    """Codes [frames, 16] from the official generate, fed these token ids; global RNG seeded with `seed`.
+    A Base checkpoint's voice comes as `voice_clone_prompt` (lists of one, as its
+    `generate_voice_clone` builds them) with `ref_ids` (the reference transcript's ids) for in-context mode."""
     kwargs = model._merge_generate_kwargs(max_new_tokens=max_new_tokens)
     if greedy:
         kwargs.update(do_sample=False, subtalker_dosample=False)
@@ -89,8 +93,10 @@ def official_generate(
         codes, _ = model.model.generate(
             input_ids=[torch.tensor([input_ids])],
             instruct_ids=[torch.tensor([instruct_ids]) if instruct_ids else None],
+            ref_ids=None if voice_clone_prompt is None else [torch.tensor([ref_ids]) if ref_ids else None],
+            voice_clone_prompt=voice_clone_prompt,
             languages=[language],
-            speakers=[voice],
+            speakers=None if voice_clone_prompt is not None else [voice],
             non_streaming_mode=text_mode == "whole",
             **kwargs,
         )

@@ -53,6 +53,7 @@ import torch
 
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
+from .prompt import Speaker
 from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
 from .settings import trim_heap
@@ -125,11 +126,11 @@ class Request:
 
     id: int
     text: str
-    voice: str
+    voice: Speaker
     language: str
     seed: int | None
     instruct: str | None = None
-    text_mode: str = "whole"
+    text_mode: str | None = None  # None: the engine's default for its checkpoint
     greedy: bool = False
     max_new_tokens: int | None = None
     budget: FrameBudget | None = DEFAULT_BUDGET
@@ -256,8 +257,8 @@ class Scheduler:
 
     # -- clients ---------------------------------------------------------------------------------
 
-    def submit(self, text: str, voice: str, language: str = "auto", *, seed: int | None = None,
-               instruct: str | None = None, text_mode: str = "whole", greedy: bool = False,
+    def submit(self, text: str, voice: Speaker, language: str = "auto", *, seed: int | None = None,
+               instruct: str | None = None, text_mode: str | None = None, greedy: bool = False,
                max_new_tokens: int | None = None, budget: FrameBudget | None = DEFAULT_BUDGET,
                chunk_frames: int | None = None, first_chunk_frames: int | None = None, paced: bool = False,
                keep_codes: bool = False, split: bool = True, on_failure: str = "skip",
@@ -287,8 +288,8 @@ class Scheduler:
         )
         return self._admit(request, texts)
 
-    def open(self, voice: str, language: str = "auto", *, seed: int | None = None, instruct: str | None = None,
-             text_mode: str = "whole", greedy: bool = False, max_new_tokens: int | None = None,
+    def open(self, voice: Speaker, language: str = "auto", *, seed: int | None = None, instruct: str | None = None,
+             text_mode: str | None = None, greedy: bool = False, max_new_tokens: int | None = None,
              budget: FrameBudget | None = DEFAULT_BUDGET, chunk_frames: int | None = None,
              first_chunk_frames: int | None = None, paced: bool = False, keep_codes: bool = False,
              on_failure: str = "skip") -> Request:
@@ -309,7 +310,7 @@ class Scheduler:
             after=None,
         )
         request._splitter, request._input_done = SentenceSplitter(), False
-        request._live = text_mode in ("interleaved", "stream")
+        request._live = request.text_mode == "interleaved"
         if request._live:
             engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
@@ -321,7 +322,7 @@ class Scheduler:
             raise InputError(f"on_failure must be 'skip' or 'raise', got {fields['on_failure']!r}")
         fields["voice"] = engine.check_voice(fields["voice"])
         fields["language"] = engine.check_language(fields["language"])
-        engine.check_text_mode(fields["text_mode"])
+        fields["text_mode"] = engine.check_text_mode(fields["text_mode"])
         engine.check_seed(fields["seed"])
         if fields["seed"] is None and not fields["greedy"]:
             fields["seed"] = secrets.randbits(63)

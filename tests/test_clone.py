@@ -1,0 +1,128 @@
+"""Base checkpoints (voices cloned from reference audio) and VoiceDesign checkpoints (voices
+described in words), against the official package on the same random weights: the speaker
+embedding and the codes, bit for bit."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from official import load_official, official_codes
+
+import hearth
+from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
+
+TEXT = "The kettle is on. Come in and sit down."
+
+
+@pytest.fixture(scope="module")
+def base_dir(tmp_path_factory):
+    config, codec = tiny_configs("0b6", hidden=64, layers=2)
+    return write_checkpoint(tmp_path_factory.mktemp("base06"), as_model_type(config, "base", speaker_channels=32),
+                            codec, seed=31)
+
+
+@pytest.fixture(scope="module")
+def design_dir(tmp_path_factory):
+    config, codec = tiny_configs("1b7", hidden=96, layers=2, predictor_hidden=48)
+    return write_checkpoint(tmp_path_factory.mktemp("design17"), as_model_type(config, "voice_design"), codec,
+                            seed=37)
+
+
+@pytest.fixture(scope="module")
+def base(base_dir):
+    return hearth.load(base_dir, backend="torch")
+
+
+@pytest.fixture(scope="module")
+def official_base(base_dir):
+    return load_official(base_dir)
+
+
+def reference_audio(seconds: float, seed: int) -> np.ndarray:
+    """A voice-like test signal: a gliding harmonic tone with noise, under 1 in magnitude."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(24000 * seconds)) / 24000
+    pitch = 110 + 40 * np.sin(2 * np.pi * 0.7 * t) + rng.uniform(0, 60)
+    phase = 2 * np.pi * np.cumsum(pitch) / 24000
+    tone = sum(np.sin(k * phase) / k for k in range(1, 6))
+    return (0.3 * tone + 0.02 * rng.standard_normal(t.size)).astype(np.float32)
+
+
+def official_embedding(official, audio: np.ndarray) -> torch.Tensor:
+    return official.model.extract_speaker_embedding(audio=audio, sr=24000)
+
+
+@pytest.mark.parametrize("seconds,seed", [(1.0, 1), (3.7, 2)])
+def test_speaker_embedding_equals_the_official_one(base, official_base, seconds, seed):
+    audio = reference_audio(seconds, seed)
+    ours = base.speaker_embedding(audio, 24000)
+    assert torch.equal(ours.vector, official_embedding(official_base, audio))
+
+
+def ids(tok, text: str) -> list[int]:
+    return tok.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n<|im_start|>assistant\n")
+
+
+@pytest.mark.parametrize("text_mode", [None, "whole"])  # None: the official clone's default (interleaved)
+@pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
+def test_x_vector_clone_codes_equal_the_official_ones(base, official_base, reference_tokenizer, text_mode, greedy):
+    audio = reference_audio(2.5, 7)
+    voice = base.speaker_embedding(audio, 24000)
+    prompt = {"ref_code": [None], "ref_spk_embedding": [official_embedding(official_base, audio)],
+              "x_vector_only_mode": [True], "icl_mode": [False]}
+    expected = official_codes(official_base, ids(reference_tokenizer, TEXT), None, "english",
+                              voice_clone_prompt=prompt, text_mode=text_mode or "interleaved", greedy=greedy,
+                              seed=11, max_new_tokens=20)
+    got = base.generate_codes(TEXT, voice, "english", text_mode=text_mode, greedy=greedy, seed=11,
+                              max_new_tokens=20, budget=None).codes
+    assert got.shape == expected.shape and torch.equal(got, expected)
+
+
+def test_the_speaker_embedding_steers_the_codes(base):
+    a = base.generate_codes(TEXT, base.speaker_embedding(reference_audio(2, 3), 24000), greedy=True,
+                            max_new_tokens=8).codes
+    b = base.generate_codes(TEXT, base.speaker_embedding(reference_audio(2, 4), 24000), greedy=True,
+                            max_new_tokens=8).codes
+    assert not torch.equal(a, b)
+
+
+@pytest.mark.parametrize("instruct", ["A deep, calm male voice, speaking slowly.", None])
+@pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
+def test_voice_design_codes_equal_the_official_ones(design_dir, reference_tokenizer, instruct, greedy):
+    engine = hearth.load(design_dir, backend="torch")
+    official = load_official(design_dir)
+    instruct_ids = reference_tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n") if instruct else None
+    expected = official_codes(official, ids(reference_tokenizer, TEXT), None, "auto", instruct_ids=instruct_ids,
+                              greedy=greedy, seed=5, max_new_tokens=16)
+    got = engine.generate_codes(TEXT, None, "auto", instruct=instruct, greedy=greedy, seed=5, max_new_tokens=16,
+                                budget=None).codes
+    assert torch.equal(got, expected)
+
+
+def test_each_kind_refuses_what_it_cannot_do(base, engine, design_dir):
+    with pytest.raises(hearth.InputError, match="no built-in voices; clone one"):
+        base.generate_codes(TEXT, "ryan", max_new_tokens=2)
+    with pytest.raises(hearth.InputError, match="needs a Base checkpoint"):
+        engine.speaker_embedding(reference_audio(1, 0), 24000)
+    voice = base.speaker_embedding(reference_audio(1, 0), 24000)
+    with pytest.raises(hearth.InputError, match="a cloned voice needs a Base checkpoint.*ryan"):
+        engine.generate_codes(TEXT, voice, max_new_tokens=2)
+    with pytest.raises(hearth.InputError, match="24000 Hz"):
+        base.speaker_embedding(reference_audio(1, 0), 16000)
+    design = hearth.load(design_dir, backend="torch")
+    with pytest.raises(hearth.InputError, match="describe the voice in the instruction"):
+        design.generate_codes(TEXT, "ryan", instruct="A bright voice.", max_new_tokens=2)
+
+
+def test_a_cloned_voice_on_openvino(base_dir, base):
+    """The fast path takes the same speaker embedding: fp32 weights give the torch reference's greedy codes,
+    and the default engine streams audio."""
+    fp32 = hearth.load(base_dir, backend="openvino", weights="fp32", vocoder="fp32", threads=2)
+    voice = base.speaker_embedding(reference_audio(2, 9), 24000)
+    want = base.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
+    got = fp32.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
+    assert torch.equal(got, want)
+    with hearth.load(base_dir).stream(TEXT, voice, "english", seed=3, max_new_tokens=10) as stream:
+        chunks = list(stream)
+    assert chunks and sum(c.frames for c in chunks) * 1920 == sum(len(c.samples) for c in chunks)
