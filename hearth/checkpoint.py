@@ -16,8 +16,9 @@ from pathlib import Path
 import torch
 from torch import nn
 
-from .config import CodecDecoderConfig, ConfigError, GenerationDefaults, ModelConfig, read_json
+from .config import CodecDecoderConfig, CodecEncoderConfig, ConfigError, GenerationDefaults, ModelConfig, read_json
 from .model.codec import CodecDecoder
+from .model.codec_encoder import CodecEncoder
 from .model.speaker import SpeakerEncoder
 from .model.talker import Talker
 from .safetensors_mmap import SafetensorsError, SafetensorsFile
@@ -29,6 +30,7 @@ __all__ = [
     "CheckpointError",
     "codec_tensor_shapes",
     "load_codec",
+    "load_codec_encoder",
     "load_speaker_encoder",
     "load_talker",
     "open_checkpoint",
@@ -104,6 +106,7 @@ class Checkpoint:
     config: ModelConfig
     codec: CodecDecoderConfig
     generation: GenerationDefaults
+    encoder: CodecEncoderConfig | None = None  # the speech tokenizer's encoder: read for Base checkpoints
 
     def tokenizer(self) -> TextTokenizer:
         try:
@@ -120,7 +123,7 @@ def open_checkpoint(model: str | os.PathLike[str], progress: bool = True) -> Che
     missing = [f for f in REQUIRED_FILES if not (path / f).is_file()]
     if missing:
         raise CheckpointError(
-            f"{path} is missing {', '.join(missing)}; it is not a complete Qwen3-TTS CustomVoice checkpoint. "
+            f"{path} is missing {', '.join(missing)}; it is not a complete Qwen3-TTS checkpoint. "
             + _fetch_hint(str(model))
         )
     try:
@@ -129,9 +132,12 @@ def open_checkpoint(model: str | os.PathLike[str], progress: bool = True) -> Che
         codec = CodecDecoderConfig.from_json(read_json(codec_path), str(codec_path))
         gen_path = path / "generation_config.json"
         generation = GenerationDefaults.from_json(read_json(gen_path), str(gen_path))
+        encoder = None
+        if config.model_type == "base":
+            encoder = CodecEncoderConfig.from_json(read_json(codec_path), str(codec_path))
     except ConfigError as e:
         raise CheckpointError(str(e)) from e
-    return Checkpoint(path, config, codec, generation)
+    return Checkpoint(path, config, codec, generation, encoder)
 
 
 def _shapes(module: nn.Module, prefix: str) -> dict[str, tuple[int, ...]]:
@@ -151,11 +157,15 @@ def talker_tensor_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def codec_tensor_shapes(codec: CodecDecoderConfig) -> dict[str, tuple[int, ...]]:
-    """Every decoder tensor speech_tokenizer/model.safetensors must hold (encoder tensors are ignored)."""
+def codec_tensor_shapes(codec: CodecDecoderConfig, encoder: CodecEncoderConfig | None = None
+                        ) -> dict[str, tuple[int, ...]]:
+    """Every decoder tensor speech_tokenizer/model.safetensors must hold, and with `encoder` every
+    encoder tensor too (without it, encoder tensors are ignored)."""
     with torch.device("meta"):
-        decoder = CodecDecoder(codec)
-    return _shapes(decoder, "decoder.")
+        shapes = _shapes(CodecDecoder(codec), "decoder.")
+        if encoder is not None:
+            shapes.update(_shapes(CodecEncoder(encoder), "encoder."))
+    return shapes
 
 
 def open_verified(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefix: str | None) -> SafetensorsFile:
@@ -204,8 +214,8 @@ def verify_weights(ckpt: Checkpoint) -> None:
     """Both weight files' tensor tables against the config (headers only: cheap), so that any
     backend refuses a damaged or mismatched checkpoint before it converts or loads anything."""
     open_verified(ckpt.path / "model.safetensors", talker_tensor_shapes(ckpt.config), ignore_prefix=None)
-    open_verified(ckpt.path / "speech_tokenizer/model.safetensors", codec_tensor_shapes(ckpt.codec),
-                  ignore_prefix="encoder.")
+    open_verified(ckpt.path / "speech_tokenizer/model.safetensors", codec_tensor_shapes(ckpt.codec, ckpt.encoder),
+                  ignore_prefix=None if ckpt.encoder else "encoder.")
 
 
 def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
@@ -229,6 +239,19 @@ def load_speaker_encoder(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -
     with torch.device("meta"):
         encoder = SpeakerEncoder(cfg)
     _assign(encoder, f, "speaker_encoder.", dtype)
+    return encoder
+
+
+def load_codec_encoder(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> CodecEncoder:
+    """The speech tokenizer's encoder of a Base checkpoint (CheckpointError for any other kind)."""
+    if ckpt.encoder is None:
+        raise CheckpointError(f"{ckpt.path} is a {ckpt.config.kind} checkpoint: Hearth reads the speech tokenizer's "
+                              "encoder of Base checkpoints only (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base)")
+    path = ckpt.path / "speech_tokenizer/model.safetensors"
+    f = open_verified(path, codec_tensor_shapes(ckpt.codec, ckpt.encoder), ignore_prefix=None)
+    with torch.device("meta"):
+        encoder = CodecEncoder(ckpt.encoder)
+    _assign(encoder, f, "encoder.", dtype)
     return encoder
 
 

@@ -8,12 +8,14 @@ required and type-checked, so a wrong or truncated config fails at load with its
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 __all__ = [
     "CodecDecoderConfig",
+    "CodecEncoderConfig",
     "ConfigError",
     "GenerationDefaults",
     "MODEL_TYPES",
@@ -347,6 +349,77 @@ class CodecDecoderConfig:
             raise ConfigError(f"{where}: upsampling factors multiply to {total}, not decode_upsample_rate")
         if cfg.decoder_dim % (2 ** len(cfg.upsample_rates)):
             raise ConfigError(f"{where}: decoder_dim must halve cleanly through every upsampling block")
+        return cfg
+
+
+@dataclass(frozen=True)
+class CodecEncoderConfig:
+    """speech_tokenizer/config.json, encoder half (read for cloning with a Base checkpoint): the
+    released codec's causal variant only."""
+
+    num_filters: int
+    kernel_size: int
+    last_kernel_size: int
+    residual_kernel_size: int
+    dilation_growth_rate: int
+    num_residual_layers: int
+    compress: int
+    ratios: tuple[int, ...]
+    hidden_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    intermediate_size: int
+    norm_eps: float
+    rope_theta: float
+    sliding_window: int  # frames at the conv stack's rate (25 Hz)
+    num_quantizers: int
+    num_semantic_quantizers: int
+    codebook_size: int
+    codebook_dim: int
+    downsample: int  # conv-stack frames per code frame
+    valid_quantizers: int  # codes kept per frame (the talker's code groups)
+    sample_rate: int
+    samples_per_frame: int
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], where: str = "speech_tokenizer/config.json") -> CodecEncoderConfig:
+        r = _Reader(data, where)
+        e = r.sub("encoder_config")
+        fixed = {"use_causal_conv": True, "pad_mode": "constant", "use_conv_shortcut": False, "hidden_act": "gelu",
+                 "attention_bias": False, "audio_channels": 1}
+        for key, want in fixed.items():
+            if e.data.get(key, want) != want:
+                raise ConfigError(f"{e.where}: {key} is {e.data[key]!r}; Hearth's encoder supports {want!r} only")
+        ratios = tuple(int(x) for x in e.sequence("upsampling_ratios"))
+        rate = e.integer("sampling_rate")
+        conv_rate = math.ceil(rate / math.prod(ratios))
+        frame_rate = e.number("_frame_rate", e.number("frame_rate", 12.5))
+        cfg = cls(
+            num_filters=e.integer("num_filters"), kernel_size=e.integer("kernel_size", 7),
+            last_kernel_size=e.integer("last_kernel_size", 3),
+            residual_kernel_size=e.integer("residual_kernel_size", 3),
+            dilation_growth_rate=e.integer("dilation_growth_rate", 2),
+            num_residual_layers=e.integer("num_residual_layers", 1), compress=e.integer("compress", 2), ratios=ratios,
+            hidden_size=e.integer("hidden_size"), num_layers=e.integer("num_hidden_layers"),
+            num_heads=e.integer("num_attention_heads"), num_kv_heads=e.integer("num_key_value_heads"),
+            head_dim=e.integer("head_dim"), intermediate_size=e.integer("intermediate_size"),
+            norm_eps=e.number("norm_eps", 1e-5), rope_theta=e.number("rope_theta", 10000.0),
+            sliding_window=e.integer("sliding_window", 250), num_quantizers=e.integer("num_quantizers"),
+            num_semantic_quantizers=e.integer("num_semantic_quantizers", 1),
+            codebook_size=e.integer("codebook_size"), codebook_dim=e.integer("codebook_dim"),
+            downsample=int(conv_rate / frame_rate), valid_quantizers=r.integer("encoder_valid_num_quantizers"),
+            sample_rate=r.integer("input_sample_rate"), samples_per_frame=r.integer("encode_downsample_rate"),
+        )
+        if e.integer("vector_quantization_hidden_dimension", cfg.codebook_dim) != cfg.codebook_dim:
+            raise ConfigError(f"{e.where}: vector_quantization_hidden_dimension must equal codebook_dim")
+        per_frame = math.prod(ratios) * cfg.downsample
+        if cfg.downsample != 2 or per_frame != cfg.samples_per_frame or rate != cfg.sample_rate:
+            raise ConfigError(f"{where}: the encoder's rates do not give one code frame per encode_downsample_rate "
+                              "samples")
+        if not cfg.num_semantic_quantizers <= cfg.valid_quantizers <= cfg.num_quantizers:
+            raise ConfigError(f"{where}: encoder_valid_num_quantizers must lie between the semantic and all quantizers")
         return cfg
 
 

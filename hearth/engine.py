@@ -13,6 +13,7 @@ import os
 import secrets
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,11 +23,10 @@ import torch
 from . import settings
 from .backends import Backend, BackendOptions, create
 from .batch import FrameBatcher
-from .checkpoint import DEFAULT_MODEL, Checkpoint, load_speaker_encoder, open_checkpoint
+from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec_encoder, load_speaker_encoder, open_checkpoint
 from .config import ModelConfig
 from .generate import FrameGenerator, GenerationStats, Turn
 from .live import BatchInvariance, LiveEmbeds
-from .model.speaker import SpeakerEncoder
 from .prompt import Prompt, Speaker, SpeakerEmbedding, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
@@ -101,8 +101,8 @@ class Engine:
         self.workers = Workers()
         self._invariance: BatchInvariance | None = None
         self._invariance_lock = threading.Lock()
-        self._speaker_encoder: SpeakerEncoder | None = None  # loaded on first use (Base checkpoints)
-        self._speaker_lock = threading.Lock()
+        self._encoders: dict[str, Any] = {}  # Base checkpoints' reference encoders, loaded on first use
+        self._encoders_lock = threading.Lock()
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
         log.debug("warm-up %.2f s", time.perf_counter() - t0)
@@ -167,18 +167,36 @@ class Engine:
         if self.config.speaker_encoder is None:
             raise InputError(f"cloning a voice needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this "
                              f"one is {self.config.kind}")
-        rate = self.config.speaker_encoder.sample_rate
+        samples = self._reference(audio, sample_rate, self.config.speaker_encoder.sample_rate)
+        encoder = self._encoder("speaker", load_speaker_encoder)
+        with torch.inference_mode():
+            return SpeakerEmbedding(encoder.embed(samples).float())
+
+    def reference_codes(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> torch.Tensor:
+        """A Base checkpoint's speech-tokenizer codes [frames, 16] of reference audio (mono float in
+        [-1, 1]): the official in-context clone's reference codes."""
+        if self.checkpoint.encoder is None:
+            raise InputError(f"reference codes need a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this one "
+                             f"is {self.config.kind}")
+        samples = self._reference(audio, sample_rate, self.checkpoint.encoder.sample_rate)
+        encoder = self._encoder("codec", load_codec_encoder)
+        with torch.inference_mode():
+            return encoder(samples)
+
+    def _reference(self, audio: np.ndarray | torch.Tensor, sample_rate: int, rate: int) -> torch.Tensor:
         if sample_rate != rate:
-            raise InputError(f"the reference audio is at {sample_rate} Hz; the speaker encoder takes {rate} Hz")
+            raise InputError(f"the reference audio is at {sample_rate} Hz; the encoders take {rate} Hz")
         samples = torch.as_tensor(np.asarray(audio, dtype=np.float32))
         if samples.ndim != 1 or samples.numel() < self.samples_per_frame:
             raise InputError("the reference audio must be mono samples, at least one 80 ms frame long")
-        with self._speaker_lock:
-            if self._speaker_encoder is None:
-                self._speaker_encoder = load_speaker_encoder(self.checkpoint)
-            encoder = self._speaker_encoder
-        with torch.inference_mode():
-            return SpeakerEmbedding(encoder.embed(samples).float())
+        return samples
+
+    def _encoder(self, name: str, load: Callable[[Checkpoint], Any]) -> Any:  # noqa: ANN401 - a torch module
+        """A Base checkpoint's encoder, loaded on first use (they run once per reference voice)."""
+        with self._encoders_lock:
+            if name not in self._encoders:
+                self._encoders[name] = load(self.checkpoint)
+            return self._encoders[name]
 
     def check_language(self, language: str) -> str:
         lang = language.strip().lower() if isinstance(language, str) else None

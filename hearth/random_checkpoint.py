@@ -21,7 +21,7 @@ import torch
 from safetensors.torch import save_file
 
 from .checkpoint import codec_tensor_shapes, talker_tensor_shapes
-from .config import CodecDecoderConfig, ModelConfig
+from .config import CodecDecoderConfig, CodecEncoderConfig, ModelConfig
 
 __all__ = [
     "as_model_type",
@@ -109,12 +109,17 @@ def reference_configs(model_size: str = "0b6") -> tuple[dict[str, Any], dict[str
         "architectures": ["Qwen3TTSTokenizerV2Model"], "model_type": "qwen3_tts_tokenizer_12hz",
         "encoder_valid_num_quantizers": 16, "input_sample_rate": 24000, "output_sample_rate": 24000,
         "decode_upsample_rate": 1920, "encode_downsample_rate": 1920, "decoder_config": decoder,
-        "encoder_config": {"_frame_rate": 12.5, "audio_channels": 1, "codebook_dim": 256, "codebook_size": 2048,
-                           "num_quantizers": 32, "num_semantic_quantizers": 1, "sampling_rate": 24000,
-                           "upsampling_ratios": [8, 6, 5, 4], "sliding_window": 250, "hidden_size": 512,
-                           "num_hidden_layers": 8, "num_attention_heads": 8, "num_key_value_heads": 8,
-                           "head_dim": 64, "intermediate_size": 2048, "num_filters": 64,
-                           "use_causal_conv": True, "vector_quantization_hidden_dimension": 256},
+        "encoder_config": {
+            "_frame_rate": 12.5, "attention_bias": False, "attention_dropout": 0.0, "audio_channels": 1,
+            "codebook_dim": 256, "codebook_size": 2048, "compress": 2, "dilation_growth_rate": 2, "head_dim": 64,
+            "hidden_act": "gelu", "hidden_size": 512, "intermediate_size": 2048, "kernel_size": 7,
+            "last_kernel_size": 3, "layer_scale_initial_scale": 0.01, "max_position_embeddings": 8000,
+            "norm_eps": 1e-5, "num_attention_heads": 8, "num_filters": 64, "num_hidden_layers": 8,
+            "num_key_value_heads": 8, "num_quantizers": 32, "num_residual_layers": 1, "num_semantic_quantizers": 1,
+            "pad_mode": "constant", "residual_kernel_size": 3, "rope_theta": 10000.0, "sampling_rate": 24000,
+            "sliding_window": 250, "trim_right_ratio": 1.0, "upsample_groups": 512, "upsampling_ratios": [8, 6, 5, 4],
+            "use_causal_conv": True, "use_conv_shortcut": False, "vector_quantization_hidden_dimension": 256,
+        },
         "transformers_version": "4.57.3",
     }
     return config, codec
@@ -137,6 +142,11 @@ def tiny_configs(
     codec["decoder_config"].update(
         latent_dim=64, codebook_dim=32, decoder_dim=64, hidden_size=32, intermediate_size=64, head_dim=16,
         num_attention_heads=2, num_key_value_heads=2, num_hidden_layers=2, sliding_window=window,
+    )
+    codec["encoder_config"].update(  # read only for Base checkpoints
+        num_filters=8, hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+        num_key_value_heads=2, head_dim=16, codebook_dim=16, vector_quantization_hidden_dimension=16,
+        upsample_groups=32,
     )
     return config, codec
 
@@ -279,6 +289,10 @@ def _random_tensor(name: str, shape: tuple[int, ...], gen: torch.Generator) -> t
         return base * (1.0 + 0.1 * torch.randn(shape, generator=gen))
     if leaf == "cluster_usage":
         return 0.5 + torch.rand(shape, generator=gen)
+    if leaf == "initialized":
+        return torch.ones(shape)
+    if leaf == "embed_sum":  # codebook centroids (times usage): spread like the features they quantize
+        return torch.randn(shape, generator=gen)
     if leaf in ("alpha", "beta"):
         return 0.1 * torch.randn(shape, generator=gen)
     if leaf == "bias":
@@ -317,6 +331,8 @@ def write_checkpoint(
     config, codec = copy.deepcopy(config), copy.deepcopy(codec)
     model_cfg = ModelConfig.from_json(config)
     codec_cfg = CodecDecoderConfig.from_json(codec)
+    # The speech tokenizer's encoder: written for Base checkpoints, the only ones that read it.
+    encoder_cfg = CodecEncoderConfig.from_json(codec) if model_cfg.model_type == "base" else None
     out = Path(out)
     (out / "speech_tokenizer").mkdir(parents=True, exist_ok=True)
 
@@ -336,11 +352,11 @@ def write_checkpoint(
     vocab, merges = qwen2_vocabulary(cache_dir)
     (out / "vocab.json").write_bytes(vocab.read_bytes())
     (out / "merges.txt").write_bytes(merges.read_bytes())
-    # As released: the talker in bf16, the speech tokenizer in fp32 (decoder only; Hearth never
-    # reads the encoder, and the official loader initialises it when absent).
+    # As released: the talker in bf16, the speech tokenizer in fp32 (without the encoder unless
+    # Base: nothing else reads it, and the official loader initialises it when absent).
     _write_tensors(out / "model.safetensors", talker_tensor_shapes(model_cfg), torch.bfloat16, seed)
-    _write_tensors(out / "speech_tokenizer/model.safetensors", codec_tensor_shapes(codec_cfg), torch.float32,
-                   seed + 1)
+    _write_tensors(out / "speech_tokenizer/model.safetensors", codec_tensor_shapes(codec_cfg, encoder_cfg),
+                   torch.float32, seed + 1)
     return out
 
 

@@ -126,3 +126,13 @@ def test_a_cloned_voice_on_openvino(base_dir, base):
     with hearth.load(base_dir).stream(TEXT, voice, "english", seed=3, max_new_tokens=10) as stream:
         chunks = list(stream)
     assert chunks and sum(c.frames for c in chunks) * 1920 == sum(len(c.samples) for c in chunks)
+
+
+@pytest.mark.parametrize("seconds,seed", [(1.0, 5), (4.3, 6)])
+def test_reference_codes_equal_the_official_speech_tokenizer(base, official_base, seconds, seed):
+    """The speech tokenizer's encoder (read from the checkpoint the official package reads too)."""
+    audio = reference_audio(seconds, seed)
+    want = official_base.model.speech_tokenizer.encode(audio, sr=24000).audio_codes[0]
+    got = base.reference_codes(audio, 24000)
+    assert got.shape == want.shape == (-(-audio.size // 1920), 16)
+    assert torch.equal(got, want) and len(set(got[:, 0].tolist())) > 1
