@@ -27,7 +27,7 @@ from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec_encoder, load_spea
 from .config import ModelConfig
 from .generate import FrameGenerator, GenerationStats, Turn
 from .live import BatchInvariance, LiveEmbeds
-from .prompt import Prompt, Speaker, SpeakerEmbedding, TextMode, build_prompt, embed_prompt, text_mode
+from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
 
@@ -144,7 +144,7 @@ class Engine:
                 return None
             raise InputError(f"{self.config.kind} checkpoints have no voices to choose: describe the voice in the "
                              "instruction (instruct=...) and leave the voice out")
-        if isinstance(voice, SpeakerEmbedding):
+        if isinstance(voice, ClonedVoice):
             if kind != "base":
                 raise InputError(f"a cloned voice needs a Base checkpoint (this one is {self.config.kind}, with "
                                  f"the voices {', '.join(self.voices)})")
@@ -161,7 +161,7 @@ class Engine:
             raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}")
         return v
 
-    def speaker_embedding(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> SpeakerEmbedding:
+    def speaker_embedding(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> ClonedVoice:
         """A Base checkpoint's speaker embedding of reference audio (mono float in [-1, 1]), to
         pass as `voice`: the official x-vector-only voice clone."""
         if self.config.speaker_encoder is None:
@@ -170,7 +170,22 @@ class Engine:
         samples = self._reference(audio, sample_rate, self.config.speaker_encoder.sample_rate)
         encoder = self._encoder("speaker", load_speaker_encoder)
         with torch.inference_mode():
-            return SpeakerEmbedding(encoder.embed(samples).float())
+            return ClonedVoice(encoder.embed(samples).float())
+
+    def clone_voice(self, audio: np.ndarray | torch.Tensor, sample_rate: int, text: str | None = None, *,
+                    x_vector_only: bool = False) -> ClonedVoice:
+        """A voice cloned from reference audio (mono float in [-1, 1]) with a Base checkpoint, as the
+        official `create_voice_clone_prompt` makes it: in context (the default; `text` is the
+        reference's transcript) or from the speaker embedding alone (`x_vector_only`)."""
+        if not x_vector_only and (not isinstance(text, str) or not text.strip()):
+            raise InputError("cloning in context needs the reference audio's transcript (text=...); without one, "
+                             "clone with x_vector_only=True (the voice only, less alike)")
+        voice = self.speaker_embedding(audio, sample_rate)
+        if x_vector_only:
+            return voice
+        assert text is not None
+        ids = self.tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n")[3:-2]
+        return ClonedVoice(voice.vector, self.reference_codes(audio, sample_rate), ids)
 
     def reference_codes(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> torch.Tensor:
         """A Base checkpoint's speech-tokenizer codes [frames, 16] of reference audio (mono float in
@@ -325,7 +340,7 @@ class Engine:
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                              rng=rng, budget=budget, turn=turn, batcher=batcher)
-        return self._audio(frames, plan, max_ready, seed)
+        return self._audio(frames, plan, max_ready, seed, voice)
 
     def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
         try:
@@ -343,8 +358,11 @@ class Engine:
             raise InputError(str(e)) from e
         return options
 
-    def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None) -> AudioStream:
-        audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers)
+    def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None,
+               voice: Speaker = None) -> AudioStream:
+        prime = voice.codes if isinstance(voice, ClonedVoice) else None
+        audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers,
+                            prime=prime)
         audio.seed = seed
         return audio
 
@@ -377,6 +395,9 @@ class Engine:
         Its codes equal `generate_codes(whole_text, text_mode="interleaved")` with the same seed,
         however the text was cut and whenever it came."""
         voice = self.check_voice(voice)
+        if isinstance(voice, ClonedVoice) and voice.in_context:
+            raise InputError("text that arrives in pieces cannot be spoken in an in-context cloned voice yet (its "
+                             "prompt needs the whole text); give the whole text, or clone with x_vector_only=True")
         language = self.check_language(language)
         plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
         options = self._options(options, greedy, max_new_tokens)

@@ -18,7 +18,7 @@ import torch
 from .config import ModelConfig
 from .text import TextTokenizer
 
-__all__ = ["TEXT_MODES", "LiveText", "Prompt", "PromptEmbeds", "Speaker", "SpeakerEmbedding", "TextMode",
+__all__ = ["TEXT_MODES", "LiveText", "Prompt", "PromptEmbeds", "Speaker", "ClonedVoice", "TextMode",
            "build_prompt", "embed_prompt", "resolve_language", "text_mode"]
 
 TextMode = Literal["whole", "interleaved"]
@@ -39,19 +39,33 @@ _END = "<|im_end|>\n<|im_start|>assistant\n"  # five ids
 
 
 @dataclass(frozen=True, eq=False)
-class SpeakerEmbedding:
-    """A voice given by its speaker embedding (a Base checkpoint's x-vector of reference audio)
-    rather than by a built-in voice's name: it takes the speaker-id row of the prompt."""
+class ClonedVoice:
+    """A voice cloned from reference audio with a Base checkpoint, as the official voice clone
+    builds it: the speaker embedding (an x-vector; it takes the speaker-id row of the prompt) and,
+    in context mode, the reference's codes and transcript ids, which the prompt carries as an
+    utterance already spoken (and the vocoder hears first, so the new audio continues it)."""
 
     vector: torch.Tensor  # [hidden] float32
+    codes: torch.Tensor | None = None  # [frames, groups] int64; None: x-vector only
+    text_ids: list[int] | None = None  # the transcript's ids (with codes)
 
     def __post_init__(self) -> None:
         if self.vector.ndim != 1 or not self.vector.is_floating_point():
             raise ValueError(f"a speaker embedding is one float vector, got shape {tuple(self.vector.shape)}")
+        if (self.codes is None) != (self.text_ids is None):
+            raise ValueError("reference codes and the transcript's ids come together (or neither: x-vector only)")
+        if self.codes is not None and (self.codes.ndim != 2 or self.codes.shape[0] == 0):
+            raise ValueError(f"reference codes are [frames >= 1, groups], got shape {tuple(self.codes.shape)}")
+        if self.text_ids is not None and not self.text_ids:
+            raise ValueError("the reference transcript is empty")
+
+    @property
+    def in_context(self) -> bool:
+        return self.codes is not None
 
 
-# Who speaks: a built-in voice's name, an embedding, or nobody (VoiceDesign: the instruction is the voice).
-Speaker = str | SpeakerEmbedding | None
+# Who speaks: a built-in voice's name, a cloned voice, or nobody (VoiceDesign: the instruction is the voice).
+Speaker = str | ClonedVoice | None
 
 
 @dataclass(frozen=True)
@@ -186,11 +200,17 @@ class Embedder(Protocol):
 
     def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
 
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        """codes [frames, groups] -> [1, frames, hidden]: each frame's embeddings (codebook 0's from
+        the talker's table, the others from the code predictor's) summed, as the official model
+        sums a frame it has generated."""
+        ...
+
 
 def _speaker_row(talker: Embedder, config: ModelConfig, voice: Speaker) -> torch.Tensor | None:
     if voice is None:
         return None
-    if isinstance(voice, SpeakerEmbedding):
+    if isinstance(voice, ClonedVoice):
         like = talker.embed_codec([config.talker.codec_pad_id])  # the embeddings' dtype
         return voice.vector.to(like.dtype).view(1, 1, -1)
     return talker.embed_codec([config.talker.speaker_ids[voice.lower()]])
@@ -222,6 +242,10 @@ def embed_prompt(
     if prompt.instruct:
         parts.insert(0, talker.embed_text(prompt.instruct))
     text = prompt.text
+    if isinstance(voice, ClonedVoice) and voice.in_context:
+        assert voice.codes is not None and voice.text_ids is not None
+        body, trailing = _in_context(talker, config, voice.codes, voice.text_ids, text, tts_eos, tts_pad, text_mode)
+        return PromptEmbeds(torch.cat(parts + [body], dim=1), trailing, tts_pad, len(text))
     if text_mode == "whole":
         pads = talker.embed_codec([t.codec_pad_id] * (len(text) + 1))
         body = torch.cat((talker.embed_text(text), tts_eos), dim=1) + pads
@@ -234,3 +258,24 @@ def embed_prompt(
     else:
         raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
     return PromptEmbeds(torch.cat(parts, dim=1), trailing, tts_pad, len(text))
+
+
+def _in_context(talker: Embedder, config: ModelConfig, codes: torch.Tensor, ref_ids: list[int], text: list[int],
+                tts_eos: torch.Tensor, tts_pad: torch.Tensor, text_mode: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """The in-context part of a cloned voice's prompt: the transcript and the text as one text
+    track (ending in tts_eos), the reference's frames after codec_bos as the codec track. "whole"
+    puts the text track first (over codec_pad) and then the codec track (over tts_pad); "interleaved"
+    lays them side by side, the text track's overhang trailing."""
+    t = config.talker
+    text_track = torch.cat((talker.embed_text(ref_ids + text), tts_eos), dim=1)
+    codec_track = torch.cat((talker.embed_codec([t.codec_bos_id]), talker.embed_frames(codes)), dim=1)
+    n_text, n_codec = text_track.shape[1], codec_track.shape[1]
+    if text_mode == "whole":
+        body = torch.cat((text_track + talker.embed_codec([t.codec_pad_id] * n_text), codec_track + tts_pad), dim=1)
+        return body, tts_pad
+    if text_mode != "interleaved":
+        raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
+    if n_text > n_codec:
+        return text_track[:, :n_codec] + codec_track, text_track[:, n_codec:]
+    padded = torch.cat([text_track] + [tts_pad] * (n_codec - n_text), dim=1)
+    return padded + codec_track, tts_pad

@@ -226,8 +226,10 @@ class _Pipeline:
     an abandoned stream is collected and its finalizer can stop the workers."""
 
     def __init__(self, frames: FrameGenerator, decoder: Vocoder, sample_rate: int, plan: ChunkPlan,
-                 max_ready: int, decode_hook: Callable[[int], None] | None, workers: Workers):
+                 max_ready: int, decode_hook: Callable[[int], None] | None, workers: Workers,
+                 prime: torch.Tensor | None = None):
         self.frames = frames
+        self.prime = prime
         self.decoder = decoder
         self.sample_rate = sample_rate
         self.plan = plan
@@ -327,6 +329,14 @@ class _Pipeline:
 
     def _decode(self) -> None:
         state = self.decoder.start()
+        if self.prime is not None:  # audio heard before this stream's own (a cloned voice's reference)
+            try:
+                with torch.inference_mode():
+                    self.decoder.decode(self.prime, state)
+            except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
+                self._put(self.audio, _Failure(e))
+                self.stop.set()
+                return
         while not self.stop.is_set():
             try:
                 item = self.codes.get(timeout=_POLL_S)
@@ -382,11 +392,15 @@ class AudioStream:
         max_ready: int = 4,
         decode_hook: Callable[[int], None] | None = None,
         workers: Workers | None = None,
+        prime: torch.Tensor | None = None,
     ):
+        """`prime`: codes [frames, groups] the vocoder decodes first, unheard, so that this stream's
+        audio continues theirs (a cloned voice's reference)."""
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
         self._own_workers = workers is None
-        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers())
+        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers(),
+                               prime)
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
         self._done = False
 

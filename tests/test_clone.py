@@ -136,3 +136,71 @@ def test_reference_codes_equal_the_official_speech_tokenizer(base, official_base
     got = base.reference_codes(audio, 24000)
     assert got.shape == want.shape == (-(-audio.size // 1920), 16)
     assert torch.equal(got, want) and len(set(got[:, 0].tolist())) > 1
+
+
+REF_TEXT = "A quick brown fox jumps over the lazy dog."
+
+
+def official_icl_prompt(official, audio: np.ndarray) -> dict:
+    codes = official.model.speech_tokenizer.encode(audio, sr=24000).audio_codes[0]
+    return {"ref_code": [codes], "ref_spk_embedding": [official_embedding(official, audio)],
+            "x_vector_only_mode": [False], "icl_mode": [True]}
+
+
+@pytest.mark.parametrize("text_mode,text", [(None, TEXT), ("whole", TEXT), (None, "Hi."),
+                                            ("whole", "Hi."), (None, "Yes, " * 40)])
+@pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
+def test_in_context_clone_codes_equal_the_official_ones(base, official_base, reference_tokenizer, text_mode, text,
+                                                        greedy):
+    """Short texts leave the reference's codec track longer than the text track, long ones the
+    reverse (their text then trails, interleaved): both sides of the official layout."""
+    audio = reference_audio(1.6, 21)
+    voice = base.clone_voice(audio, 24000, REF_TEXT)
+    ref_ids = reference_tokenizer.encode(f"<|im_start|>assistant\n{REF_TEXT}<|im_end|>\n")
+    assert voice.text_ids == ref_ids[3:-2] and voice.codes.shape == (20, 16)
+    expected = official_codes(official_base, ids(reference_tokenizer, text), None, "english",
+                              voice_clone_prompt=official_icl_prompt(official_base, audio), ref_ids=ref_ids,
+                              text_mode=text_mode or "interleaved", greedy=greedy, seed=13, max_new_tokens=18)
+    got = base.generate_codes(text, voice, "english", text_mode=text_mode, greedy=greedy, seed=13,
+                              max_new_tokens=18, budget=None).codes
+    assert got.shape == expected.shape and torch.equal(got, expected)
+
+
+def test_in_context_clone_audio_equals_the_official_voice_clone(base, official_base):
+    """The whole path of `generate_voice_clone` (its own prompt building, generation, decoding of
+    reference + new codes, and cut) against Hearth's stream, whose vocoder hears the reference first."""
+    from hearth.audio import snr_db
+
+    audio = reference_audio(2.2, 23)
+    voice = base.clone_voice(audio, 24000, REF_TEXT)
+    wavs, rate = official_base.generate_voice_clone(TEXT, language="English", ref_audio=(audio, 24000),
+                                                    ref_text=REF_TEXT, do_sample=False, subtalker_dosample=False,
+                                                    max_new_tokens=15)
+    got = base.synthesize(TEXT, voice, "english", greedy=True, max_new_tokens=15, budget=None)
+    frames, ref = got.codes.shape[0], voice.codes.shape[0]
+    # The official cut is int(ref / total * samples): float rounding leaves one reference sample in now and then.
+    extra = ref * 1920 - int(ref / (ref + frames) * (ref + frames) * 1920)
+    want = wavs[0][extra:]
+    assert rate == 24000 and got.samples.shape == want.shape == (frames * 1920,)
+    assert snr_db(want, got.samples) > 100
+
+
+def test_in_context_clone_on_openvino(base_dir, base):
+    fp32 = hearth.load(base_dir, backend="openvino", weights="fp32", vocoder="fp32", threads=2)
+    audio = reference_audio(1.2, 29)
+    voice = base.clone_voice(audio, 24000, REF_TEXT)
+    want = base.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
+    assert torch.equal(fp32.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12,
+                                           budget=None).codes, want)
+
+
+def test_clone_input_errors(base):
+    audio = reference_audio(1.2, 1)
+    with pytest.raises(hearth.InputError, match="transcript"):
+        base.clone_voice(audio, 24000)
+    with pytest.raises(hearth.InputError, match="transcript"):
+        base.clone_voice(audio, 24000, "   ")
+    assert not base.clone_voice(audio, 24000, x_vector_only=True).in_context
+    voice = base.clone_voice(audio, 24000, REF_TEXT)
+    with pytest.raises(hearth.InputError, match="whole text"):
+        base.open(voice, "english")

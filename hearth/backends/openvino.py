@@ -22,7 +22,7 @@ from torch import nn
 from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
 from ..config import TalkerConfig
 from ..model.layers import Rotary
-from ..model.talker import TextProjection
+from ..model.talker import TextProjection, sum_frames
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMBatch, LMSession
@@ -72,6 +72,7 @@ class PromptEmbedder(nn.Module):
         self.text_projection = TextProjection(cfg.text_hidden_size, cfg.stack.hidden_size)
         self.text_embedding: torch.Tensor = torch.empty(0)
         self.codec_embedding: torch.Tensor = torch.empty(0)
+        self.predictor_embeddings: list[torch.Tensor] = []  # codebooks 1.. (for reference frames)
 
     def embed_text(self, ids: list[int]) -> torch.Tensor:
         rows = self.text_embedding[torch.tensor(ids, dtype=torch.long)].to(torch.float32)
@@ -79,6 +80,20 @@ class PromptEmbedder(nn.Module):
 
     def embed_codec(self, ids: list[int]) -> torch.Tensor:
         return self.codec_embedding[torch.tensor([ids], dtype=torch.long)].to(torch.float32)
+
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        tables = [self.codec_embedding, *self.predictor_embeddings]
+        return sum_frames(codes, [_Rows(w) for w in tables])
+
+
+class _Rows:
+    """Lookups in a memory-mapped table, widened to float32."""
+
+    def __init__(self, table: torch.Tensor):
+        self.table = table
+
+    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.table[ids].to(torch.float32)
 
 
 def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
@@ -96,6 +111,8 @@ def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
     emb.eval().requires_grad_(False)
     emb.text_embedding = f.get("talker.model.text_embedding.weight")
     emb.codec_embedding = f.get("talker.model.codec_embedding.weight")
+    emb.predictor_embeddings = [f.get(f"talker.code_predictor.model.codec_embedding.{j}.weight")
+                                for j in range(ckpt.config.talker.num_code_groups - 1)]
     return emb
 
 
@@ -227,6 +244,9 @@ class OpenVINOLanguageModel:
 
     def embed_codec(self, ids: list[int]) -> torch.Tensor:
         return self.embedder.embed_codec(ids)
+
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        return self.embedder.embed_frames(codes)
 
     def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
         from .ov_paged import PagedBatch

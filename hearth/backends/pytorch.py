@@ -38,6 +38,9 @@ class TorchLanguageModel:
     def embed_codec(self, ids: list[int]) -> torch.Tensor:
         return self.talker.embed_codec(ids)
 
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        return self.talker.embed_frames(codes)
+
     def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> TorchSession:
         return TorchSession(self.talker, options, rng, prompt_length)
 

@@ -7,6 +7,8 @@ assignment.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -72,6 +74,14 @@ class _TalkerModel(DecoderStack):
         # text_embedding is not a parameter: it stays a memory-mapped table (see Talker.embed_text).
 
 
+def sum_frames(codes: torch.Tensor, tables: list[Callable[[torch.Tensor], torch.Tensor]]) -> torch.Tensor:
+    """Frame embeddings as the official model sums them: codebook g's rows [frames, 1, hidden] side
+    by side, then one sum over the groups."""
+    codes = codes.to(torch.long)
+    rows = [table(codes[:, g : g + 1]) for g, table in enumerate(tables)]
+    return torch.cat(rows, dim=1).sum(1).unsqueeze(0)
+
+
 class Talker(nn.Module):
     def __init__(self, cfg: TalkerConfig):
         super().__init__()
@@ -91,6 +101,11 @@ class Talker(nn.Module):
     def embed_codec(self, ids: list[int]) -> torch.Tensor:
         """C(ids). [1, n, hidden]"""
         return self.model.codec_embedding(torch.tensor([ids], dtype=torch.long))
+
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        """Whole frames [frames, groups] -> the sum of each frame's code embeddings [1, frames, hidden]."""
+        tables = [self.model.codec_embedding, *self.code_predictor.model.codec_embedding]
+        return sum_frames(codes, tables)
 
     def forward(self, embeds: torch.Tensor, cache: KVCache) -> tuple[torch.Tensor, torch.Tensor]:
         """embeds [1, n, hidden] -> (hidden of the last position [1, 1, hidden], logits of all [1, n, vocab])."""
