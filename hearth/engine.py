@@ -13,7 +13,6 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,13 +22,15 @@ import torch
 from . import settings
 from .backends import Backend, BackendOptions, create
 from .batch import FrameBatcher
-from .checkpoint import DEFAULT_MODEL, Checkpoint, load_codec_encoder, load_speaker_encoder, open_checkpoint
+from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
+from .errors import InputError
 from .generate import FrameGenerator, GenerationStats, Turn
 from .live import BatchInvariance, LiveEmbeds
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
+from .voices import Cloner, VoiceProfile
 
 __all__ = [
     "MAX_TEXT_TOKENS", "Audio", "AudioChunk", "AudioStream", "ChunkPlan", "Engine", "Generation", "InputError",
@@ -42,10 +43,6 @@ log = logging.getLogger(__name__)
 # Prefill plus generated frames must stay inside the talker's 32768 positions; longer texts belong
 # to the sentence splitter of the scheduler, not to one prompt.
 MAX_TEXT_TOKENS = 4096
-
-
-class InputError(ValueError):
-    """A request the engine cannot serve as given; the message says what to change."""
 
 
 @dataclass(frozen=True)
@@ -101,8 +98,7 @@ class Engine:
         self.workers = Workers()
         self._invariance: BatchInvariance | None = None
         self._invariance_lock = threading.Lock()
-        self._encoders: dict[str, Any] = {}  # Base checkpoints' reference encoders, loaded on first use
-        self._encoders_lock = threading.Lock()
+        self.cloner = Cloner(checkpoint)  # voice cloning (Base checkpoints): encoders load on first use
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
         log.debug("warm-up %.2f s", time.perf_counter() - t0)
@@ -128,7 +124,8 @@ class Engine:
 
     @property
     def voices(self) -> list[str]:
-        return self.config.voices
+        """Built-in voices; for a Base checkpoint, the stored voice profiles."""
+        return self.cloner.store.names() if self.config.model_type == "base" else self.config.voices
 
     @property
     def languages(self) -> list[str]:
@@ -154,64 +151,40 @@ class Engine:
                                  f"are {hidden} long: it was made with another model")
             return voice
         if kind == "base":
+            if isinstance(voice, str) and voice.strip():
+                return self.stored_voice(voice)
             raise InputError(f"{self.config.kind} checkpoints have no built-in voices; clone one from reference "
-                             "audio (engine.speaker_embedding(audio, sample_rate))")
+                             "audio (engine.clone_voice, or `hearth voice add`)")
         v = voice.strip().lower() if isinstance(voice, str) else None
         if v not in self.config.talker.speaker_ids:
             raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}")
         return v
 
-    def speaker_embedding(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> ClonedVoice:
-        """A Base checkpoint's speaker embedding of reference audio (mono float in [-1, 1]), to
-        pass as `voice`: the official x-vector-only voice clone."""
-        if self.config.speaker_encoder is None:
-            raise InputError(f"cloning a voice needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this "
-                             f"one is {self.config.kind}")
-        samples = self._reference(audio, sample_rate, self.config.speaker_encoder.sample_rate)
-        encoder = self._encoder("speaker", load_speaker_encoder)
-        with torch.inference_mode():
-            return ClonedVoice(encoder.embed(samples).float())
+    def stored_voice(self, name: str) -> ClonedVoice:
+        """A voice profile from the store (`hearth voice add`), if it was made with this checkpoint."""
+        return self.check_voice(self.cloner.stored(name))  # type: ignore[return-value]
+
+    def add_voice(self, name: str, audio: np.ndarray, sample_rate: int, text: str | None = None, *,
+                  x_vector_only: bool = False, replace: bool = False) -> VoiceProfile:
+        """Clone a voice and store it as profile `name` (then usable by name, with this checkpoint)."""
+        return self.cloner.add(name, audio, sample_rate, text, x_vector_only=x_vector_only, replace=replace)
 
     def clone_voice(self, audio: np.ndarray | torch.Tensor, sample_rate: int, text: str | None = None, *,
                     x_vector_only: bool = False) -> ClonedVoice:
-        """A voice cloned from reference audio (mono float in [-1, 1]) with a Base checkpoint, as the
-        official `create_voice_clone_prompt` makes it: in context (the default; `text` is the
-        reference's transcript) or from the speaker embedding alone (`x_vector_only`)."""
-        if not x_vector_only and (not isinstance(text, str) or not text.strip()):
-            raise InputError("cloning in context needs the reference audio's transcript (text=...); without one, "
-                             "clone with x_vector_only=True (the voice only, less alike)")
-        voice = self.speaker_embedding(audio, sample_rate)
-        if x_vector_only:
-            return voice
-        assert text is not None
-        ids = self.tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n")[3:-2]
-        return ClonedVoice(voice.vector, self.reference_codes(audio, sample_rate), ids)
+        """A voice cloned from reference audio (mono float in [-1, 1], any sample rate: resampled as
+        the official pipeline does) with a Base checkpoint, as the official
+        `create_voice_clone_prompt` makes it: in context (the default; `text` is the reference's
+        transcript) or from the speaker embedding alone (`x_vector_only`)."""
+        return self.cloner.clone(audio, sample_rate, text, x_vector_only=x_vector_only)
+
+    def speaker_embedding(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> ClonedVoice:
+        """A Base checkpoint's speaker embedding of reference audio: the x-vector-only clone."""
+        return self.cloner.embedding(audio, sample_rate)
 
     def reference_codes(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> torch.Tensor:
-        """A Base checkpoint's speech-tokenizer codes [frames, 16] of reference audio (mono float in
-        [-1, 1]): the official in-context clone's reference codes."""
-        if self.checkpoint.encoder is None:
-            raise InputError(f"reference codes need a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this one "
-                             f"is {self.config.kind}")
-        samples = self._reference(audio, sample_rate, self.checkpoint.encoder.sample_rate)
-        encoder = self._encoder("codec", load_codec_encoder)
-        with torch.inference_mode():
-            return encoder(samples)
+        """A Base checkpoint's speech-tokenizer codes [frames, 16] of reference audio."""
+        return self.cloner.codes(audio, sample_rate)
 
-    def _reference(self, audio: np.ndarray | torch.Tensor, sample_rate: int, rate: int) -> torch.Tensor:
-        if sample_rate != rate:
-            raise InputError(f"the reference audio is at {sample_rate} Hz; the encoders take {rate} Hz")
-        samples = torch.as_tensor(np.asarray(audio, dtype=np.float32))
-        if samples.ndim != 1 or samples.numel() < self.samples_per_frame:
-            raise InputError("the reference audio must be mono samples, at least one 80 ms frame long")
-        return samples
-
-    def _encoder(self, name: str, load: Callable[[Checkpoint], Any]) -> Any:  # noqa: ANN401 - a torch module
-        """A Base checkpoint's encoder, loaded on first use (they run once per reference voice)."""
-        with self._encoders_lock:
-            if name not in self._encoders:
-                self._encoders[name] = load(self.checkpoint)
-            return self._encoders[name]
 
     def check_language(self, language: str) -> str:
         lang = language.strip().lower() if isinstance(language, str) else None

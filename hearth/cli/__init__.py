@@ -15,7 +15,7 @@ from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
-from . import chat, measure, resident, serve, speech, wyoming_server
+from . import chat, measure, resident, serve, speech, voice, wyoming_server
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser", "run"]
 
@@ -32,7 +32,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="hearth", description="On-device speech synthesis with Qwen3-TTS CustomVoice.")
+    p = _Parser(prog="hearth",
+                description="On-device speech synthesis with Qwen3-TTS (CustomVoice, Base voice cloning, VoiceDesign).")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging (and tracebacks) on stderr")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     speech.add_parsers(sub)
@@ -41,6 +42,7 @@ def parser() -> argparse.ArgumentParser:
     serve.add_parsers(sub)
     wyoming_server.add_parsers(sub)
     chat.add_parsers(sub)
+    voice.add_parsers(sub)
     return p
 
 

@@ -41,7 +41,7 @@ def add_parsers(sub: Any) -> None:
     chat.add_argument("--system", default="You are a helpful voice assistant. Answer briefly, in plain spoken "
                                           "sentences, without lists or markdown.",
                       help="the system prompt")
-    chat.add_argument("--voice", default="vivian")
+    chat.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
     chat.add_argument("--language", default="auto")
     chat.add_argument("--seed", type=seed_type, default=None,
                       help="seed of every answer (sentence i with seed + i; default: random)")
@@ -85,7 +85,7 @@ def _first_model(url: str, key: str | None) -> str:
 
 def _chat(args: argparse.Namespace) -> int:
     check_backend(args)
-    check_voice_language(args.model, args.voice, args.language)
+    check_voice_language(args)
     try:
         chat_url(args.llm)
     except ValueError as e:

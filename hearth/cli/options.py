@@ -126,7 +126,9 @@ def check_backend(args: argparse.Namespace) -> None:
 
 def add_generation(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="text to speak, or - to read it from stdin")
-    p.add_argument("--voice", default="vivian", help="speaker (see `hearth voices`; default vivian)")
+    p.add_argument("--voice", default=None,
+                   help="speaker (see `hearth voices`; default vivian; with a Base checkpoint a stored voice from "
+                        "`hearth voice add`; none with VoiceDesign, whose --instruct describes the voice)")
     p.add_argument("--language", default="auto", help="language, or auto (default)")
     add_model(p)
     p.add_argument("--instruct", default=None, help="style instruction (1.7B models only)")
@@ -135,9 +137,10 @@ def add_generation(p: argparse.ArgumentParser) -> None:
     mode.add_argument("--seed", type=seed, default=None, help="seed of the sampling generator (default: random)")
     p.add_argument("--max-new-tokens", type=count(), default=None,
                    help="upper bound on generated tokens (frames + 1; default from generation_config.json)")
-    p.add_argument("--text-mode", choices=("whole", "interleaved", "stream"), default="whole",
-                   help="whole text in the prompt (the official default), or interleaved: one text token per "
-                        "frame (the official streaming text mode; 'stream' is the same)")
+    p.add_argument("--text-mode", choices=("whole", "interleaved", "stream"), default=None,
+                   help="whole text in the prompt, or interleaved: one text token per frame (the official "
+                        "streaming text mode; 'stream' is the same). Default: the official default, whole, "
+                        "except interleaved for cloned voices")
     p.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
     add_backend(p)
 
@@ -164,11 +167,32 @@ def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:
     return text
 
 
-def check_voice_language(model: str, voice: str, language: str) -> ModelConfig:
-    """The checkpoint's config (reading JSON only), with `voice` and `language` checked against it."""
-    config = open_checkpoint(model).config
-    if voice.strip().lower() not in config.talker.speaker_ids:
-        raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(config.voices)}")
+DEFAULT_VOICE = "vivian"
+
+
+def check_voice_language(args: argparse.Namespace) -> ModelConfig:
+    """The checkpoint's config (reading JSON only), with `args.voice` (None: the checkpoint kind's
+    default, set in place) and `args.language` checked against it. A Base checkpoint's voices are
+    stored profiles: the engine checks those when it loads."""
+    config = open_checkpoint(args.model).config
+    voice, language = args.voice, args.language
+    if config.model_type == "custom_voice":
+        voice = args.voice = DEFAULT_VOICE if voice is None else voice
+        if voice.strip().lower() not in config.talker.speaker_ids:
+            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(config.voices)}")
+    elif config.model_type == "voice_design":
+        if voice is not None and voice.strip():
+            raise InputError("a VoiceDesign checkpoint has no voices to choose: describe the voice with --instruct "
+                             "and leave --voice out")
+        if not getattr(args, "instruct", None):
+            raise InputError("a VoiceDesign checkpoint speaks the voice --instruct describes; give one, e.g. "
+                             "--instruct 'A warm, low female voice, speaking slowly'")
+    elif voice is None or not voice.strip():
+        from ..voices import VoiceStore
+
+        raise InputError(f"a Base checkpoint speaks cloned voices: choose one with --voice (stored: "
+                         f"{', '.join(VoiceStore().names()) or 'none'}), or add one first: hearth voice add NAME "
+                         "--audio REF.wav --text 'what the reference says'")
     if language.strip().lower() not in config.languages:
         raise InputError(f"unknown language {language!r}; choose one of: {', '.join(config.languages)}")
     return config

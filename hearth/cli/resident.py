@@ -43,7 +43,7 @@ def add_parsers(sub: Any) -> None:
     speak = sub.add_parser("speak", help="speak each line typed or piped in (Ctrl-C or an empty line stops)")
     add_model(speak)
     add_backend(speak)
-    speak.add_argument("--voice", default="vivian")
+    speak.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
     speak.add_argument("--language", default="auto")
     speak.add_argument("--seed", type=seed, default=None, help="seed of each request (default: random)")
     speak.add_argument("--sink", choices=("speaker", "wav", "raw", "null"), default=None,
@@ -129,7 +129,7 @@ def _watch(requests: list[PlayerRequest], stop: threading.Event) -> None:
 
 def _speak(args: argparse.Namespace) -> int:
     check_backend(args)
-    check_voice_language(args.model, args.voice, args.language)
+    check_voice_language(args)
     kind = _sink_kind(args)
     with load(args.model, **backend_flags(args)) as engine:
         sink = _open_sink(kind, args, engine.sample_rate)

@@ -86,7 +86,7 @@ def _prepare(args: argparse.Namespace, limit: int | None = None) -> str:
     """Everything that can be checked before loading: backend options, voice, language, text
     (`limit`: characters; default, what one prompt takes)."""
     check_backend(args)
-    check_voice_language(args.model, args.voice, args.language)
+    check_voice_language(args)
     return read_text(args.text) if limit is None else read_text(args.text, limit)
 
 
@@ -98,7 +98,7 @@ def _say(args: argparse.Namespace) -> int:
     live = _live_stdin(args)
     if live:
         check_backend(args)
-        check_voice_language(args.model, args.voice, args.language)
+        check_voice_language(args)
         text = ""
     else:
         text = _prepare(args, limit=None if args.whole else MAX_REQUEST_CHARS)
@@ -163,7 +163,7 @@ def _codes(args: argparse.Namespace) -> int:
         "frames": s.frames,
         "stop_reason": s.stop_reason,
         "seed": result.seed,
-        "voice": args.voice.strip().lower(),
+        "voice": args.voice.strip().lower() if args.voice else None,
         "language": args.language.strip().lower(),
         "text_mode": engine.check_text_mode(args.text_mode),
         "backend": engine.options.backend,
