@@ -30,8 +30,24 @@ def design_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
+def design(design_dir):
+    return hearth.load(design_dir, backend="torch")
+
+
+@pytest.fixture(scope="module")
+def official_design(design_dir):
+    return load_official(design_dir)
+
+
+@pytest.fixture(scope="module")
 def base(base_dir):
     return hearth.load(base_dir, backend="torch")
+
+
+@pytest.fixture(scope="module")
+def base_fp32(base_dir):
+    """OpenVINO with fp32 weights: the fast path's arithmetic, close enough to give torch's greedy codes."""
+    return hearth.load(base_dir, backend="openvino", weights="fp32", vocoder="fp32", threads=2)
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +105,8 @@ def test_the_speaker_embedding_steers_the_codes(base):
 
 @pytest.mark.parametrize("instruct", ["A deep, calm male voice, speaking slowly.", None])
 @pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
-def test_voice_design_codes_equal_the_official_ones(design_dir, reference_tokenizer, instruct, greedy):
-    engine = hearth.load(design_dir, backend="torch")
-    official = load_official(design_dir)
+def test_voice_design_codes_equal_the_official_ones(design, official_design, reference_tokenizer, instruct, greedy):
+    engine, official = design, official_design
     instruct_ids = reference_tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n") if instruct else None
     expected = official_codes(official, ids(reference_tokenizer, TEXT), None, "auto", instruct_ids=instruct_ids,
                               greedy=greedy, seed=5, max_new_tokens=16)
@@ -100,7 +115,7 @@ def test_voice_design_codes_equal_the_official_ones(design_dir, reference_tokeni
     assert torch.equal(got, expected)
 
 
-def test_each_kind_refuses_what_it_cannot_do(base, engine, design_dir):
+def test_each_kind_refuses_what_it_cannot_do(base, engine, design):
     with pytest.raises(hearth.InputError, match="unknown voice .ryan.: Base .* cloned voices.*hearth voice add"):
         base.generate_codes(TEXT, "ryan", max_new_tokens=2)
     with pytest.raises(hearth.InputError, match="needs a Base checkpoint"):
@@ -108,15 +123,14 @@ def test_each_kind_refuses_what_it_cannot_do(base, engine, design_dir):
     voice = base.speaker_embedding(reference_audio(1, 0), 24000)
     with pytest.raises(hearth.InputError, match="a cloned voice needs a Base checkpoint.*ryan"):
         engine.generate_codes(TEXT, voice, max_new_tokens=2)
-    design = hearth.load(design_dir, backend="torch")
     with pytest.raises(hearth.InputError, match="describe the voice in the instruction"):
         design.generate_codes(TEXT, "ryan", instruct="A bright voice.", max_new_tokens=2)
 
 
-def test_a_cloned_voice_on_openvino(base_dir, base):
+def test_a_cloned_voice_on_openvino(base_dir, base, base_fp32):
     """The fast path takes the same speaker embedding: fp32 weights give the torch reference's greedy codes,
     and the default engine streams audio."""
-    fp32 = hearth.load(base_dir, backend="openvino", weights="fp32", vocoder="fp32", threads=2)
+    fp32 = base_fp32
     voice = base.speaker_embedding(reference_audio(2, 9), 24000)
     want = base.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
     got = fp32.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
@@ -183,8 +197,8 @@ def test_in_context_clone_audio_equals_the_official_voice_clone(base, official_b
     assert snr_db(want, got.samples) > 100
 
 
-def test_in_context_clone_on_openvino(base_dir, base):
-    fp32 = hearth.load(base_dir, backend="openvino", weights="fp32", vocoder="fp32", threads=2)
+def test_in_context_clone_on_openvino(base, base_fp32):
+    fp32 = base_fp32
     audio = reference_audio(1.2, 29)
     voice = base.clone_voice(audio, 24000, REF_TEXT)
     want = base.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
