@@ -8,11 +8,14 @@
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 import secrets
 import threading
 import time
+from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,6 +46,7 @@ log = logging.getLogger(__name__)
 # Prefill plus generated frames must stay inside the talker's 32768 positions; longer texts belong
 # to the sentence splitter of the scheduler, not to one prompt.
 MAX_TEXT_TOKENS = 4096
+_PRIMED_KEPT = 8  # cloned voices whose primed vocoder state is kept
 
 
 @dataclass(frozen=True)
@@ -99,6 +103,8 @@ class Engine:
         self._invariance: BatchInvariance | None = None
         self._invariance_lock = threading.Lock()
         self.cloner = Cloner(checkpoint)  # voice cloning (Base checkpoints): encoders load on first use
+        self._primed: OrderedDict[bytes, Any] = OrderedDict()  # vocoder states that heard a reference
+        self._primed_lock = threading.Lock()
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
         log.debug("warm-up %.2f s", time.perf_counter() - t0)
@@ -333,11 +339,33 @@ class Engine:
 
     def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None,
                voice: Speaker = None) -> AudioStream:
-        prime = voice.codes if isinstance(voice, ClonedVoice) else None
+        start = self._primed_start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
         audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers,
-                            prime=prime)
+                            start=start)
         audio.seed = seed
         return audio
+
+    def _primed_start(self, codes: torch.Tensor) -> Callable[[], Any]:
+        """A vocoder state that has heard these reference codes: decoded once per reference (a
+        10 s reference is 125 frames of vocoder work), then forked for every utterance."""
+        key = hashlib.sha256(codes.to(torch.int64).contiguous().numpy().tobytes()).digest()
+        vocoder = self.vocoder
+
+        def start() -> Any:  # noqa: ANN401 - the backend's vocoder state
+            with self._primed_lock:
+                primed = self._primed.get(key)
+                if primed is not None:
+                    self._primed.move_to_end(key)
+            if primed is None:
+                primed = vocoder.start()
+                vocoder.decode(codes, primed)
+                with self._primed_lock:
+                    self._primed[key] = primed
+                    while len(self._primed) > _PRIMED_KEPT:
+                        self._primed.popitem(last=False)
+            return vocoder.fork(primed)
+
+        return start
 
     def open(
         self,

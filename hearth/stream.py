@@ -24,6 +24,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
@@ -227,9 +228,9 @@ class _Pipeline:
 
     def __init__(self, frames: FrameGenerator, decoder: Vocoder, sample_rate: int, plan: ChunkPlan,
                  max_ready: int, decode_hook: Callable[[int], None] | None, workers: Workers,
-                 prime: torch.Tensor | None = None):
+                 start: Callable[[], Any] | None = None):
         self.frames = frames
-        self.prime = prime
+        self.start = start
         self.decoder = decoder
         self.sample_rate = sample_rate
         self.plan = plan
@@ -328,15 +329,13 @@ class _Pipeline:
         return True
 
     def _decode(self) -> None:
-        state = self.decoder.start()
-        if self.prime is not None:  # audio heard before this stream's own (a cloned voice's reference)
-            try:
-                with torch.inference_mode():
-                    self.decoder.decode(self.prime, state)
-            except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-                self._put(self.audio, _Failure(e))
-                self.stop.set()
-                return
+        try:
+            with torch.inference_mode():
+                state = self.decoder.start() if self.start is None else self.start()
+        except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
+            self._put(self.audio, _Failure(e))
+            self.stop.set()
+            return
         while not self.stop.is_set():
             try:
                 item = self.codes.get(timeout=_POLL_S)
@@ -392,15 +391,15 @@ class AudioStream:
         max_ready: int = 4,
         decode_hook: Callable[[int], None] | None = None,
         workers: Workers | None = None,
-        prime: torch.Tensor | None = None,
+        start: Callable[[], Any] | None = None,
     ):
-        """`prime`: codes [frames, groups] the vocoder decodes first, unheard, so that this stream's
-        audio continues theirs (a cloned voice's reference)."""
+        """`start`: makes the vocoder state this stream begins from, on the vocoder's worker (default
+        `decoder.start()`; a cloned voice's state has heard its reference, so the new audio continues it)."""
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
         self._own_workers = workers is None
         self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers(),
-                               prime)
+                               start)
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
         self._done = False
 

@@ -34,6 +34,16 @@ def tiny17_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def base_dir(tmp_path_factory) -> Path:
+    """A tiny Base checkpoint (voice cloning: speaker encoder and speech-tokenizer encoder included)."""
+    from hearth.random_checkpoint import as_model_type
+
+    config, codec = tiny_configs("0b6", hidden=64, layers=2)
+    return write_checkpoint(tmp_path_factory.mktemp("base06"), as_model_type(config, "base", speaker_channels=32),
+                            codec, seed=31)
+
+
+@pytest.fixture(scope="session")
 def engine(tiny_dir):
     """The torch reference: what the parity tests compare with the official package."""
     import hearth

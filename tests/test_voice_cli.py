@@ -19,13 +19,6 @@ from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoi
 TEXT = "Good morning. The bread is warm."
 
 
-@pytest.fixture(scope="module")
-def base_dir(tmp_path_factory):
-    config, codec = tiny_configs("0b6", hidden=64, layers=2)
-    return write_checkpoint(tmp_path_factory.mktemp("vbase"), as_model_type(config, "base", speaker_channels=32),
-                            codec, seed=43)
-
-
 def hearth_cli(*args: str, cache) -> subprocess.CompletedProcess:
     env = {**os.environ, "HEARTH_CACHE": str(cache)}
     return subprocess.run([sys.executable, "-m", "hearth.cli", *args], capture_output=True, text=True, env=env,

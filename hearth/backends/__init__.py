@@ -169,6 +169,10 @@ class Vocoder(Protocol):
         """The state of a new audio stream."""
         ...
 
+    def fork(self, state: Any) -> Any:  # noqa: ANN401 - the backend's own state
+        """A copy of `state` that goes on independently (decoding one never changes the other)."""
+        ...
+
     def decode(self, codes: torch.Tensor, state: Any) -> torch.Tensor:
         """[k, 16] codes -> float samples [k * samples_per_frame], advancing `state`."""
         ...

@@ -422,6 +422,11 @@ class OpenVINOVocoder:
     def start(self) -> OpenVINOVocoderState:
         return OpenVINOVocoderState([np.zeros(s, np.float32) for s in self._state_shapes])
 
+    def fork(self, state: OpenVINOVocoderState) -> OpenVINOVocoderState:
+        other = OpenVINOVocoderState(list(state.tensors))  # decode rebinds the list, never writes into it
+        other.frames = state.frames
+        return other
+
     def decode(self, codes: torch.Tensor, state: OpenVINOVocoderState) -> torch.Tensor:
         if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
             raise ValueError(

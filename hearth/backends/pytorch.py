@@ -117,6 +117,9 @@ class TorchVocoder:
     def decode(self, codes: torch.Tensor, state: CodecState) -> torch.Tensor:
         return self.decoder.decode(codes, state)
 
+    def fork(self, state: CodecState) -> CodecState:
+        return state.fork()
+
     def __call__(self, codes: torch.Tensor) -> torch.Tensor:
         return self.decoder(codes)
 

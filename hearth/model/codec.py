@@ -10,6 +10,7 @@ Attribute names follow the checkpoint (`decoder.` prefix in speech_tokenizer/mod
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import cast
@@ -33,6 +34,13 @@ class CodecState:
 
     def __getitem__(self, layer: nn.Module):
         return self.states[layer]
+
+    def fork(self) -> CodecState:
+        """An independent copy: per-layer states only ever rebind their tensors, so copying the
+        state objects (not the tensors) suffices."""
+        other = CodecState({m: copy.copy(s) for m, s in self.states.items()})
+        other.frames = self.frames
+        return other
 
 
 @dataclass
