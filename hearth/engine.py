@@ -130,8 +130,8 @@ class Engine:
 
     @property
     def voices(self) -> list[str]:
-        """Built-in voices; for a Base checkpoint, the stored voice profiles."""
-        return self.cloner.store.names() if self.config.model_type == "base" else self.config.voices
+        """Built-in voices; for a Base checkpoint, the stored voice profiles made with it."""
+        return self.cloner.usable() if self.config.model_type == "base" else self.config.voices
 
     @property
     def languages(self) -> list[str]:
@@ -171,9 +171,10 @@ class Engine:
         return self.check_voice(self.cloner.stored(name))  # type: ignore[return-value]
 
     def add_voice(self, name: str, audio: np.ndarray, sample_rate: int, text: str | None = None, *,
-                  x_vector_only: bool = False, replace: bool = False) -> VoiceProfile:
+                  x_vector_only: bool = False, replace: bool = False, consent: str | None = None) -> VoiceProfile:
         """Clone a voice and store it as profile `name` (then usable by name, with this checkpoint)."""
-        return self.cloner.add(name, audio, sample_rate, text, x_vector_only=x_vector_only, replace=replace)
+        return self.cloner.add(name, audio, sample_rate, text, x_vector_only=x_vector_only, replace=replace,
+                               consent=consent)
 
     def clone_voice(self, audio: np.ndarray | torch.Tensor, sample_rate: int, text: str | None = None, *,
                     x_vector_only: bool = False) -> ClonedVoice:

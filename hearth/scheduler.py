@@ -53,7 +53,7 @@ import torch
 
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
-from .prompt import Speaker
+from .prompt import ClonedVoice, Speaker
 from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
 from .settings import trim_heap
@@ -310,7 +310,11 @@ class Scheduler:
             after=None,
         )
         request._splitter, request._input_done = SentenceSplitter(), False
-        request._live = request.text_mode == "interleaved"
+        # An in-context clone's prompt lays the reference's frames beside the transcript and the
+        # text, so it holds the sentence's first (reference frames + 1) text tokens: usually the
+        # whole sentence. Its sentences start when they are complete (the same codes either way).
+        in_context = isinstance(request.voice, ClonedVoice) and request.voice.in_context
+        request._live = request.text_mode == "interleaved" and not in_context
         if request._live:
             engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])

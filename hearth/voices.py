@@ -122,6 +122,15 @@ class VoiceProfile:
     model: str  # where that checkpoint was (for messages)
     created: str
     reference_s: float
+    consent: str | None = None  # a consent recording's id, as vLLM-Omni's upload takes it
+
+    @property
+    def created_at(self) -> int:
+        """`created` as Unix seconds (0 when unknown)."""
+        try:
+            return int(datetime.datetime.fromisoformat(self.created).timestamp())
+        except ValueError:
+            return 0
 
 
 class VoiceStore:
@@ -161,7 +170,8 @@ class VoiceStore:
             tensors["codes"] = v.codes.to(torch.int64).contiguous()
         meta = {"name": profile.name, "transcript": profile.transcript or "", "checkpoint": profile.checkpoint,
                 "model": profile.model, "created": profile.created, "reference_s": f"{profile.reference_s:.3f}",
-                "text_ids": json.dumps(v.text_ids) if v.text_ids is not None else "", "format": "hearth-voice-1"}
+                "text_ids": json.dumps(v.text_ids) if v.text_ids is not None else "", "format": "hearth-voice-1",
+                "consent": profile.consent or ""}
         self.root.mkdir(parents=True, exist_ok=True)
         tmp = path.with_suffix(".part")
         save_file(tensors, str(tmp), metadata=meta)
@@ -181,9 +191,20 @@ class VoiceStore:
             text_ids = json.loads(meta["text_ids"]) if meta.get("text_ids") else None
             voice = ClonedVoice(tensors["embedding"], tensors.get("codes"), text_ids)
             return VoiceProfile(meta["name"], voice, meta.get("transcript") or None, meta["checkpoint"],
-                                meta.get("model", "?"), meta.get("created", "?"), float(meta.get("reference_s", 0)))
+                                meta.get("model", "?"), meta.get("created", "?"), float(meta.get("reference_s", 0)),
+                                meta.get("consent") or None)
         except (KeyError, ValueError, OSError) as e:
             raise ReferenceError(f"the stored voice {path} is damaged ({e}); remove it and add it again") from e
+
+    def checkpoint_of(self, name: str) -> str | None:
+        """The identity of the checkpoint a stored profile was made with (its header only); None if unreadable."""
+        from safetensors import safe_open
+
+        try:
+            with safe_open(str(self.path(name)), "pt") as f:
+                return (f.metadata() or {}).get("checkpoint")
+        except (OSError, ValueError, ReferenceError):
+            return None
 
     def remove(self, name: str) -> None:
         path = self.path(name)
@@ -264,8 +285,15 @@ class Cloner:
         ids = tokenizer.encode(f"<|im_start|>assistant\n{text}<|im_end|>\n")[3:-2]
         return ClonedVoice(voice.vector, self.codes(audio, rate), ids)
 
+    def usable(self) -> list[str]:
+        """The stored profiles made with this checkpoint (a Base checkpoint's voices)."""
+        if self.ckpt.config.model_type != "base":
+            return []
+        mine = self.identity()
+        return [n for n in self.store.names() if self.store.checkpoint_of(n) == mine]
+
     def add(self, name: str, audio: np.ndarray, rate: int, text: str | None = None, *, x_vector_only: bool = False,
-            replace: bool = False) -> VoiceProfile:
+            replace: bool = False, consent: str | None = None) -> VoiceProfile:
         """Clone and store as profile `name`."""
         name = VoiceStore.check_name(name)
         if not replace and self.store.path(name).exists():
@@ -273,7 +301,7 @@ class Cloner:
                                  "replace it, or choose another name")
         voice = self.clone(audio, rate, text, x_vector_only=x_vector_only)
         profile = VoiceProfile(name, voice, None if x_vector_only else text, self.identity(), str(self.ckpt.path),
-                               now(), len(audio) / rate)
+                               now(), len(audio) / rate, consent)
         self.store.save(profile, replace=replace)
         return profile
 
@@ -282,11 +310,11 @@ class Cloner:
         try:
             profile = self.store.load(name)
         except ReferenceError as e:
-            names = ", ".join(self.store.names()) or "none"
+            names = ", ".join(self.usable()) or "none"
             why = "" if "no stored voice" in str(e) else f" ({e})"
             raise ReferenceError(f"unknown voice {name!r}: {self.ckpt.config.kind} checkpoints speak cloned voices; "
-                                 f"stored: {names}. Add one: hearth voice add NAME --audio REF.wav --text 'what the "
-                                 f"reference says'{why}") from None
+                                 f"stored for this one: {names}. Add one: hearth voice add NAME --audio REF.wav "
+                                 f"--text 'what the reference says'{why}") from None
         if profile.checkpoint != self.identity():
             raise ReferenceError(f"the voice {profile.name!r} was made with another checkpoint ({profile.model}); add "
                                  f"it again for this one: hearth voice add {profile.name} --audio REF.wav --text '...' "

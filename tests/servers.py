@@ -65,13 +65,13 @@ class Server:
 class WyomingServer:
     """A live `hearth wyoming` process on a free loopback port (or another --uri), stopped with SIGTERM."""
 
-    def __init__(self, model, *extra: str, uri: str | None = None):
+    def __init__(self, model, *extra: str, uri: str | None = None, env: dict[str, str] | None = None):
         self.port = free_port()
         self.uri = uri or f"tcp://127.0.0.1:{self.port}"
         self.stop_s = 30
         self.log = tempfile.TemporaryFile()  # noqa: SIM115 - a file, not a pipe: a chatty server never blocks
         self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(model), "--uri",
-                                      self.uri, *extra], stdout=subprocess.PIPE, stderr=self.log)
+                                      self.uri, *extra], stdout=subprocess.PIPE, stderr=self.log, env=env)
         deadline = time.monotonic() + 120
         while b"ready:" not in self._read() and time.monotonic() < deadline:
             assert self.proc.poll() is None, self.logged()

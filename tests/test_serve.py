@@ -166,6 +166,17 @@ def test_bad_requests_get_the_openai_error_envelope(server, body, status, param,
     assert fragment in error["message"] and error["type"] == "invalid_request_error" and error["param"] == param
 
 
+def test_voice_upload_needs_a_base_checkpoint(server):
+    import requests
+
+    r = requests.post(server.url + "/v1/audio/voices", data={"name": "me", "ref_text": "Hi."},
+                      files={"audio_sample": ("ref.wav", b"RIFF" + bytes(100), "audio/wav")}, timeout=30)
+    assert r.status_code == 400 and "needs a Base checkpoint" in r.json()["error"]["message"]
+    assert "ryan" in r.json()["error"]["message"]
+    assert requests.delete(server.url + "/v1/audio/voices/ryan", timeout=30).status_code == 400
+    assert requests.get(server.url + "/v1/audio/voices", timeout=30).json()["uploaded_voices"] == []
+
+
 def test_sdk_maps_errors(server):
     with pytest.raises(openai.BadRequestError, match="unknown voice"):
         server.client().audio.speech.create(model="tts-1", voice="nobody", input="Hi.")

@@ -37,6 +37,9 @@ def add_parsers(sub: Any) -> None:
                    help="sample every request with this seed (sentence i with seed + i; default: random)")
     p.add_argument("--max-new-tokens", type=count(), default=None,
                    help="upper bound on tokens per sentence (default from generation_config.json)")
+    p.add_argument("--instruct", default=None,
+                   help="an instruction for every synthesis: the voice a VoiceDesign checkpoint speaks (required "
+                        "there), or the style of a 1.7B CustomVoice one")
     p.add_argument("--max-active", type=count(1), default=4, help="syntheses spoken in turn (default 4)")
     p.add_argument("--max-batch", type=count(1), default=None,
                    help="sentences of different syntheses generated together as one batch (default: the one "
@@ -84,9 +87,12 @@ def _wyoming(args: argparse.Namespace) -> int:
     if args.zeroconf is not None and kind != "tcp":
         raise InputError("--zeroconf announces a tcp:// server; it does not apply to " + args.uri)
     checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
+    if checkpoint.config.model_type == "voice_design" and not (args.instruct or "").strip():
+        raise InputError(f"a {checkpoint.config.kind} checkpoint speaks the voice an instruction describes, and "
+                         "Wyoming carries none: give it with --instruct 'A warm, calm woman's voice'")
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
     service = Service(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1], seed=args.seed,
-                      max_new_tokens=args.max_new_tokens)
+                      max_new_tokens=args.max_new_tokens, instruct=args.instruct)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:

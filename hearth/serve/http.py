@@ -35,6 +35,7 @@ from ..scheduler import Request as SpeechRequest
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
 from .resident import Resident
+from .voice_routes import add_voice_routes
 from .websocket import speech_stream
 
 __all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
@@ -123,7 +124,18 @@ class SpeechBody:
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
         # language, seed, max_new_tokens and text_mode are checked by the scheduler (400 from its InputError).
         return cls(text, voice, fmt, stream_format, instructions or None, body.get("language") or "auto",
-                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or "whole")
+                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or None)
+
+
+def _voice_for(engine: Engine, body: SpeechBody) -> str | None:
+    """The voice to ask the engine for. A VoiceDesign model has none (the instructions describe the
+    voice), yet OpenAI's clients always send one: it is ignored there."""
+    if engine.config.model_type != "voice_design":
+        return body.voice
+    if not body.instructions:
+        raise _bad(f"a {engine.config.kind} model speaks the voice its instructions describe: send instructions, "
+                   "e.g. \"A warm, calm woman's voice, speaking slowly\"", "instructions")
+    return None
 
 
 def _param_of(message: str) -> str | None:
@@ -244,19 +256,14 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "owned_by": "hearth"}
                                                         for n in names]})
 
-    @app.get("/v1/audio/voices")
-    async def voices(http: Request) -> JSONResponse:
-        authorize(http)
-        engine, _ = loaded()
-        languages = [lang for lang in engine.languages if lang != "auto"]
-        dialects = engine.config.talker.speaker_dialects
-        listed = []
-        for v in engine.voices:
-            entry: dict[str, Any] = {"id": v, "name": v.replace("_", " ").title(), "languages": languages}
-            if dialects.get(v):
-                entry["dialect"] = dialects[v]
-            listed.append(entry)
-        return JSONResponse({"voices": listed})
+    def make_error(status: int, message: str, param: str | None = None) -> ApiError:
+        kind = {404: "not_found_error", 413: "invalid_request_error"}.get(status, "invalid_request_error")
+        return ApiError(status, message, kind if status < 500 else "server_error", param)
+
+    async def run(fn: Any, *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(state.pool, fn, *args)
+
+    add_voice_routes(app, authorize=authorize, loaded=loaded, error=make_error, run=run)
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -288,7 +295,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         body = SpeechBody.parse(raw)
         t0 = time.monotonic()
         try:
-            request = scheduler.submit(body.input, body.voice, body.language, seed=body.seed,
+            request = scheduler.submit(body.input, _voice_for(engine, body), body.language, seed=body.seed,
                                        instruct=body.instructions, text_mode=body.text_mode,
                                        max_new_tokens=body.max_new_tokens, on_failure="raise")
         except InputError as e:

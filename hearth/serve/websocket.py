@@ -232,7 +232,14 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
     voice = message.get("voice")
     if isinstance(voice, dict):
         voice = voice.get("id")
-    if not isinstance(voice, str) or not voice.strip():
+    design = state.engine.config.model_type == "voice_design"
+    if design:
+        voice = None  # the instructions describe the voice
+        if not message.get("instructions"):
+            await error(f"a {state.engine.config.kind} model speaks the voice its instructions describe: send "
+                        "\"instructions\" in session.config")
+            return None
+    elif not isinstance(voice, str) or not voice.strip():
         await error(f"session.config needs a \"voice\"; choose one of: {', '.join(state.engine.voices)}")
         return None
     fmt = message.get("response_format") or "pcm"

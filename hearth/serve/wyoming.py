@@ -65,19 +65,24 @@ _MAX_BODY = 1024 * 1024  # bytes of an event's extra data or payload
 _URL = "https://github.com/QwenLM/Qwen3-TTS"
 
 
-def describe(config: ModelConfig, model_name: str) -> Info:
-    """The `info` answer: one streaming TTS program whose voices are the checkpoint's speakers."""
+def describe(config: ModelConfig, model_name: str, voices: list[str] | None = None) -> Info:
+    """The `info` answer: one streaming TTS program whose voices are the checkpoint's speakers, or
+    the given ones (a Base checkpoint's stored voices; a VoiceDesign checkpoint's one, "designed")."""
     codes = sorted(LANGUAGE_CODES[lang] for lang in config.languages if lang in LANGUAGE_CODES)
     attribution = Attribution(name="Qwen team, Alibaba Cloud (Qwen3-TTS, Apache-2.0)", url=_URL)
-    voices = [
+    notes = {"designed": "the voice the server's --instruct describes"} if config.model_type == "voice_design" else {}
+    if config.model_type == "base":
+        notes = dict.fromkeys(voices or [], "a cloned voice (hearth voice add)")
+    tts_voices = [
         TtsVoice(name=voice, attribution=attribution, installed=True, version=None, languages=codes,
-                 description=f"{voice.replace('_', ' ').title()}: {_VOICE_NOTES.get(voice, 'built-in voice')}")
-        for voice in config.voices
+                 description=f"{voice.replace('_', ' ').title()}: "
+                             f"{notes.get(voice) or _VOICE_NOTES.get(voice, 'built-in voice')}")
+        for voice in (voices if voices is not None else config.voices)
     ]
     program = TtsProgram(
         name="hearth", description=f"Hearth: Qwen3-TTS {model_name} on this machine, streaming",
         attribution=Attribution(name="Hearth", url="https://pypi.org/project/hearth-tts/"), installed=True,
-        version=__version__, voices=voices, supports_synthesize_streaming=True,
+        version=__version__, voices=tts_voices, supports_synthesize_streaming=True,
     )
     return Info(tts=[program])
 
@@ -108,10 +113,25 @@ class Service(Resident):
     model_name: str
     seed: int | None = None
     max_new_tokens: int | None = None
+    instruct: str | None = None  # every synthesis's instruction (a VoiceDesign checkpoint's voice)
     sessions: set[Session] = field(default_factory=set)
 
+    def voices(self) -> list[str]:
+        """The voice names a synthesis may ask for: the checkpoint's, a Base checkpoint's stored
+        voices (read again each time: voices added while serving appear), "designed" for VoiceDesign."""
+        kind = self.config.model_type
+        if kind == "voice_design":
+            return ["designed"]
+        if kind != "base":
+            return self.config.voices
+        if self.engine is not None:
+            return self.engine.voices
+        from ..voices import VoiceStore
+
+        return VoiceStore().names()  # while loading: before the checkpoint's own are known
+
     def info(self) -> Info:
-        return describe(self.config, self.model_name)
+        return describe(self.config, self.model_name, self.voices())
 
 
 @dataclass(frozen=True)
@@ -300,17 +320,22 @@ class Session(AsyncEventHandler):
             raise InputError(f"the model could not be loaded: {service.error}")
         return service.engine, service.scheduler
 
-    def _voice(self, data: dict[str, Any]) -> tuple[str, str]:
+    def _voice(self, data: dict[str, Any]) -> tuple[str | None, str]:
         voice = data.get("voice") or {}
         if not isinstance(voice, dict):
             raise InputError('"voice" must be an object such as {"name": "ryan"}')
         config = self.service.config
+        voices = self.service.voices()
         name = voice.get("name")
         if name is None or name == "":
-            name = config.voices[0]
-        if not isinstance(name, str) or name.strip().lower() not in config.voices:
-            raise InputError(f"unknown voice {name!r}; choose one of: {', '.join(config.voices)}")
-        return name.strip().lower(), model_language(voice.get("language"), config)
+            if not voices:
+                raise InputError("no voice to speak with: this Base checkpoint has no stored voices yet; add one: "
+                                 "hearth voice add NAME --audio REF.wav --text 'what the reference says'")
+            name = voices[0]
+        if not isinstance(name, str) or name.strip().lower() not in voices:
+            raise InputError(f"unknown voice {name!r}; choose one of: {', '.join(voices) or 'none stored'}")
+        chosen = None if config.model_type == "voice_design" else name.strip().lower()
+        return chosen, model_language(voice.get("language"), config)
 
     async def _submit(self, data: dict[str, Any]) -> Request:
         text = data.get("text")
@@ -318,14 +343,14 @@ class Session(AsyncEventHandler):
             raise InputError('synthesize needs "text", a string')
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
-        return scheduler.submit(text, voice, language, seed=self.service.seed,
+        return scheduler.submit(text, voice, language, seed=self.service.seed, instruct=self.service.instruct,
                                 max_new_tokens=self.service.max_new_tokens, on_failure="raise")
 
     async def _open(self, data: dict[str, Any]) -> Request:
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
-        return scheduler.open(voice, language, seed=self.service.seed, max_new_tokens=self.service.max_new_tokens,
-                              on_failure="raise")
+        return scheduler.open(voice, language, seed=self.service.seed, instruct=self.service.instruct,
+                              max_new_tokens=self.service.max_new_tokens, on_failure="raise")
 
     def _start(self, request: Request, streamed: bool) -> None:
         self._requests.add(request)

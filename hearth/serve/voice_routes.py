@@ -1,0 +1,185 @@
+"""`hearth serve`'s voice endpoints: list, upload (clone) and delete voices, as vLLM-Omni names them.
+
+    GET    /v1/audio/voices          the voices, built-in or stored for this checkpoint
+    POST   /v1/audio/voices          multipart: name, audio_sample (a file), ref_text (its transcript)
+    DELETE /v1/audio/voices/{name}
+
+An upload clones the voice once (speaker embedding, and with a transcript the reference's codes)
+and stores it as a profile, the same as `hearth voice add`: from then on it is a voice name like
+any other, here, in `hearth say` and in `hearth wyoming`. vLLM-Omni's limits hold: a file of at
+most 10 MB, names unique (case does not count), and without a transcript the clone is made from
+the speaker embedding alone, as vLLM-Omni does for uploads. Uploads run one at a time, off the
+event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.responses import JSONResponse
+from starlette.datastructures import UploadFile
+from starlette.formparsers import MultiPartException, MultiPartParser
+
+from ..engine import Engine, InputError
+from ..scheduler import Scheduler
+from ..voices import VoiceStore, read_reference
+
+__all__ = ["MAX_UPLOAD_BYTES", "add_voice_routes"]
+
+MAX_UPLOAD_BYTES = 10 * 1024 * 1024  # vLLM-Omni's limit on the audio file
+_FORM_OVERHEAD = 64 * 1024  # the other fields and the multipart framing
+_USAGE = ("send multipart/form-data with the fields name, audio_sample (the reference recording) and ref_text (what "
+          "it says), e.g. curl -F name=me -F audio_sample=@ref.wav -F 'ref_text=Hello there.' "
+          "http://HOST/v1/audio/voices")
+
+
+def _truthy(value: Any, field: str) -> bool | None:
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "yes", "on"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "0", "no", "off"):
+        return False
+    raise InputError(f"{field} must be true or false, got {value!r}")
+
+
+def voice_entries(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """GET /v1/audio/voices's two lists: every voice as {id, name, languages, ...} (Open WebUI reads
+    these), and the stored ones as vLLM-Omni describes uploads."""
+    languages = [lang for lang in engine.languages if lang != "auto"]
+    if engine.config.model_type != "base":
+        dialects = engine.config.talker.speaker_dialects
+        listed = []
+        for v in engine.voices:
+            entry: dict[str, Any] = {"id": v, "name": v.replace("_", " ").title(), "languages": languages}
+            if dialects.get(v):
+                entry["dialect"] = dialects[v]
+            listed.append(entry)
+        return listed, []
+    listed, uploaded = [], []
+    store = engine.cloner.store
+    for name in engine.voices:
+        try:
+            profile = store.load(name)
+        except InputError:  # removed or damaged since it was listed
+            continue
+        mode = "in-context" if profile.voice.in_context else "x-vector"
+        listed.append({"id": name, "name": name, "languages": languages, "cloned": mode})
+        uploaded.append({"name": name, "consent": profile.consent or "", "created_at": profile.created_at,
+                         "ref_text": profile.transcript or "", "mode": mode,
+                         "reference_s": round(profile.reference_s, 3)})
+    return listed, uploaded
+
+
+def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
+                     loaded: Callable[[], tuple[Engine, Scheduler]], error: Callable[..., Exception],
+                     run: Callable[..., Any]) -> None:
+    """`error(status, message, param=None)` makes the server's error; `run(fn, *args)` awaits `fn`
+    on its thread pool."""
+    uploading = asyncio.Lock()
+
+    def bad(message: str, param: str | None = None) -> Exception:
+        return error(400, message, param)
+
+    def base(engine: Engine, what: str) -> None:
+        if engine.config.model_type != "base":
+            voices = ", ".join(engine.voices) or "described in the instructions"
+            raise bad(f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this server runs a "
+                      f"{engine.config.kind} one, whose voices are: {voices}")
+
+    @app.get("/v1/audio/voices")
+    async def voices(http: Request) -> JSONResponse:
+        authorize(http)
+        engine, _ = loaded()
+        listed, uploaded = await run(voice_entries, engine)
+        return JSONResponse({"voices": listed, "uploaded_voices": uploaded})
+
+    async def limited(stream: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+        total = 0
+        async for piece in stream:
+            total += len(piece)
+            if total > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
+                raise error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
+                                 "recording; 3 to 10 s of speech is enough")
+            yield piece
+
+    @app.post("/v1/audio/voices")
+    async def upload(http: Request) -> JSONResponse:
+        authorize(http)
+        engine, _ = loaded()
+        base(engine, "uploading a voice")
+        if not http.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+            raise bad(_USAGE)
+        length = http.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
+            raise error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
+                             "recording; 3 to 10 s of speech is enough")
+        try:
+            form = await MultiPartParser(http.headers, limited(http.stream()), max_files=2, max_fields=16,
+                                         max_part_size=_FORM_OVERHEAD).parse()
+        except MultiPartException as e:
+            raise bad(f"the form cannot be read ({e.message}); {_USAGE}") from None
+        try:
+            return await _upload(engine, form)
+        finally:
+            await form.close()
+
+    async def _upload(engine: Engine, form: Any) -> JSONResponse:
+        name, file = form.get("name"), form.get("audio_sample") or form.get("audio")
+        text, consent = form.get("ref_text") or form.get("text"), form.get("consent")
+        if not isinstance(name, str) or not name.strip():
+            raise bad(f"name is missing: {_USAGE}", "name")
+        if not isinstance(file, UploadFile):
+            raise bad(f"audio_sample is missing or not a file: {_USAGE}", "audio_sample")
+        if text is not None and not isinstance(text, str) or not isinstance(consent, str | None):
+            raise bad("ref_text and consent must be text fields, not files", "ref_text")
+        try:
+            name = VoiceStore.check_name(name)
+            x_vector_only = _truthy(form.get("x_vector_only_mode") or form.get("x_vector_only"), "x_vector_only_mode")
+        except InputError as e:
+            raise bad(str(e), "name") from None
+        text = text.strip() if text else None
+        if x_vector_only is None:
+            x_vector_only = not text  # no transcript: the speaker embedding alone, as vLLM-Omni's uploads
+        data = await file.read()
+        if len(data) > MAX_UPLOAD_BYTES:
+            raise error(413, f"File size exceeds maximum limit of 10MB ({len(data)} bytes); 3 to 10 s of speech is "
+                             "enough")
+        if not data:
+            raise bad("audio_sample is empty", "audio_sample")
+        async with uploading:  # one at a time: each runs two encoders on the CPU
+            store = engine.cloner.store
+            if store.path(name).exists():
+                other = "" if name in engine.voices else " (made with another checkpoint)"
+                raise bad(f"Voice '{name}' already exists{other}; delete it first (DELETE /v1/audio/voices/{name}) "
+                          "or choose another name", "name")
+
+            def clone() -> Any:
+                samples, rate = read_reference(data)
+                return engine.add_voice(name, samples, rate, text, x_vector_only=x_vector_only, consent=consent)
+
+            try:
+                profile = await run(clone)
+            except InputError as e:
+                raise bad(str(e), "audio_sample" if "audio" in str(e) else "ref_text") from None
+        voice = {"name": profile.name, "consent": profile.consent or "", "created_at": profile.created_at,
+                 "mime_type": file.content_type or "application/octet-stream", "file_size": len(data),
+                 "ref_text": profile.transcript or "", "mode": "x-vector" if x_vector_only else "in-context",
+                 "reference_s": round(profile.reference_s, 3)}
+        return JSONResponse({"success": True, "voice": voice})
+
+    @app.delete("/v1/audio/voices/{name}")
+    async def delete(name: str, http: Request) -> JSONResponse:
+        authorize(http)
+        engine, _ = loaded()
+        base(engine, "deleting a voice")
+        key = name.strip().lower()
+        async with uploading:
+            if key not in await run(lambda: engine.voices):
+                raise error(404, f"Voice '{name}' not found; the stored voices: {', '.join(engine.voices) or 'none'}",
+                            "name")
+            await run(engine.cloner.store.remove, key)
+        return JSONResponse({"success": True, "message": f"Voice '{name}' deleted successfully"})
