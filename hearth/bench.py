@@ -53,18 +53,21 @@ class BenchSettings:
         return backend_options(**self.backend).uses_openvino
 
 
-def bench_checkpoint(size: str = "0.6b") -> Path:
-    """The true-shape random checkpoint, written once into the cache directory.
+def bench_checkpoint(size: str = "0.6b", kind: str = "custom_voice") -> Path:
+    """The true-shape random checkpoint (of `kind`: custom_voice, or base for cloning), written once
+    into the cache directory.
 
     Written by a subprocess, so that its memory never shows in this process's peak RSS.
     """
     from .settings import cache_dir
 
-    path = cache_dir() / "bench" / f"random-{size}-seed0"
+    name = f"random-{size}-seed0" if kind == "custom_voice" else f"random-{size}-{kind}-seed0"
+    path = cache_dir() / "bench" / name
     if not (path / "speech_tokenizer" / "model.safetensors").is_file():
-        print(f"hearth bench: writing a random {size} checkpoint to {path} (once)", file=sys.stderr)
+        print(f"hearth bench: writing a random {size} {kind} checkpoint to {path} (once)", file=sys.stderr)
         tmp = path.with_name(path.name + ".part")
-        cmd = [sys.executable, "-m", "hearth.random_checkpoint", str(tmp), "--size", size, "--seed", "0"]
+        cmd = [sys.executable, "-m", "hearth.random_checkpoint", str(tmp), "--size", size, "--seed", "0",
+               "--kind", kind]
         subprocess.run(cmd, check=True)
         tmp.replace(path)
     return path

@@ -365,10 +365,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("out", type=Path)
     parser.add_argument("--size", default="0.6b", help="tiny, 0.6b or 1.7b (default 0.6b)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--kind", default="custom_voice", choices=["custom_voice", "base", "voice_design"],
+                        help="the model type (default custom_voice; base clones voices, with the released encoders)")
     args = parser.parse_args(argv)
     config, codec = size_configs(args.size)
-    write_checkpoint(args.out, config, codec, seed=args.seed)
-    print(f"wrote a random {args.size} checkpoint to {args.out}", file=sys.stderr)
+    write_checkpoint(args.out, as_model_type(config, args.kind), codec, seed=args.seed)
+    print(f"wrote a random {args.size} {args.kind} checkpoint to {args.out}", file=sys.stderr)
     return 0
 
 

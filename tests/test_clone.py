@@ -202,6 +202,31 @@ def test_in_context_clone_on_openvino(base, base_fp32):
                                            budget=None).codes, want)
 
 
+def test_openvino_keeps_a_voices_primed_vocoder_on_disk(base, base_fp32):
+    """The first utterance decodes the reference and keeps that state; after the in-memory copy is
+    dropped (as in a new process) the state comes from disk: the reference is not decoded again and
+    the audio is the same."""
+    voice = base.clone_voice(reference_audio(1.5, 41), 24000, REF_TEXT)
+    vocoder = base_fp32.vocoder
+    first = base_fp32.synthesize(TEXT, voice, "english", seed=3, max_new_tokens=8)
+    assert len(list((vocoder.converted.directory / "primed").glob("*.npz"))) >= 1
+    base_fp32.forget_primed()
+    decoded = []
+    original = vocoder.decode
+
+    def counting(codes, state):
+        decoded.append(codes.shape[0])
+        return original(codes, state)
+
+    vocoder.decode = counting
+    try:
+        again = base_fp32.synthesize(TEXT, voice, "english", seed=3, max_new_tokens=8)
+    finally:
+        del vocoder.decode
+    assert sum(decoded) == len(again.codes)  # only the new frames: the reference's state was loaded
+    assert np.array_equal(first.samples, again.samples)
+
+
 def test_clone_input_errors(base):
     audio = reference_audio(1.2, 1)
     with pytest.raises(hearth.InputError, match="transcript"):

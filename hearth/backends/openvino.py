@@ -9,6 +9,7 @@ One talker over a paged KV cache serves single sessions and batches (`ov_paged`)
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from functools import partial
@@ -315,6 +316,7 @@ class OpenVINOSession:
             self.lm._give_back(batch)
 
 
+_PRIMED_ON_DISK = 32  # cloned voices' primed vocoder states kept per converted vocoder
 VOCODER_VERSION = "vocoder-3"  # 3: the number of frames per call is dynamic (1 to VOCODER_FRAMES)
 VOCODER_FRAMES = 5  # the most frames per vocoder call (the default chunk); longer chunks take several calls
 _RUNTIME_PRECISION = {"bf16": "bf16", "fp16": "f16", "fp32": "f32"}
@@ -426,6 +428,40 @@ class OpenVINOVocoder:
         other = OpenVINOVocoderState(list(state.tensors))  # decode rebinds the list, never writes into it
         other.frames = state.frames
         return other
+
+    def _state_file(self, key: str) -> Path:
+        return self.converted.directory / "primed" / f"{self.device.lower()}-{key}.npz"
+
+    def save_state(self, state: OpenVINOVocoderState, key: str) -> None:
+        """Keep `state` on disk under `key` (a cloned voice's primed state: later processes load it
+        instead of decoding the reference again). Best effort: a failure to write is only logged."""
+        path = self._state_file(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"{path.stem}.{os.getpid()}.part.npz")
+            np.savez(tmp, *state.tensors, frames=np.array(state.frames, np.int64))
+            tmp.replace(path)
+            kept = sorted(path.parent.glob("*.npz"), key=lambda p: p.stat().st_mtime)
+            for old in kept[:-_PRIMED_ON_DISK]:
+                old.unlink(missing_ok=True)
+        except OSError as e:
+            log.warning("could not keep a primed vocoder state in %s: %s", path.parent, e)
+
+    def load_state(self, key: str) -> OpenVINOVocoderState | None:
+        """A state kept by `save_state`, or None (absent, or not of this vocoder's shapes)."""
+        path = self._state_file(key)
+        try:
+            with np.load(path, allow_pickle=False) as data:
+                tensors = [data[f"arr_{i}"] for i in range(len(self._state_shapes))]
+                frames = int(data["frames"])
+        except (OSError, KeyError, ValueError):
+            return None
+        if [t.shape for t in tensors] != list(self._state_shapes) or any(t.dtype != np.float32 for t in tensors):
+            return None
+        path.touch()
+        state = OpenVINOVocoderState(tensors)
+        state.frames = frames
+        return state
 
     def decode(self, codes: torch.Tensor, state: OpenVINOVocoderState) -> torch.Tensor:
         if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:

@@ -15,6 +15,7 @@ event loop.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from typing import Any
 
@@ -28,6 +29,8 @@ from ..scheduler import Scheduler
 from ..voices import VoiceStore, read_reference
 
 __all__ = ["MAX_UPLOAD_BYTES", "add_voice_routes"]
+
+log = logging.getLogger("hearth.serve")
 
 MAX_UPLOAD_BYTES = 10 * 1024 * 1024  # vLLM-Omni's limit on the audio file
 _FORM_OVERHEAD = 64 * 1024  # the other fields and the multipart framing
@@ -44,6 +47,13 @@ def _truthy(value: Any, field: str) -> bool | None:
     if isinstance(value, str) and value.strip().lower() in ("false", "0", "no", "off"):
         return False
     raise InputError(f"{field} must be true or false, got {value!r}")
+
+
+def _prime(engine: Engine, name: str) -> None:
+    try:
+        engine.prime_voice(name)
+    except Exception:  # noqa: BLE001 - the voice's first request primes it instead
+        log.exception("priming the vocoder for voice %r failed", name)
 
 
 def voice_entries(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -80,6 +90,7 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
     """`error(status, message, param=None)` makes the server's error; `run(fn, *args)` awaits `fn`
     on its thread pool."""
     uploading = asyncio.Lock()
+    priming: set[asyncio.Task[Any]] = set()
 
     def bad(message: str, param: str | None = None) -> Exception:
         return error(400, message, param)
@@ -165,6 +176,10 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
                 profile = await run(clone)
             except InputError as e:
                 raise bad(str(e), "audio_sample" if "audio" in str(e) else "ref_text") from None
+        if profile.voice.in_context:  # its reference decoded now, not on its first request
+            priming.add(asyncio.create_task(run(_prime, engine, profile.name)))
+            for task in [t for t in priming if t.done()]:
+                priming.discard(task)
         voice = {"name": profile.name, "consent": profile.consent or "", "created_at": profile.created_at,
                  "mime_type": file.content_type or "application/octet-stream", "file_size": len(data),
                  "ref_text": profile.transcript or "", "mode": "x-vector" if x_vector_only else "in-context",
