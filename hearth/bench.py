@@ -17,7 +17,7 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +45,7 @@ class BenchSettings:
     agent_turns: int = 4
     streams: tuple[int, ...] = ()  # measure this many concurrent requests (each count in turn) instead
     max_batch: int | None = None  # rows stepped together with --streams (None: as many as the streams)
+    clone_s: float | None = None  # speak in a voice cloned in context from a reference this long (Base)
 
     @property
     def uses_openvino(self) -> bool:
@@ -116,11 +117,19 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
         engine.close()
         return out
     options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
+    voice: Any = VOICE
+    cloning = None
+    if engine.config.model_type == "base" and not s.clone_s:
+        print("hearth bench: a Base checkpoint speaks cloned voices: cloning from a 10 s reference (--clone)",
+              file=sys.stderr)
+        s = replace(s, clone_s=10.0)
+    if s.clone_s:
+        voice, cloning = run_clone(engine, s, options)
     runs = []
     for i in range(s.runs + 1):  # the first run warms up
         cpu0, t0 = time.process_time(), time.perf_counter()
         ttfa, samples, decode = None, 0, []
-        with engine.stream(s.text, VOICE, LANGUAGE, options=options, budget=None, chunk_frames=s.chunk_frames,
+        with engine.stream(s.text, voice, LANGUAGE, options=options, budget=None, chunk_frames=s.chunk_frames,
                            first_chunk_frames=s.first_chunk_frames) as stream:
             for chunk in stream:
                 if ttfa is None and chunk.frames:
@@ -144,12 +153,94 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     if s.first_chunk_frames:
         out["backend"]["first_chunk_frames"] = s.first_chunk_frames
     out["weights_mb"] = engine.backend.weights_mb()
+    if cloning is not None:
+        out["clone"] = cloning
     if s.live_wps:
         out["live"] = run_live(engine, s, options)
     if s.agent_rates:
         out["agent"] = run_agent(engine, s.agent_rates, s.agent_turns)
     engine.close()
     return out
+
+
+CLONE_TRANSCRIPT = "This is my own voice, recorded in a quiet room for the small machine in the corner to speak with."
+
+
+def reference_signal(seconds: float, sample_rate: int = 24000) -> Any:
+    """A voice-like stand-in for a recording (a gliding harmonic tone with breath noise): encoder
+    cost depends on its length, not on what it says."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    t = np.arange(int(sample_rate * seconds)) / sample_rate
+    phase = 2 * np.pi * np.cumsum(120 + 30 * np.sin(2 * np.pi * 0.6 * t)) / sample_rate
+    tone = sum(np.sin(k * phase) / k for k in range(1, 6))
+    return (0.3 * tone + 0.02 * rng.standard_normal(t.size)).astype(np.float32)
+
+
+def _first_audio(engine: Any, voice: Any, options: Any, s: BenchSettings) -> float:
+    """Seconds from now to the first audio of the standard sentence in `voice` (then stopped)."""
+    t0 = time.perf_counter()
+    with engine.stream(s.text, voice, LANGUAGE, options=options, budget=None, chunk_frames=s.chunk_frames,
+                       first_chunk_frames=s.first_chunk_frames) as stream:
+        for chunk in stream:
+            if chunk.frames:
+                return time.perf_counter() - t0
+    raise RuntimeError("the stream ended without audio")
+
+
+def run_clone(engine: Any, s: BenchSettings, options: Any) -> tuple[Any, dict[str, Any]]:
+    """A Base checkpoint's cloned voice, from a reference of `s.clone_s` seconds, the ways a user
+    meets it: cloned from raw audio for each request (both encoders, then the vocoder hears the
+    reference), a stored profile's first use in a process (the profile read; the reference's
+    vocoder state decoded, or read from disk where the backend keeps it), and a stored profile
+    once in use (the standard runs). Returns the stored voice and the figures."""
+    import tempfile
+
+    from .voices import Cloner, VoiceStore
+
+    if engine.config.model_type != "base":
+        raise ValueError(f"--clone needs a Base checkpoint; {engine.checkpoint.path} is {engine.config.kind}")
+    audio = reference_signal(s.clone_s or 0.0)
+    with tempfile.TemporaryDirectory(prefix="hearth-bench-voices-") as tmp:
+        cloner = Cloner(engine.checkpoint, VoiceStore(Path(tmp)))
+        t = time.perf_counter()
+        voice = cloner.clone(audio, 24000, CLONE_TRANSCRIPT)
+        first_clone_s = time.perf_counter() - t  # loads the encoders too
+        cloner.add("bench", audio, 24000, CLONE_TRANSCRIPT)
+        clone_times, raw, stored_first, load_times, prime_times = [], [], [], [], []
+        disk = hasattr(engine.vocoder, "load_state")
+        for i in range(s.runs + 1):
+            engine.forget_primed(voice)  # a voice never used before: no state kept on disk either
+            t = time.perf_counter()
+            engine.prime_voice(voice)
+            prime_s = time.perf_counter() - t
+            engine.forget_primed(voice)
+            t0 = time.perf_counter()
+            fresh = cloner.clone(audio, 24000, CLONE_TRANSCRIPT)
+            clone_s = time.perf_counter() - t0
+            raw_s = clone_s + _first_audio(engine, fresh, options, s)
+            engine.forget_primed()  # the state on disk stays, as for a stored voice in a new process
+            t0 = time.perf_counter()
+            profile = cloner.stored("bench")
+            load_s = time.perf_counter() - t0
+            first_s = load_s + _first_audio(engine, profile, options, s)
+            if i:  # the first round warms up
+                clone_times.append(clone_s)
+                raw.append(raw_s)
+                stored_first.append(first_s)
+                load_times.append(load_s)
+                prime_times.append(prime_s)
+    frames = 0 if voice.codes is None else int(voice.codes.shape[0])
+    return voice, {
+        "reference_s": s.clone_s, "reference_frames": frames, "mode": "in-context",
+        "first_clone_s": first_clone_s, "clone_s": statistics.median(clone_times),
+        "vocoder_prime_s": statistics.median(prime_times),
+        "ttfa_from_raw_audio_s": statistics.median(raw),
+        "profile_load_s": statistics.median(load_times),
+        "ttfa_stored_first_use_s": statistics.median(stored_first),
+        "primed_state_on_disk": disk,
+    }
 
 
 AGENT_ANSWER = ("Sure, here is what I found for you. Tomorrow looks mild and dry, with a light breeze in the "
@@ -535,6 +626,13 @@ def format_table(result: dict[str, Any]) -> str:
         lines.append(f"weights {part}: {w['fp32_mb']:.0f} MB fp32 -> {w['stored_mb']:.0f} MB stored")
     if ref:
         lines.append("official stages (ms): " + ", ".join(f"{k} {v:.1f}" for k, v in ref["stages_ms"].items()))
+    if "clone" in ours:
+        c = ours["clone"]
+        lines.append(f"cloned voice, in context, {c['reference_s']:g} s reference ({c['reference_frames']} frames): "
+                     f"first audio from raw audio {c['ttfa_from_raw_audio_s']:.3f} s (encoders {c['clone_s']:.3f} s, "
+                     f"vocoder priming {c['vocoder_prime_s']:.3f} s); stored profile, first use in a process "
+                     f"{c['ttfa_stored_first_use_s']:.3f} s (profile read {c['profile_load_s'] * 1000:.1f} ms), in "
+                     f"use {ours['ttfa_s']:.3f} s (the table's first audio)")
     if "live" in ours:
         live = ours["live"]
         lines.append(f"live text at {live['words_per_second']:g} words/s: first audio {live['first_audio_s']:.3f} s "
@@ -565,7 +663,7 @@ def format_streams(result: dict[str, Any]) -> str:
 
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
     t = time.perf_counter()
-    model = Path(s.model) if s.model else bench_checkpoint()
+    model = Path(s.model) if s.model else bench_checkpoint(kind="base" if s.clone_s else "custom_voice")
     if s.uses_openvino:
         print("hearth bench: preparing the OpenVINO models (converted once, then read from the cache) ...",
               file=sys.stderr)

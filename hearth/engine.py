@@ -74,6 +74,11 @@ class Audio:
         return len(self.samples) / self.sample_rate
 
 
+def _reference_key(codes: torch.Tensor) -> bytes:
+    """What a cloned voice's primed vocoder state is kept under: its reference codes' digest."""
+    return hashlib.sha256(codes.to(torch.int64).contiguous().numpy().tobytes()).digest()[:16]
+
+
 class Engine:
     """A loaded checkpoint on a backend (see `hearth.backends`; the engine never asks which).
 
@@ -349,7 +354,7 @@ class Engine:
     def _primed_start(self, codes: torch.Tensor) -> Callable[[], Any]:
         """A vocoder state that has heard these reference codes: decoded once per reference (a
         10 s reference is 125 frames of vocoder work), then forked for every utterance."""
-        key = hashlib.sha256(codes.to(torch.int64).contiguous().numpy().tobytes()).digest()
+        key = _reference_key(codes)
         vocoder = self.vocoder
 
         def start() -> Any:  # noqa: ANN401 - the backend's vocoder state
@@ -360,12 +365,12 @@ class Engine:
             if primed is None:
                 # A backend that keeps states on disk (OpenVINO) primes a voice once per machine.
                 load, save = getattr(vocoder, "load_state", None), getattr(vocoder, "save_state", None)
-                primed = load(key.hex()[:32]) if load is not None else None
+                primed = load(key.hex()) if load is not None else None
                 if primed is None:
                     primed = vocoder.start()
                     vocoder.decode(codes, primed)
                     if save is not None:
-                        save(primed, key.hex()[:32])
+                        save(primed, key.hex())
                 with self._primed_lock:
                     self._primed[key] = primed
                     while len(self._primed) > _PRIMED_KEPT:
@@ -382,10 +387,14 @@ class Engine:
             with torch.inference_mode():
                 self._primed_start(voice.codes)()
 
-    def forget_primed(self) -> None:
-        """Drop the primed vocoder states kept in memory (benchmarks measure a voice's first use)."""
+    def forget_primed(self, voice: ClonedVoice | None = None) -> None:
+        """Drop the primed vocoder states kept in memory, and `voice`'s kept on disk (benchmarks
+        measure a voice's first use)."""
         with self._primed_lock:
             self._primed.clear()
+        drop = getattr(self.vocoder, "drop_state", None)
+        if voice is not None and voice.codes is not None and drop is not None:
+            drop(_reference_key(voice.codes).hex())
 
     def open(
         self,

@@ -447,6 +447,9 @@ class OpenVINOVocoder:
         except OSError as e:
             log.warning("could not keep a primed vocoder state in %s: %s", path.parent, e)
 
+    def drop_state(self, key: str) -> None:
+        self._state_file(key).unlink(missing_ok=True)
+
     def load_state(self, key: str) -> OpenVINOVocoderState | None:
         """A state kept by `save_state`, or None (absent, or not of this vocoder's shapes)."""
         path = self._state_file(key)

@@ -37,6 +37,9 @@ def add_parsers(sub: Any) -> None:
                             "throughput in seconds of audio per second, and each stream's first audio and RTF")
     bench.add_argument("--max-batch", type=count(), default=None,
                        help="with --streams: most rows stepped together (default: as many as the streams)")
+    bench.add_argument("--clone", type=seconds(False), default=None, metavar="SECONDS",
+                       help="speak in a voice cloned (in context) from a reference this long: first audio from raw "
+                            "audio, from a stored profile, and in use (default model: a true-shape 0.6B Base)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=_bench)
 
@@ -89,16 +92,20 @@ def _check_model(model: str | None) -> None:
 
 def _bench(args: argparse.Namespace) -> int:
     from ..bench import SENTENCE, BenchSettings, main_bench
+    from ..voices import MAX_REFERENCE_S, MIN_REFERENCE_S
 
     check_backend(args)
     _check_model(args.model)
     if args.text is not None and not args.text.strip():
         raise InputError("--text is empty; give a sentence to speak, or leave it out for the standard one")
+    if args.clone is not None and not MIN_REFERENCE_S <= args.clone <= MAX_REFERENCE_S:
+        raise InputError(f"--clone {args.clone:g}: a reference is {MIN_REFERENCE_S:g} to {MAX_REFERENCE_S:g} s long")
     flags = {k: v for k, v in backend_flags(args).items() if v is not None}
     settings = BenchSettings(
         model=args.model, frames=args.frames, runs=args.runs, threads=args.threads, chunk_frames=args.chunk_frames,
         first_chunk_frames=args.first_chunk_frames, text=args.text or SENTENCE, backend=flags, live_wps=args.live,
         agent_rates=args.agent, agent_turns=args.turns, streams=args.streams, max_batch=args.max_batch,
+        clone_s=args.clone,
     )
     return main_bench(settings, args.compare_official, args.json)
 
