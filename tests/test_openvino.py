@@ -202,7 +202,7 @@ def test_mapped_cache_pages_are_dropped_and_read_back_intact(tmp_path):
     assert _resident_kb(path) < 1 << 10
 
 
-@pytest.mark.parametrize("frames", [3, 7])
+@pytest.mark.parametrize("frames", [3])  # one conversion (each bound is one): 3 < the default 5 < the window
 def test_vocoder_crosses_the_attention_window(tmp_path, frames):
     """Per-call frame bounds other than the default, chunks shorter and longer than a call, and a
     stream several times the vocoder's 12-frame attention window: still the torch decoder's audio.

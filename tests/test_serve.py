@@ -153,6 +153,8 @@ def test_voices_models_health(server):
         ({"input": "Hi.", "voice": "ryan", "max_new_tokens": True}, 400, "max_new_tokens", "at least 1"),
         ({"input": "Hi.", "voice": "ryan", "text_mode": ["whole"]}, 400, "text_mode", "interleaved"),
         ({"input": "Hi.", "voice": "ryan", "stream_format": "ws"}, 400, "stream_format", "sse"),
+        ({"input": "Hi.", "voice": "ryan", "ref_audio": "data:audio/wav;base64,UklGRg=="}, 400, "ref_audio",
+         "needs a Base checkpoint"),
         ("not json", 400, None, "JSON object"),
     ],
 )

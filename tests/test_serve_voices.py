@@ -117,6 +117,27 @@ def test_upload_speak_list_delete(server, base):
     assert [v["id"] for v in listed(server)["voices"]] == ["plain"]
 
 
+def test_inline_reference_audio(server, base):
+    """vLLM-Omni's Base task: ref_audio as a base64 data URL in the speech request itself."""
+    import base64
+
+    url = "data:audio/wav;base64," + base64.b64encode(REF).decode()
+    samples, rate = read_reference(REF)
+    got = speak(server, "whoever", ref_audio=url, ref_text=REF_TEXT, task_type="Base")
+    assert got == expected(base, base.clone_voice(samples, rate, REF_TEXT))
+    got = speak(server, "whoever", ref_audio=url)  # no transcript: the speaker embedding alone
+    assert got == expected(base, base.clone_voice(samples, rate, x_vector_only=True))
+    for extra, fragment in [({"ref_audio": "https://example.com/a.wav"}, "fetches no URLs"),
+                            ({"ref_audio": "data:audio/wav;base64,@@@"}, "not valid base64"),
+                            ({"ref_audio": "data:audio/wav;base64," + base64.b64encode(b"RIFF").decode()},
+                             "cannot read the reference audio"),
+                            ({"ref_text": "Hi."}, "ref_audio, which is missing"),
+                            ({"ref_audio": url, "task_type": "CustomVoice"}, "needs a CustomVoice checkpoint"),
+                            ({"task_type": "Clone"}, "task_type must be one of")]:
+        with pytest.raises(openai.BadRequestError, match=fragment):
+            speak(server, "whoever", **extra)
+
+
 @pytest.mark.parametrize(
     "name,audio,fields,status,fragment",
     [

@@ -30,8 +30,10 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from ..engine import Engine, InputError
+from ..prompt import ClonedVoice, Speaker
 from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
 from ..scheduler import Request as SpeechRequest
+from ..voices import read_reference
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
 from .resident import Resident
@@ -44,6 +46,7 @@ log = logging.getLogger("hearth.serve")
 
 MAX_INPUT_CHARS = 4096  # OpenAI's limit on `input` (and `instructions`)
 MAX_BODY_BYTES = 1 << 20
+MAX_CLONE_BODY_BYTES = 14 << 20  # a Base model's: a 10 MB reference recording in base64, inline
 _BUSY_RETRY_S = 2
 
 
@@ -87,6 +90,10 @@ class SpeechBody:
     seed: Any
     max_new_tokens: Any
     text_mode: Any
+    task_type: str | None = None
+    ref_audio: str | None = None  # vLLM-Omni's inline clone (Base): a base64 data URL
+    ref_text: str | None = None
+    x_vector_only: bool | None = None
 
     @classmethod
     def parse(cls, raw: bytes) -> SpeechBody:
@@ -101,9 +108,24 @@ class SpeechBody:
             raise _bad("input must be a non-empty string: the text to speak", "input")
         if len(text) > MAX_INPUT_CHARS:
             raise _bad(f"input is {len(text)} characters; the limit is {MAX_INPUT_CHARS}", "input")
+        ref_audio, ref_text, x_vector_only = body.get("ref_audio"), body.get("ref_text"), body.get("x_vector_only_mode")
+        if ref_audio is not None and (not isinstance(ref_audio, str) or not ref_audio.startswith("data:")):
+            raise _bad("ref_audio must be a base64 data URL (data:audio/wav;base64,...); Hearth fetches no URLs: "
+                       "send the recording itself, or upload it once (POST /v1/audio/voices)", "ref_audio")
+        if ref_text is not None and not isinstance(ref_text, str):
+            raise _bad("ref_text must be a string: what ref_audio says", "ref_text")
+        if x_vector_only is not None and not isinstance(x_vector_only, bool):
+            raise _bad("x_vector_only_mode must be true or false", "x_vector_only_mode")
+        if ref_audio is None and (ref_text is not None or x_vector_only is not None):
+            raise _bad("ref_text and x_vector_only_mode describe ref_audio, which is missing", "ref_audio")
+        task_type = body.get("task_type")
+        if task_type is not None and task_type not in _TASK_KINDS:
+            raise _bad(f"task_type must be one of {', '.join(_TASK_KINDS)}, got {task_type!r}", "task_type")
         voice = body.get("voice")
         if isinstance(voice, dict):
             voice = voice.get("id")
+        if ref_audio is not None and not voice:
+            voice = "cloned"
         if not isinstance(voice, str) or not voice.strip():
             raise _bad("voice must be a voice name (see GET /v1/audio/voices) or {\"id\": name}", "voice")
         fmt = body.get("response_format") or "mp3"
@@ -124,13 +146,43 @@ class SpeechBody:
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
         # language, seed, max_new_tokens and text_mode are checked by the scheduler (400 from its InputError).
         return cls(text, voice, fmt, stream_format, instructions or None, body.get("language") or "auto",
-                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or None)
+                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or None, task_type, ref_audio,
+                   ref_text, x_vector_only)
 
 
-def _voice_for(engine: Engine, body: SpeechBody) -> str | None:
+_TASK_KINDS = {"CustomVoice": "custom_voice", "Base": "base", "VoiceDesign": "voice_design"}
+
+
+def _inline_clone(engine: Engine, body: SpeechBody) -> ClonedVoice:
+    """vLLM-Omni's inline clone: `ref_audio` (a data URL), in context with `ref_text`, else (or
+    with x_vector_only_mode) from the speaker embedding alone. Runs both encoders: a voice used
+    more than once is better uploaded."""
+    assert body.ref_audio is not None
+    header, _, payload = body.ref_audio.partition(",")
+    if ";base64" not in header:
+        raise _bad("ref_audio must be base64 data: data:audio/wav;base64,...", "ref_audio")
+    try:
+        data = base64.b64decode(payload, validate=True)
+    except ValueError:
+        raise _bad("ref_audio is not valid base64", "ref_audio") from None
+    samples, rate = read_reference(data)
+    x_vector_only = body.x_vector_only if body.x_vector_only is not None else not (body.ref_text or "").strip()
+    return engine.clone_voice(samples, rate, body.ref_text, x_vector_only=x_vector_only)
+
+
+def _voice_for(engine: Engine, body: SpeechBody) -> Speaker:
     """The voice to ask the engine for. A VoiceDesign model has none (the instructions describe the
     voice), yet OpenAI's clients always send one: it is ignored there."""
-    if engine.config.model_type != "voice_design":
+    kind = engine.config.model_type
+    if body.task_type is not None and _TASK_KINDS[body.task_type] != kind:
+        raise _bad(f"task_type {body.task_type} needs a {body.task_type} checkpoint; this server runs a "
+                   f"{engine.config.kind} one", "task_type")
+    if body.ref_audio is not None:
+        if kind != "base":
+            raise _bad(f"ref_audio (cloning a voice) needs a Base checkpoint; this server runs a {engine.config.kind} "
+                       f"one, with the voices {', '.join(engine.voices) or 'its instructions describe'}", "ref_audio")
+        return _inline_clone(engine, body)
+    if kind != "voice_design":
         return body.voice
     if not body.instructions:
         raise _bad(f"a {engine.config.kind} model speaks the voice its instructions describe: send instructions, "
@@ -286,16 +338,18 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     async def _speech(http: Request) -> Response:
         authorize(http)
         engine, scheduler = loaded()
+        limit = MAX_CLONE_BODY_BYTES if engine.config.model_type == "base" else MAX_BODY_BYTES  # room for ref_audio
         length = http.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        if length is not None and length.isdigit() and int(length) > limit:
+            raise ApiError(413, f"the body is over {limit} bytes", "invalid_request_error")
         raw = await http.body()
-        if len(raw) > MAX_BODY_BYTES:
-            raise ApiError(413, f"the body is over {MAX_BODY_BYTES} bytes", "invalid_request_error")
+        if len(raw) > limit:
+            raise ApiError(413, f"the body is over {limit} bytes", "invalid_request_error")
         body = SpeechBody.parse(raw)
         t0 = time.monotonic()
         try:
-            request = scheduler.submit(body.input, _voice_for(engine, body), body.language, seed=body.seed,
+            voice = await run(_voice_for, engine, body) if body.ref_audio else _voice_for(engine, body)
+            request = scheduler.submit(body.input, voice, body.language, seed=body.seed,
                                        instruct=body.instructions, text_mode=body.text_mode,
                                        max_new_tokens=body.max_new_tokens, on_failure="raise")
         except InputError as e:
