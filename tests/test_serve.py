@@ -284,8 +284,8 @@ def test_loading_cors_and_instructions(tiny_dir, tmp_path):
     from an allowed origin get CORS headers; instructions to a 0.6B model come back as a warning."""
     import os
 
-    env = dict(os.environ, HEARTH_CACHE=str(tmp_path / "fresh-cache"))  # the first start converts
-    s = Server(tiny_dir, "--cors", "http://example.test", env=env, wait=False)
+    env = dict(os.environ, HEARTH_CACHE=str(tmp_path / "fresh-cache"))  # the first start converts (the language
+    s = Server(tiny_dir, "--cors", "http://example.test", "--vocoder", "torch", env=env, wait=False)  # model only)
     try:
         seen = []
         deadline = time.monotonic() + 120

@@ -37,6 +37,8 @@ def test_add_say_list_remove(base_dir, tmp_path, reference_tokenizer):
     assert (cache / "voices" / "anna.safetensors").is_file()
     listed = json.loads(hearth_cli("voice", "list", "--json", cache=cache).stdout)
     assert [(v["name"], v["mode"]) for v in listed["voices"]] == [("anna", "in_context")]
+    shown = json.loads(hearth_cli("voices", "--model", str(base_dir), "--json", cache=cache).stdout)
+    assert shown["voices"] == ["anna"] and shown["kind"] == "Base"
 
     r = hearth_cli("codes", TEXT, "--model", str(base_dir), "--voice", "anna", "--language", "english", "--greedy",
                    "--max-new-tokens", "10", "--backend", "torch", cache=cache)

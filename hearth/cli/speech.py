@@ -173,9 +173,16 @@ def _codes(args: argparse.Namespace) -> int:
 
 
 def _voices(args: argparse.Namespace) -> int:
-    cfg = open_checkpoint(args.model).config
+    ckpt = open_checkpoint(args.model)
+    cfg = ckpt.config
+    voices = cfg.voices
+    if cfg.model_type == "base":  # its voices are the profiles stored for it
+        from ..voices import Cloner
+
+        voices = Cloner(ckpt).usable()
     info: dict[str, Any] = {
-        "voices": cfg.voices,
+        "kind": cfg.kind,
+        "voices": voices,
         "languages": cfg.languages,
         "dialects": {v: d for v, d in cfg.talker.speaker_dialects.items() if d},
         "instruct": cfg.honours_instruct,
@@ -184,7 +191,13 @@ def _voices(args: argparse.Namespace) -> int:
         json.dump(info, sys.stdout)
         sys.stdout.write("\n")
     else:
-        print("voices:    " + ", ".join(info["voices"]))
+        if cfg.model_type == "voice_design":
+            print("voices:    none to choose: describe one with --instruct")
+        elif cfg.model_type == "base" and not voices:
+            print("voices:    none stored for this checkpoint yet; add one: hearth voice add NAME --audio REF.wav "
+                  "--text 'what it says'")
+        else:
+            print("voices:    " + ", ".join(info["voices"]))
         print("languages: " + ", ".join(info["languages"]))
         for voice, dialect in info["dialects"].items():
             print(f"  {voice} speaks {dialect} when the language is chinese or auto")
