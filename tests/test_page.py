@@ -78,3 +78,42 @@ def test_page_reports_errors(browser, server):
     browser.click("#speak")
     browser.wait("return window.hearth.state === 'error'")
     assert "unknown voice" in browser.text("#message")
+
+
+def test_page_adds_speaks_and_removes_a_cloned_voice(browser, base_dir, tmp_path):
+    """With a Base checkpoint the page offers its voice panel: a recording chosen in the file input
+    becomes a voice (the multipart upload), speaks, and is removed."""
+    import soundfile
+    from test_clone import REF_TEXT, reference_audio
+
+    ref = tmp_path / "me.wav"
+    soundfile.write(ref, reference_audio(2.0, 12), 24000, subtype="PCM_16")
+    s = Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")})
+    try:
+        browser.get(s.url + "/")
+        browser.wait("return getComputedStyle(document.getElementById('voicepanel')).display === 'block'")
+        assert "No voices yet" in browser.text("#message")
+        browser.type("#voiceName", "Me")
+        browser.type("#voiceFile", str(ref))
+        browser.type("#voiceText", REF_TEXT)
+        browser.click("#addVoice")
+        browser.wait("return document.querySelectorAll('#voice option').length === 1")
+        assert "Added me (in-context" in browser.text("#message")
+        assert (tmp_path / "cache" / "voices" / "me.safetensors").is_file()
+
+        browser.run("document.getElementById('text').value = 'Hello.'")
+        browser.click("#speak")
+        browser.wait("return window.hearth.state === 'done'")
+        assert browser.run("return window.hearth.scheduledSamples") > 0
+
+        browser.click("#removeVoice")
+        browser.wait("return document.querySelectorAll('#voice option').length === 0")
+        assert not (tmp_path / "cache" / "voices" / "me.safetensors").exists()
+        browser.type("#voiceName", "plain")
+        browser.type("#voiceFile", str(ref))
+        browser.run("document.getElementById('voiceText').value = ''")
+        browser.click("#addVoice")  # no transcript: the speaker embedding alone
+        browser.wait("return document.querySelectorAll('#voice option').length === 1")
+        assert "x-vector" in browser.text("#message")
+    finally:
+        s.stop()

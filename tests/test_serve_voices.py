@@ -219,3 +219,32 @@ async def audio_until(client, last: str) -> bytes:
         if event.type == last:
             return data
     raise AssertionError(f"no {last}")
+
+
+def test_a_designed_voice_over_http_and_wyoming_needs_its_instructions(tmp_path):
+    """A VoiceDesign server: the voice OpenAI's clients must send is ignored, the instructions make
+    the voice (the engine's audio for them); without instructions, a 400 that says so. `hearth
+    wyoming` refuses to start without --instruct."""
+    import subprocess
+    import sys
+
+    from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
+
+    config, codec = tiny_configs("1b7", hidden=96, layers=2, predictor_hidden=48)
+    design_dir = write_checkpoint(tmp_path / "design", as_model_type(config, "voice_design"), codec, seed=43)
+    design = hearth.load(design_dir, backend="torch")
+    instruct = "A deep, slow voice."
+    parts = [design.synthesize(t, None, "auto", instruct=instruct, seed=SEED + i, max_new_tokens=FRAMES).samples
+             for i, t in enumerate(SENTENCES)]
+    s = Server(design_dir, "--backend", "torch")
+    try:
+        assert speak(s, "alloy", instructions=instruct) == to_pcm(np.concatenate(parts), "s16")
+        with pytest.raises(openai.BadRequestError, match="send instructions"):
+            speak(s, "alloy")
+        assert requests.get(s.url + "/health", timeout=30).json()["kind"] == "VoiceDesign"
+    finally:
+        code, err = s.stop()
+    assert code == 0, err
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(design_dir)],
+                       capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 2 and "--instruct" in r.stderr

@@ -299,7 +299,9 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
             return JSONResponse({"status": "failed", "error": state.error}, status_code=500)
         if state.engine is None:
             return JSONResponse({"status": "loading"}, status_code=503, headers={"Retry-After": "5"})
-        return JSONResponse({"status": "ok", "model": state.model_name, "backend": state.engine.options.backend})
+        config = state.engine.config
+        return JSONResponse({"status": "ok", "model": state.model_name, "backend": state.engine.options.backend,
+                             "kind": config.kind, "instructions": config.honours_instruct})
 
     @app.get("/v1/models")
     async def models(http: Request) -> JSONResponse:
