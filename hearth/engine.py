@@ -74,6 +74,20 @@ class Audio:
         return len(self.samples) / self.sample_rate
 
 
+def prime_on_disk(vocoder: Any, codes: torch.Tensor) -> bool:  # noqa: ANN401 - a backend's vocoder
+    """Decode a cloned voice's reference with `vocoder` and keep the state on disk, as an engine's
+    first utterance in that voice would (False: this vocoder keeps no states on disk)."""
+    if not hasattr(vocoder, "save_state"):
+        return False
+    key = _reference_key(codes).hex()
+    if vocoder.load_state(key) is None:
+        state = vocoder.start()
+        with torch.inference_mode():
+            vocoder.decode(codes, state)
+        vocoder.save_state(state, key)
+    return True
+
+
 def _reference_key(codes: torch.Tensor) -> bytes:
     """What a cloned voice's primed vocoder state is kept under: its reference codes' digest."""
     return hashlib.sha256(codes.to(torch.int64).contiguous().numpy().tobytes()).digest()[:16]

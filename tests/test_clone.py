@@ -10,6 +10,7 @@ import torch
 from official import load_official, official_codes
 
 import hearth
+from hearth.engine import prime_on_disk
 from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
 
 TEXT = "The kettle is on. Come in and sit down."
@@ -210,7 +211,8 @@ def test_openvino_keeps_a_voices_primed_vocoder_on_disk(base, base_fp32):
     vocoder = base_fp32.vocoder
     first = base_fp32.synthesize(TEXT, voice, "english", seed=3, max_new_tokens=8)
     assert len(list((vocoder.converted.directory / "primed").glob("*.npz"))) >= 1
-    base_fp32.forget_primed()
+    base_fp32.forget_primed(voice)  # memory and disk: as if never used
+    assert prime_on_disk(vocoder, voice.codes)  # what `hearth voice add` does
     decoded = []
     original = vocoder.decode
 

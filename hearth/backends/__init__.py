@@ -310,14 +310,18 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
 
         lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
                                    core_type=options.lm_core_type)
+    vocoder = create_vocoder(checkpoint, options)
+    overlap = options.overlap if options.overlap is not None else _overlap_default(options)
+    return Backend(options, lm, vocoder, overlap)
+
+
+def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
+    """The vocoder `create` makes for these options (alone: `hearth voice add` primes it)."""
     if options.vocoder_precision == "torch":
         from .pytorch import TorchVocoder
 
-        vocoder = TorchVocoder.load(checkpoint)
-    else:
-        from .openvino import OpenVINOVocoder
+        return TorchVocoder.load(checkpoint)
+    from .openvino import OpenVINOVocoder
 
-        vocoder = OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device,
-                                  options.vocoder_threads, core_type=options.vocoder_core_type)
-    overlap = options.overlap if options.overlap is not None else _overlap_default(options)
-    return Backend(options, lm, vocoder, overlap)
+    return OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads,
+                           core_type=options.vocoder_core_type)
