@@ -51,18 +51,47 @@ def _need(module: str) -> object:
 
 
 def read_reference(source: str | os.PathLike[str] | bytes | BinaryIO) -> tuple[np.ndarray, int]:
-    """Mono float32 samples and their rate from an audio file (WAV, FLAC, OGG, MP3: what libsndfile reads)."""
+    """Mono float32 samples and their rate from an audio file: what libsndfile reads (WAV, FLAC, OGG,
+    MP3), else, when PyAV is installed (the `serve` extra), what FFmpeg decodes (AAC, M4A, WebM and
+    Opus from browsers), as librosa falls back to audioread for the official pipeline."""
     sf = _need("soundfile")
     data: object = io.BytesIO(source) if isinstance(source, bytes) else source
     try:
         samples, rate = sf.read(data, dtype="float32", always_2d=False)  # type: ignore[attr-defined]
     except Exception as e:  # noqa: BLE001 - libsndfile's errors name no common type
-        where = "" if isinstance(source, bytes | io.IOBase) else f" {source}"
-        raise ReferenceError(f"cannot read the reference audio{where}: {e}; give a WAV, FLAC, OGG or MP3 file") from e
+        if isinstance(data, io.IOBase):
+            data.seek(0)
+        decoded = _decode_with_ffmpeg(data)
+        if decoded is None:
+            where = "" if isinstance(source, bytes | io.IOBase) else f" {source}"
+            raise ReferenceError(f"cannot read the reference audio{where}: {e}; give a WAV, FLAC, OGG or MP3 "
+                                 "file (M4A, AAC or WebM too with the serve extra's PyAV)") from e
+        samples, rate = decoded
     samples = np.asarray(samples, dtype=np.float32)
     if samples.ndim > 1:
         samples = samples.mean(axis=1, dtype=np.float32)  # channels averaged, as librosa's to_mono does
     return samples, int(rate)
+
+
+def _decode_with_ffmpeg(data: object) -> tuple[np.ndarray, int] | None:
+    """Every channel of the first audio stream as float32 [samples, channels], or None (no PyAV, or
+    not audio it can decode)."""
+    try:
+        import av
+    except ImportError:
+        return None
+    try:
+        with av.open(data, mode="r") as container:  # type: ignore[call-overload]
+            stream = container.streams.audio[0]
+            rate = stream.codec_context.sample_rate
+            resampler = av.AudioResampler(format="fltp", layout=stream.codec_context.layout, rate=rate)
+            planes = [f.to_ndarray() for frame in container.decode(stream) for f in resampler.resample(frame)]
+            planes += [f.to_ndarray() for f in resampler.resample(None)]
+    except (av.FFmpegError, IndexError, ValueError, OSError):
+        return None
+    if not planes or not rate:
+        return None
+    return np.concatenate(planes, axis=1).T.astype(np.float32), int(rate)
 
 
 def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:

@@ -53,13 +53,13 @@ def test_bench_streams_json(tiny_dir):
 
 
 def test_bench_cloned_voice(base_dir):
-    """`--clone 2` on a Base checkpoint, OpenVINO int8 (the fp32 vocoder the clone tests convert too):
-    the three first-audio figures."""
+    """`--clone 2` on a Base checkpoint, OpenVINO (fp32, as the clone tests convert it): the three
+    first-audio figures."""
     import os
     from pathlib import Path
 
     cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(base_dir), "--frames", "4", "--runs", "1",
-           "--vocoder", "fp32", "--clone", "2", "--json"]
+           "--weights", "fp32", "--vocoder", "fp32", "--clone", "2", "--json"]
     r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)

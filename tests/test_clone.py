@@ -121,15 +121,15 @@ def test_each_kind_refuses_what_it_cannot_do(base, engine, design):
         design.generate_codes(TEXT, "ryan", instruct="A bright voice.", max_new_tokens=2)
 
 
-def test_a_cloned_voice_on_openvino(base_dir, base, base_fp32):
+def test_a_cloned_voice_on_openvino(base, base_fp32):
     """The fast path takes the same speaker embedding: fp32 weights give the torch reference's greedy codes,
-    and int8 weights (the default) stream audio."""
+    and stream audio."""
     fp32 = base_fp32
     voice = base.speaker_embedding(reference_audio(2, 9), 24000)
     want = base.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
     got = fp32.generate_codes(TEXT, voice, "english", greedy=True, max_new_tokens=12, budget=None).codes
     assert torch.equal(got, want)
-    with hearth.load(base_dir, vocoder="fp32").stream(TEXT, voice, "english", seed=3, max_new_tokens=10) as stream:
+    with fp32.stream(TEXT, voice, "english", seed=3, max_new_tokens=10) as stream:
         chunks = list(stream)
     assert chunks and sum(c.frames for c in chunks) * 1920 == sum(len(c.samples) for c in chunks)
 

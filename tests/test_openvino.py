@@ -202,27 +202,21 @@ def test_mapped_cache_pages_are_dropped_and_read_back_intact(tmp_path):
     assert _resident_kb(path) < 1 << 10
 
 
-@pytest.mark.parametrize("frames", [3])  # one conversion (each bound is one): 3 < the default 5 < the window
-def test_vocoder_crosses_the_attention_window(tmp_path, frames):
-    """Per-call frame bounds other than the default, chunks shorter and longer than a call, and a
-    stream several times the vocoder's 12-frame attention window: still the torch decoder's audio.
-    A call padded past its real frames (the `valid` input) gives the same audio and state too."""
-    from hearth.backends.openvino import OpenVINOVocoder
-    from hearth.random_checkpoint import tiny_configs, write_checkpoint
-
-    config, codec = tiny_configs("0b6", hidden=32, layers=1, window=12)
-    model = hearth.load(write_checkpoint(tmp_path / "win12", config, codec, seed=5), backend="torch")
-    vocoder = OpenVINOVocoder(model.checkpoint, "fp32", cache=tmp_path / "cache", frames=frames)
+def test_vocoder_crosses_the_attention_window(engine, ov_fp32):
+    """Chunks shorter and longer than a call (5 frames) over a stream more than twice the vocoder's
+    72-frame attention window: still the torch decoder's audio. A call padded past its real frames
+    (the `valid` input) gives the same audio and state too."""
+    vocoder, frames = ov_fp32.vocoder, ov_fp32.vocoder.frames
     gen = torch.Generator().manual_seed(frames)
-    codes = torch.randint(0, model.checkpoint.codec.codebook_size, (61, 16), generator=gen)
-    sizes = torch.randint(1, 2 * frames + 2, (61,), generator=gen).tolist()
+    codes = torch.randint(0, engine.checkpoint.codec.codebook_size, (170, 16), generator=gen)
+    sizes = torch.randint(1, 2 * frames + 2, (170,), generator=gen).tolist()
     state, parts, pos = vocoder.start(), [], 0
     for size in sizes:
         if pos >= len(codes):
             break
         parts.append(vocoder.decode(codes[pos : pos + size], state).numpy())
         pos += size
-    assert snr_db(model.decode(codes), np.concatenate(parts)) > 90
+    assert snr_db(engine.decode(codes), np.concatenate(parts)) > 90
 
     plain, padded = vocoder.start(), vocoder.start()
     head = vocoder.decode(codes[:frames], plain).numpy()  # both at the same point first
@@ -232,7 +226,7 @@ def test_vocoder_crosses_the_attention_window(tmp_path, frames):
     request = vocoder.model.create_infer_request()
     request.infer([codes[frames : 2 * frames].numpy(), np.array(padded.frames, np.int64), np.array(real, np.int64),
                    *padded.tensors])
-    upsample = model.checkpoint.codec.upsample
+    upsample = engine.checkpoint.codec.upsample
     assert request.get_output_tensor(0).data.shape[0] == frames * upsample and head.size == frames * upsample
     np.testing.assert_allclose(request.get_output_tensor(0).data[: real * upsample], expected, atol=1e-5)
     for i, tensor in enumerate(plain.tensors):

@@ -159,6 +159,38 @@ def test_bad_uploads_are_refused_and_the_server_keeps_serving(server, name, audi
     assert requests.get(server.url + "/health", timeout=30).json()["status"] == "ok"
 
 
+def webm_bytes(seconds: float, seed: int) -> bytes:
+    """Opus in WebM, as a browser's MediaRecorder makes it (libsndfile cannot read it; FFmpeg can)."""
+    import av
+
+    out = io.BytesIO()
+    samples = reference_audio(seconds, seed)
+    with av.open(out, "w", format="webm") as container:
+        stream = container.add_stream("libopus", rate=48000)
+        stream.layout = "mono"
+        resampler = av.AudioResampler(format="s16", layout="mono", rate=48000)
+        frame = av.AudioFrame.from_ndarray(samples[None, :], format="flt", layout="mono")
+        frame.sample_rate = 24000
+        for piece in resampler.resample(frame) + resampler.resample(None):
+            for packet in stream.encode(piece):
+                container.mux(packet)
+        for packet in stream.encode(None):
+            container.mux(packet)
+    return out.getvalue()
+
+
+def test_a_browser_recording_is_read_with_ffmpeg(server, base):
+    data = webm_bytes(2.0, 21)
+    r = requests.post(server.url + "/v1/audio/voices", data={"name": "webm"},
+                      files={"audio_sample": ("rec.webm", data, "audio/webm")}, timeout=120)
+    assert r.status_code == 200, r.text
+    assert abs(r.json()["voice"]["reference_s"] - 2.0) < 0.05  # Opus pads a little
+    samples, rate = read_reference(data)
+    assert rate == 48000 and speak(server, "webm") == expected(base, base.clone_voice(samples, rate,
+                                                                                      x_vector_only=True))
+    assert requests.delete(server.url + "/v1/audio/voices/webm", timeout=30).status_code == 200
+
+
 def test_duplicates_and_the_wrong_body(server):
     assert upload(server, "twin").status_code == 200
     r = upload(server, "TWIN")  # names ignore case, as vLLM-Omni's

@@ -36,7 +36,7 @@ def long_codes(window_engine):
                                         budget=None)
 
 
-@pytest.mark.parametrize("chunk", [1, 2, 3, 5, 8])
+@pytest.mark.parametrize("chunk", [1, 5, 8])  # one frame, the default, longer than the first chunk
 def test_streamed_audio_equals_whole_decode(window_engine, long_codes, chunk):
     assert long_codes.codes.shape[0] == 170
     whole = window_engine.decode(long_codes.codes)
