@@ -258,3 +258,55 @@ def test_other_sample_rates_are_resampled_as_the_official_pipeline_does(base, of
 def test_bad_references_are_refused(base, audio, match):
     with pytest.raises(hearth.InputError, match=match):
         base.clone_voice(audio, 24000, REF_TEXT)
+
+
+def write_with_official_classes(source, out):
+    """The official classes write a random checkpoint of `source`'s configs (Base: the speaker encoder
+    and the speech tokenizer's encoder included); the configs and tokenizer files are copied."""
+    import json
+    import shutil
+
+    from official import import_official
+
+    _, modeling, tok_modeling = import_official()
+    from qwen_tts.core.models.configuration_qwen3_tts import Qwen3TTSConfig
+    from qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Config
+
+    torch.manual_seed(5)
+    model = modeling.Qwen3TTSForConditionalGeneration(Qwen3TTSConfig(**json.loads((source / "config.json")
+                                                                                  .read_text()))).eval()
+    model.save_pretrained(out, safe_serialization=True)
+    codec = Qwen3TTSTokenizerV2Config(**json.loads((source / "speech_tokenizer/config.json").read_text()))
+    tok_modeling.Qwen3TTSTokenizerV2Model(codec).save_pretrained(out / "speech_tokenizer", safe_serialization=True)
+    # The weights are the official classes'; the configs stay in the released layout (save_pretrained
+    # adds a model_type to speaker_encoder_config that its own loader then refuses).
+    for name in ("config.json", "speech_tokenizer/config.json", "vocab.json", "merges.txt", "tokenizer_config.json",
+                 "generation_config.json", "preprocessor_config.json", "speech_tokenizer/preprocessor_config.json"):
+        if (source / name).is_file():
+            shutil.copy(source / name, out / name)
+    return out
+
+
+def test_checkpoints_written_by_the_official_classes(base_dir, design_dir, reference_tokenizer, tmp_path):
+    """Base and VoiceDesign checkpoints as the official classes write them (their own random init):
+    Hearth's in-context clone and designed voice give the official package's codes on them."""
+    written = write_with_official_classes(base_dir, tmp_path / "base")
+    ours, theirs = hearth.load(written, backend="torch"), load_official(written)
+    audio = reference_audio(1.4, 51)
+    voice = ours.clone_voice(audio, 24000, REF_TEXT)
+    assert torch.equal(voice.vector, official_embedding(theirs, audio))
+    ref_ids = reference_tokenizer.encode(f"<|im_start|>assistant\n{REF_TEXT}<|im_end|>\n")
+    expected = official_codes(theirs, ids(reference_tokenizer, TEXT), None, "english",
+                              voice_clone_prompt=official_icl_prompt(theirs, audio), ref_ids=ref_ids,
+                              text_mode="interleaved", seed=17, max_new_tokens=14)
+    assert torch.equal(ours.generate_codes(TEXT, voice, "english", seed=17, max_new_tokens=14, budget=None).codes,
+                       expected)
+
+    written = write_with_official_classes(design_dir, tmp_path / "design")
+    ours, theirs = hearth.load(written, backend="torch"), load_official(written)
+    instruct = "A bright, quick voice."
+    instruct_ids = reference_tokenizer.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n")
+    expected = official_codes(theirs, ids(reference_tokenizer, TEXT), None, "english", instruct_ids=instruct_ids,
+                              seed=19, max_new_tokens=14)
+    got = ours.generate_codes(TEXT, None, "english", instruct=instruct, seed=19, max_new_tokens=14, budget=None)
+    assert torch.equal(got.codes, expected)
