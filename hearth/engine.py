@@ -74,17 +74,27 @@ class Audio:
         return len(self.samples) / self.sample_rate
 
 
+def _primed(vocoder: Any, codes: torch.Tensor) -> Any:  # noqa: ANN401 - a backend's vocoder and state
+    """A vocoder state that has heard a cloned voice's reference codes: read from disk where the
+    backend keeps states (OpenVINO: once per machine), else decoded (and then kept there)."""
+    key = _reference_key(codes).hex()
+    load, save = getattr(vocoder, "load_state", None), getattr(vocoder, "save_state", None)
+    state = load(key) if load is not None else None
+    if state is None:
+        state = vocoder.start()
+        with torch.inference_mode():
+            vocoder.decode(codes, state)
+        if save is not None:
+            save(state, key)
+    return state
+
+
 def prime_on_disk(vocoder: Any, codes: torch.Tensor) -> bool:  # noqa: ANN401 - a backend's vocoder
     """Decode a cloned voice's reference with `vocoder` and keep the state on disk, as an engine's
     first utterance in that voice would (False: this vocoder keeps no states on disk)."""
     if not hasattr(vocoder, "save_state"):
         return False
-    key = _reference_key(codes).hex()
-    if vocoder.load_state(key) is None:
-        state = vocoder.start()
-        with torch.inference_mode():
-            vocoder.decode(codes, state)
-        vocoder.save_state(state, key)
+    _primed(vocoder, codes)
     return True
 
 
@@ -377,14 +387,7 @@ class Engine:
                 if primed is not None:
                     self._primed.move_to_end(key)
             if primed is None:
-                # A backend that keeps states on disk (OpenVINO) primes a voice once per machine.
-                load, save = getattr(vocoder, "load_state", None), getattr(vocoder, "save_state", None)
-                primed = load(key.hex()) if load is not None else None
-                if primed is None:
-                    primed = vocoder.start()
-                    vocoder.decode(codes, primed)
-                    if save is not None:
-                        save(primed, key.hex())
+                primed = _primed(vocoder, codes)
                 with self._primed_lock:
                     self._primed[key] = primed
                     while len(self._primed) > _PRIMED_KEPT:

@@ -108,13 +108,16 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
         listed, uploaded = await run(voice_entries, engine)
         return JSONResponse({"voices": listed, "uploaded_voices": uploaded})
 
+    def too_large() -> Exception:
+        return error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
+                          "recording; 3 to 10 s of speech is enough")
+
     async def limited(stream: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
         total = 0
         async for piece in stream:
             total += len(piece)
             if total > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
-                raise error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
-                                 "recording; 3 to 10 s of speech is enough")
+                raise too_large()
             yield piece
 
     @app.post("/v1/audio/voices")
@@ -126,8 +129,7 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
             raise bad(_USAGE)
         length = http.headers.get("content-length")
         if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
-            raise error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
-                             "recording; 3 to 10 s of speech is enough")
+            raise too_large()
         try:
             form = await MultiPartParser(http.headers, limited(http.stream()), max_files=2, max_fields=16,
                                          max_part_size=_FORM_OVERHEAD).parse()
@@ -157,8 +159,7 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
             x_vector_only = not text  # no transcript: the speaker embedding alone, as vLLM-Omni's uploads
         data = await file.read()
         if len(data) > MAX_UPLOAD_BYTES:
-            raise error(413, f"File size exceeds maximum limit of 10MB ({len(data)} bytes); 3 to 10 s of speech is "
-                             "enough")
+            raise too_large()
         if not data:
             raise bad("audio_sample is empty", "audio_sample")
         async with uploading:  # one at a time: each runs two encoders on the CPU
