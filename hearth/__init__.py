@@ -1,10 +1,15 @@
 """Hearth: on-device streaming speech synthesis for Qwen3-TTS-12Hz (CustomVoice, Base voice cloning, VoiceDesign)."""
 
-from .backends import BackendOptions
-from .checkpoint import DEFAULT_MODEL, CheckpointError
-from .engine import Audio, AudioChunk, AudioStream, Engine, Generation, InputError, load
-from .prompt import ClonedVoice
-from .sampling import FrameBudget, SamplingOptions
+# First of all: nothing Hearth imports may report home (OpenVINO's telemetry is chosen at its import).
+from .privacy import block_telemetry  # isort: skip
+
+block_telemetry()
+
+from .backends import BackendOptions  # noqa: E402
+from .checkpoint import DEFAULT_MODEL, CheckpointError  # noqa: E402
+from .engine import Audio, AudioChunk, AudioStream, Engine, Generation, InputError, load  # noqa: E402
+from .prompt import ClonedVoice  # noqa: E402
+from .sampling import FrameBudget, SamplingOptions  # noqa: E402
 
 __all__ = [
     "DEFAULT_MODEL",

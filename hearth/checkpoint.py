@@ -64,6 +64,15 @@ def _fetch_hint(model: str) -> str:
     return f"fetch it with: hf download {repo} --local-dir <dir>   (then pass --model <dir>)"
 
 
+def _hub_offline() -> bool:
+    """HF_HUB_OFFLINE as huggingface_hub read it at its import, or as the environment says now (a
+    program may set it later; huggingface_hub would not notice)."""
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE) or os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in (
+        "1", "ON", "YES", "TRUE")
+
+
 def resolve(model: str | os.PathLike[str], progress: bool = True) -> Path:
     """A local checkpoint directory, or a hub id fetched into the Hugging Face cache."""
     path = Path(model).expanduser()
@@ -85,9 +94,12 @@ def resolve(model: str | os.PathLike[str], progress: bool = True) -> Path:
         return Path(snapshot_download(name, allow_patterns=patterns, local_files_only=True))
     except (LocalEntryNotFoundError, FileNotFoundError, OSError):
         pass
+    if _hub_offline():
+        raise CheckpointError(f"{name} is not in the Hugging Face cache, and HF_HUB_OFFLINE is set, so Hearth does not "
+                              f"download it; unset HF_HUB_OFFLINE to let it, or {_fetch_hint(name)}")
     if not progress:
         disable_progress_bars()
-    try:
+    try:  # the only time Hearth contacts anything off the machine: a model the user named, not yet here
         return Path(snapshot_download(name, allow_patterns=patterns))
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as e:
         raise CheckpointError(

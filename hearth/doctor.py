@@ -118,7 +118,17 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
         return (round(r["rtf"], 2), r["ttfa_s"])
 
     def trial(options: dict[str, Any], chunk: int, variable: str) -> tuple[float, float]:
-        r = _bench(model, options, frames, runs, chunk)
+        try:
+            r = _bench(model, options, frames, runs, chunk)
+        except RuntimeError as e:
+            if variable == "plan":  # the starting point itself fails: nothing to compare against
+                raise
+            # A candidate the runtime cannot run (seen: OpenVINO 2026.4's fused MLP kernel dies with
+            # SIGFPE for a bf16 vocoder on one thread on AMX CPUs) is skipped, not fatal.
+            experiments.append({"variable": variable, "options": dict(options), "chunk_frames": chunk,
+                                "failed": str(e).splitlines()[-1][-300:]})
+            print(f"hearth tune: {variable:16} {json.dumps(options)} chunk {chunk}: failed, skipped", file=sys.stderr)
+            return (float("inf"), float("inf"))
         row = {"variable": variable, "options": dict(options), "chunk_frames": chunk, "rtf": r["rtf"],
                "ttfa_s": r["ttfa_s"], "cpu_s_per_audio_s": r["cpu_s_per_audio_s"], "peak_rss_mb": r["peak_rss_mb"]}
         experiments.append(row)

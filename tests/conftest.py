@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import os
 import sys
 import tempfile
@@ -16,7 +18,33 @@ sys.path.insert(0, str(Path(__file__).parent))
 os.environ["HEARTH_IGNORE_TUNED"] = "1"
 os.environ["HEARTH_CACHE"] = tempfile.mkdtemp(prefix="hearth-test-cache-")
 
-from hearth.random_checkpoint import tiny_configs, write_checkpoint
+# Every Python process of the session runs under the audit hook of tests/audit/sitecustomize.py (this
+# one loads it now, the processes it starts through PYTHONPATH): a fork without exec, or a connection
+# or name lookup for anything but loopback, anywhere in the suite, fails it at the end
+# (`nothing_left_the_machine`). `CI=true` would hide OpenVINO's and NNCF's telemetry from it (both
+# stay silent in CI jobs), so it is taken out of the environment; the tests that must not skip in CI
+# read HEARTH_REQUIRE_ALL_TESTS instead.
+AUDIT_DIR = Path(__file__).parent / "audit"
+AUDIT_LOG = Path(tempfile.mkdtemp(prefix="hearth-test-audit-")) / "audit.log"
+os.environ["HEARTH_AUDIT_LOG"] = str(AUDIT_LOG)
+os.environ["PYTHONPATH"] = os.pathsep.join([str(AUDIT_DIR), *filter(None, [os.environ.get("PYTHONPATH")])])
+if os.environ.pop("CI", "").lower() in ("1", "true", "yes"):
+    os.environ["HEARTH_REQUIRE_ALL_TESTS"] = "1"
+for name in ("TF_BUILD", "JENKINS_URL"):
+    os.environ.pop(name, None)
+_spec = importlib.util.spec_from_file_location("hearth_test_audit", AUDIT_DIR / "sitecustomize.py")
+assert _spec is not None and _spec.loader is not None
+_spec.loader.exec_module(importlib.util.module_from_spec(_spec))
+
+from hearth.random_checkpoint import tiny_configs, write_checkpoint  # noqa: E402
+
+
+@pytest.fixture(scope="session", autouse=True)
+def nothing_left_the_machine():
+    """After the whole session: no process of it forked without exec or reached past loopback."""
+    yield
+    records = [json.loads(line) for line in AUDIT_LOG.read_text().splitlines()] if AUDIT_LOG.exists() else []
+    assert records == [], f"the suite's processes forked or reached past loopback: {records[:20]}"
 
 
 @pytest.fixture(scope="session")

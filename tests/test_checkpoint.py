@@ -11,7 +11,7 @@ import torch
 from official import official_codes
 
 import hearth
-from hearth.checkpoint import CheckpointError, open_checkpoint, talker_tensor_shapes
+from hearth.checkpoint import CheckpointError, open_checkpoint, resolve, talker_tensor_shapes
 
 
 def test_official_written_checkpoint_loads_in_hearth(tmp_path, tiny_dir, reference_tokenizer):
@@ -80,10 +80,26 @@ def test_missing_directory(tmp_path):
     expect_error(tmp_path / "nope", "does not exist", "hf download Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice")
 
 
-def test_unreachable_hub_id(monkeypatch, tmp_path):
+def test_hub_id_offline(monkeypatch, tmp_path):
+    """HF_HUB_OFFLINE is honoured: a hub id not in the cache is an error naming the variable and the
+    fetch command, and nothing is looked up (the session's audit hook would record a lookup)."""
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    expect_error("someone/not-a-real-model", "could not download", "hf download someone/not-a-real-model")
+    expect_error("someone/not-a-real-model", "HF_HUB_OFFLINE is set", "hf download someone/not-a-real-model")
+
+
+def test_hub_id_in_the_cache_is_read_offline(monkeypatch, tmp_path, tiny_dir):
+    """A hub id already in the Hugging Face cache loads without the hub, even without HF_HUB_OFFLINE."""
+    from huggingface_hub import constants
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    snapshot = tmp_path / "hub" / "models--someone--tiny-model" / "snapshots" / ("0" * 40)
+    shutil.copytree(tiny_dir, snapshot)
+    (tmp_path / "hub" / "models--someone--tiny-model" / "refs").mkdir()
+    (tmp_path / "hub" / "models--someone--tiny-model" / "refs" / "main").write_text("0" * 40)
+    assert resolve("someone/tiny-model") == snapshot
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,7 @@
 """`hearth cluster`: hearth serve's app as Ray Serve replicas on a local Ray instance (loopback),
-used with the clients people use: the `openai` SDK, plain HTTP, and `hearth loadtest`."""
+used with the clients people use: the `openai` SDK, plain HTTP, and `hearth loadtest`. The command
+runs under audit (tests/audited.py): Ray's processes report nothing, write nothing under HOME, and
+are all gone once the command has stopped."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import time
 import urllib.request
 
 import pytest
+from audited import Audited
 from servers import Server
 
 pytest.importorskip("ray.serve")
@@ -20,12 +23,13 @@ def _ray_processes() -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line]
 
 
-def test_two_replicas_serve_like_one_hearth_serve(tiny_dir):
+def test_two_replicas_serve_like_one_hearth_serve(tiny_dir, tmp_path):
     import openai
 
     assert not _ray_processes(), "a Ray instance is already running here"
+    audited = Audited(tmp_path, keep_cache=True)
     server = Server(tiny_dir, "--replicas", "2", "--cpus-per-replica", "0.5", "--max-active", "2",
-                    command="cluster", ready_s=300, stop_s=90, wait=False)
+                    command="cluster", ready_s=300, stop_s=90, wait=False, env=audited.env())
     try:
         server.wait_ready()
         client = server.client(timeout=120)
@@ -64,3 +68,4 @@ def test_two_replicas_serve_like_one_hearth_serve(tiny_dir):
     while _ray_processes() and time.monotonic() < deadline:
         time.sleep(0.5)
     assert not _ray_processes(), "the local Ray instance outlived the command"
+    audited.check("hearth cluster")

@@ -25,7 +25,7 @@ def null_device_home(tmp_path):
                             "print(f())"], env=env, capture_output=True, text=True, check=False)
     if probe.stdout.strip() != "True":
         reason = "no PortAudio output device: install the library (apt-get install libportaudio2)"
-        if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
+        if os.environ.get("HEARTH_REQUIRE_ALL_TESTS"):  # CI (conftest.py)
             pytest.fail(f"{reason}; it is part of the CI set-up")
         pytest.skip(reason)
     return env

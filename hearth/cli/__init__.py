@@ -1,8 +1,9 @@
 """The `hearth` command. Stdout carries only data (JSON, audio); logs and messages go to stderr.
 
-Exit codes: 0 success, 1 unexpected failure, 2 bad input or unusable checkpoint, 130 interrupted.
-Whatever happens, the command ends: every engine it loads is closed on the way out (its worker
-threads stop, and they are daemons besides), and a WAV file being written is finished or removed.
+Exit codes: 0 success, 1 unexpected failure, 2 bad input or unusable checkpoint, 130 interrupted
+(Ctrl-C), 143 terminated (SIGTERM). Whatever happens, the command ends: every engine it loads is
+closed on the way out (its worker threads stop, and they are daemons besides), a WAV file being
+written is finished or removed, and every process it started has been stopped and waited for.
 """
 
 from __future__ import annotations
@@ -10,18 +11,32 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
 from . import chat, measure, resident, serve, speech, voice, wyoming_server
 
-__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_USAGE", "main", "parser", "run"]
+__all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "Terminated", "main", "parser", "run"]
 
 log = logging.getLogger("hearth")
 
-EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+EXIT_OK, EXIT_FAILURE, EXIT_USAGE, EXIT_INTERRUPTED, EXIT_TERMINATED = 0, 1, 2, 130, 143
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised in the main thread: the command unwinds as it does for Ctrl-C (files finished
+    or removed, engines closed, child processes stopped and waited for) instead of dying on the spot,
+    which would leave a child (a benchmark's subprocess) running and a `.part` file behind. A
+    BaseException, so that no `except Exception` and no `hearth speak`'s Ctrl-C (which only stops
+    the speech) holds it up. The servers install their own handlers (a graceful stop, exit 0)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated
 
 
 class _Parser(argparse.ArgumentParser):
@@ -50,6 +65,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, stream=sys.stderr,
                         format="hearth: %(message)s")
+    in_main = threading.current_thread() is threading.main_thread()
+    previous = signal.signal(signal.SIGTERM, _terminate) if in_main else None
+    try:
+        return _run(args)
+    finally:
+        if in_main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         return args.run(args)
     except (InputError, CheckpointError) as e:
@@ -58,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("hearth: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except Terminated:
+        print("hearth: terminated", file=sys.stderr)
+        return EXIT_TERMINATED
     except BrokenPipeError:
         return EXIT_FAILURE  # the reader went away; nothing more to say
     except Exception as e:  # noqa: BLE001 - the last line of defence: a message and an exit code

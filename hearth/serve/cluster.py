@@ -17,6 +17,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..privacy import quiet_local_ray
+from ..settings import cache_dir
+
 __all__ = ["ClusterSettings", "application"]
 
 log = logging.getLogger("hearth")
@@ -95,7 +98,8 @@ def run(s: ClusterSettings, address: str | None, host: str, port: int, stop: thr
     from ray import serve
 
     if address is None:  # (the caller has set RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0: loopback only)
-        ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
+        with quiet_local_ray(cache_dir()):  # a local Ray that reports to nobody
+            ray.init(include_dashboard=False, log_to_driver=False, configure_logging=False)
     else:
         ray.init(address=address, log_to_driver=False, configure_logging=False)
     for sig in (signal.SIGINT, signal.SIGTERM):  # after ray.init, which installs its own

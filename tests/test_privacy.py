@@ -1,0 +1,183 @@
+"""Nothing leaves the machine, and nothing Hearth starts outlives it.
+
+Every command that loads a model runs as a user runs it, under audit (tests/audited.py): HOME at an
+empty folder, so the cache starts empty and the first command converts the checkpoint (`hearth
+chat` does, while it reads stdin: the case where OpenVINO's telemetry fork used to hang), and an
+audit hook in each of its processes. Then: no fork without exec, no connection or name lookup for
+anything but loopback, nothing under HOME but Hearth's cache, and no process of the command left.
+`hearth cluster` (Ray's processes) is audited the same way in test_cluster.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+
+import numpy as np
+import pytest
+from audited import Audited
+from fake_llm import FakeLLM
+from servers import free_port
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory) -> Audited:
+    """One empty HOME for the module: the first command converts, later ones read the cache."""
+    return Audited(tmp_path_factory.mktemp("privacy"))
+
+
+def test_the_audit_sees_a_sender_a_fork_and_a_stray_process(audited, tmp_path):
+    """The hook and the checks catch what they are meant to: a lookup of a public name, a fork
+    without exec, and a child left behind (so the tests below cannot pass by seeing nothing)."""
+    probe = Audited(tmp_path)
+    code = ("import os, socket, subprocess, sys\n"
+            "try:\n    socket.getaddrinfo('telemetry.example.com', 443)\nexcept OSError:\n    pass\n"
+            "pid = os.fork()\n"
+            "if pid == 0:\n    os._exit(0)\n"
+            "os.waitpid(pid, 0)\n"
+            "open(os.path.expanduser('~/stray'), 'w').close()\n"
+            "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(30)'])\n")
+    subprocess.run([sys.executable, "-c", code], env=probe.env(), check=True, timeout=60)
+    events = {r["event"] for r in probe.records()}
+    assert events == {"socket.getaddrinfo", "os.fork"}
+    assert probe.outside_cache() == ["stray"]
+    stray = probe.left_over(grace_s=0)
+    assert len(stray) == 1
+    os.kill(int(stray[0].split(":")[0]), signal.SIGKILL)
+
+
+def test_chat_converting_while_it_reads_stdin(audited, tiny_dir):
+    """The first start with a checkpoint (conversion) while `hearth chat` reads stdin on a thread: it
+    answers, ends when stdin does, and leaves nothing behind."""
+    with FakeLLM(["Hello from the fake model."], rate=400) as llm:
+        proc = audited.popen("chat", "--llm", llm.url, "--model", str(tiny_dir), "--voice", "ryan",
+                             "--language", "english", "--seed", "3", "--out", "chat.wav",
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            out, err = proc.communicate("Say hello.\n", timeout=300)
+        finally:
+            proc.kill()
+    assert proc.returncode == 0, err
+    assert "converting" in err  # this was the first start: the conversion ran here
+    assert "Hello from the fake model." in out
+    assert (audited.work / "chat.wav").stat().st_size > 44
+    audited.check("hearth chat")
+
+
+def test_say_codes_speak_voice_add(audited, tiny_dir, base_dir):
+    sf = pytest.importorskip("soundfile")
+    audited.run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1", "--max-new-tokens", "8",
+                "--out", "say.wav")
+    codes = json.loads(audited.run("codes", "Hello.", "--model", str(tiny_dir), "--seed", "1",
+                                   "--max-new-tokens", "4").stdout)
+    assert codes
+    audited.run("speak", "--model", str(tiny_dir), "--voice", "serena", "--language", "english", "--sink", "null",
+                "--max-new-tokens", "6", stdin="One line.\nAnother line.\n")
+    rng = np.random.default_rng(5)
+    sf.write(audited.work / "ref.wav", (0.1 * rng.standard_normal(24000 * 2)).astype(np.float32), 24000)
+    audited.run("voice", "add", "neighbour", "--audio", "ref.wav", "--text", "A reference recording.",
+                "--model", str(base_dir))
+    audited.check("say, codes, speak, voice add")
+
+
+def test_serve_and_wyoming_until_sigterm(audited, tiny_dir):
+    port = free_port()
+    serve = audited.popen("serve", "--model", str(tiny_dir), "--port", str(port), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE)
+    try:
+        _wait_http(f"http://127.0.0.1:{port}/health", serve)
+        body = json.dumps({"model": "tts-1", "input": "Hi.", "voice": "ryan", "response_format": "pcm",
+                           "max_new_tokens": 4, "seed": 1}).encode()
+        request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/audio/speech", data=body,
+                                         headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(request, timeout=60) as r:
+            assert len(r.read()) > 0
+    finally:
+        serve.send_signal(signal.SIGTERM)
+        _, err = serve.communicate(timeout=60)
+    assert serve.returncode == 0, err
+
+    wy_port = free_port()
+    wyoming = audited.popen("wyoming", "--model", str(tiny_dir), "--uri", f"tcp://127.0.0.1:{wy_port}",
+                            "--max-new-tokens", "4", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        pytest.importorskip("wyoming")
+        audio = asyncio.run(_wyoming_synthesize(wy_port, wyoming))
+        assert audio > 0
+    finally:
+        wyoming.send_signal(signal.SIGTERM)
+        _, err = wyoming.communicate(timeout=60)
+    assert wyoming.returncode == 0, err
+    audited.check("serve, wyoming")
+
+
+def test_bench_tune_accuracy(audited, tiny_dir):
+    audited.run("bench", "--model", str(tiny_dir), "--frames", "4", "--runs", "1", "--json")
+    audited.run("tune", "--model", str(tiny_dir), "--frames", "4", "--runs", "1", "--json")
+    audited.run("accuracy", "--model", str(tiny_dir), "--frames", "4", "--json")
+    audited.check("bench, tune, accuracy")
+
+
+def test_sigterm_stops_a_command_and_its_children(audited, tiny_dir):
+    """SIGTERM in the middle of `hearth bench`: the command ends (143) and so does every process it
+    started (its conversion subprocess among them); Ctrl-C (SIGINT) the same, with 130."""
+    for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        proc = audited.popen("bench", "--model", str(tiny_dir), "--frames", "200", "--runs", "20",
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 120
+        while not [p for p in audited.left_over(grace_s=0) if not p.startswith(f"{proc.pid}:")]:
+            assert proc.poll() is None and time.monotonic() < deadline, "bench started no child process"
+            time.sleep(0.02)
+        proc.send_signal(sig)  # to the command alone (a terminal's Ctrl-C would reach the child too)
+        _, err = proc.communicate(timeout=60)
+        assert proc.returncode == code, err
+        audited.check(f"bench ended by {signal.Signals(sig).name}")
+
+
+def _wait_http(url: str, proc: subprocess.Popen, timeout: float = 300) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+        try:
+            with urllib.request.urlopen(url, timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.2)
+    raise AssertionError(f"{url} did not become ready")
+
+
+async def _wyoming_synthesize(port: int, proc: subprocess.Popen, timeout: float = 300) -> int:
+    from wyoming.audio import AudioChunk, AudioStop
+    from wyoming.client import AsyncTcpClient
+    from wyoming.tts import Synthesize, SynthesizeVoice
+
+    deadline = time.monotonic() + timeout
+    while True:  # it answers describe while it loads, and holds a synthesis until it is ready
+        assert proc.poll() is None
+        try:
+            client = AsyncTcpClient("127.0.0.1", port)
+            await client.connect()
+            break
+        except OSError:
+            assert time.monotonic() < deadline, "hearth wyoming did not listen"
+            await asyncio.sleep(0.2)
+    received = 0
+    try:
+        await client.write_event(Synthesize(text="Hi.", voice=SynthesizeVoice(name="ryan")).event())
+        while True:
+            event = await asyncio.wait_for(client.read_event(), timeout=max(1.0, deadline - time.monotonic()))
+            assert event is not None
+            if AudioChunk.is_type(event.type):
+                received += len(AudioChunk.from_event(event).audio)
+            elif AudioStop.is_type(event.type):
+                return received
+    finally:
+        await client.disconnect()
