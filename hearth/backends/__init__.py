@@ -38,12 +38,17 @@ __all__ = [
     "openvino_available",
 ]
 
-BACKENDS = ("openvino", "torch")
+BACKENDS = ("openvino", "onnxruntime", "torch")
+ORT_WEIGHTS = ("int8", "int4", "fp32")  # the formats ONNX Runtime's language model takes
 LM_WEIGHTS = ("int8", "int4", "fp16", "fp32")
 VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "torch")
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
 DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"
+
+
+def _onnxruntime_available() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
 
 
 def openvino_available() -> bool:
@@ -190,9 +195,11 @@ class Vocoder(Protocol):
 class BackendOptions:
     """Which implementation runs each network, and how.
 
-    backend: "openvino" (the fast path) or "torch" (the reference: bit-exact with the official
-    package; `dtype` float32 or bfloat16). For OpenVINO: the language model's weight format, its
-    device and threads; the vocoder's precision ("torch" keeps the torch fp32 vocoder) and device.
+    backend: "openvino" (the fast path), "onnxruntime" (the language model on ONNX Runtime, whose
+    quantized kernels are the faster ones on CPUs without AVX-512; the vocoder stays on OpenVINO) or
+    "torch" (the reference: bit-exact with the official package; `dtype` float32 or bfloat16). For
+    the compiled backends: the language model's weight format, its device and threads; the
+    vocoder's precision ("torch" keeps the torch fp32 vocoder) and device.
     None means "the runtime's choice" for threads, and "decided from the CPU topology" for
     `overlap` (whether generation goes on while a chunk is decoded).
     """
@@ -236,6 +243,16 @@ class BackendOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.backend == "onnxruntime":
+            if self.weights not in ORT_WEIGHTS:
+                raise ValueError(f"weights with onnxruntime must be one of {', '.join(ORT_WEIGHTS)}, "
+                                 f"got {self.weights!r}")
+            if self.device != "CPU":
+                raise ValueError("the onnxruntime backend runs the language model on the CPU; for a GPU choose backend "
+                                 "openvino with device GPU")
+            if not _onnxruntime_available():
+                raise ValueError("the onnxruntime backend needs onnxruntime and onnx: pip install onnxruntime onnx "
+                                 "(or choose backend openvino)")
         if self.backend != "torch" and self.dtype != "float32":
             raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
                              f"({', '.join(LM_WEIGHTS)})")
@@ -297,7 +314,7 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     from ..checkpoint import verify_weights
 
     options.validate()
-    if options.uses_openvino:  # the torch loaders check the tables themselves, as they read them
+    if options.uses_openvino or options.backend == "onnxruntime":  # the torch loaders check as they read
         verify_weights(checkpoint)
     lm: LanguageModel
     vocoder: Vocoder
@@ -305,6 +322,10 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
         from .pytorch import TorchLanguageModel
 
         lm = TorchLanguageModel.load(checkpoint, getattr(torch, options.dtype))
+    elif options.backend == "onnxruntime":
+        from .ort import ORTLanguageModel
+
+        lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
     else:
         from .openvino import OpenVINOLanguageModel
 

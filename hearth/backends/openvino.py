@@ -18,15 +18,13 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import torch
-from torch import nn
 
 from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
-from ..config import TalkerConfig
 from ..model.layers import Rotary
-from ..model.talker import TextProjection, sum_frames
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMBatch, LMSession
+from .embedder import load_embedder
 from .ov_cache import (
     ConvertedModel,
     bounded_mapping,
@@ -38,7 +36,7 @@ from .ov_cache import (
     weights_mb,
 )
 
-__all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "PromptEmbedder", "runtime_properties"]
+__all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "runtime_properties"]
 
 if TYPE_CHECKING:
     from .ov_paged import PagedBatch, PagedRow
@@ -62,59 +60,6 @@ def _core(device: str):  # noqa: ANN202 - the runtime's own type
         raise ValueError(f"OpenVINO device {device} is not available here; devices found: "
                          f"{', '.join(core.available_devices)} (see `hearth doctor`)")
     return core
-
-
-class PromptEmbedder(nn.Module):
-    """The talker's input embeddings only: text table -> projection, and codec ids. Both tables stay
-    memory-mapped in the checkpoint's dtype (rows are widened as they are looked up)."""
-
-    def __init__(self, cfg: TalkerConfig):
-        super().__init__()
-        self.text_projection = TextProjection(cfg.text_hidden_size, cfg.stack.hidden_size)
-        self.text_embedding: torch.Tensor = torch.empty(0)
-        self.codec_embedding: torch.Tensor = torch.empty(0)
-        self.predictor_embeddings: list[torch.Tensor] = []  # codebooks 1.. (for reference frames)
-
-    def embed_text(self, ids: list[int]) -> torch.Tensor:
-        rows = self.text_embedding[torch.tensor(ids, dtype=torch.long)].to(torch.float32)
-        return self.text_projection(rows[None])
-
-    def embed_codec(self, ids: list[int]) -> torch.Tensor:
-        return self.codec_embedding[torch.tensor([ids], dtype=torch.long)].to(torch.float32)
-
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
-        tables = [self.codec_embedding, *self.predictor_embeddings]
-        return sum_frames(codes, [_Rows(w) for w in tables])
-
-
-class _Rows:
-    """Lookups in a memory-mapped table, widened to float32."""
-
-    def __init__(self, table: torch.Tensor):
-        self.table = table
-
-    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.table[ids].to(torch.float32)
-
-
-def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
-    with torch.device("meta"):
-        emb = PromptEmbedder(ckpt.config.talker)
-    state = {
-        "text_projection.linear_fc1.weight": "talker.text_projection.linear_fc1.weight",
-        "text_projection.linear_fc1.bias": "talker.text_projection.linear_fc1.bias",
-        "text_projection.linear_fc2.weight": "talker.text_projection.linear_fc2.weight",
-        "text_projection.linear_fc2.bias": "talker.text_projection.linear_fc2.bias",
-    }
-    emb.load_state_dict({k: f.get(v).to(torch.float32) for k, v in state.items()}, strict=True, assign=True)
-    for name in state.values():
-        f.release(name)  # widened copies (or, for float32 checkpoints, paged back in on use)
-    emb.eval().requires_grad_(False)
-    emb.text_embedding = f.get("talker.model.text_embedding.weight")
-    emb.codec_embedding = f.get("talker.model.codec_embedding.weight")
-    emb.predictor_embeddings = [f.get(f"talker.code_predictor.model.codec_embedding.{j}.weight")
-                                for j in range(ckpt.config.talker.num_code_groups - 1)]
-    return emb
 
 
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:

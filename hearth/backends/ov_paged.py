@@ -22,6 +22,7 @@ import torch
 
 from ..sampling import SamplingOptions
 from . import LMSession
+from .lm_rows import SampledRow, first_result, own_rows, predict_rows
 
 if TYPE_CHECKING:
     from .openvino import OpenVINOLanguageModel
@@ -43,57 +44,30 @@ def paged_talker_model(path: str) -> Any:  # noqa: ANN401 - the runtime's own ty
     return model
 
 
-class PagedRow:
+class PagedRow(SampledRow):
     """One utterance in a `PagedBatch`: its blocks, position, last hidden state and sampling."""
 
     def __init__(self, batch: PagedBatch, options: SamplingOptions, rng: torch.Generator | None):
+        super().__init__(batch.lm.config.talker, options, rng)
         self.batch = batch
-        self.rng = rng
         self.position = 0
         self.blocks: list[int] = []
-        self.hidden = np.zeros(0, np.float32)
-        self.closed = False
-        groups = batch.lm.config.talker.num_code_groups
-        vocab = batch.lm.config.talker.predictor.vocab_size
-        self.sample = options.sub_do_sample
-        self.draw_count = groups - 1
-        self.temperature = options.sub_temperature if self.sample else 1.0
-        self.top_k = min(options.sub_top_k or vocab, vocab) if self.sample else 1
-        self.top_p = options.sub_top_p if self.sample else 1.0
-
-    def draws(self) -> np.ndarray:
-        if self.sample:
-            return torch.rand(self.draw_count, generator=self.rng).numpy()[None]
-        return np.zeros((1, self.draw_count), np.float32)
 
     # LMSession, one row at a time (the batcher calls the batch instead)
     def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
-        return _one(self.batch.talker([self], [embeds], [True]))
+        return first_result(self.batch.talker([self], [embeds], [True]))
 
     def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        return _one(self.batch.talker([self], [embeds], [False]))
+        return first_result(self.batch.talker([self], [embeds], [False]))
 
     def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        return _one(self.batch.predict([self], [cb0]))
+        return first_result(self.batch.predict([self], [cb0]))
 
     def close(self) -> None:
         if not self.closed:
             self.closed = True
             self.batch._free(self.blocks)
             self.blocks = []
-
-
-def _own(batch: PagedBatch, sessions: list[LMSession]) -> list[PagedRow]:
-    rows = [s for s in sessions if isinstance(s, PagedRow) and s.batch is batch]
-    if len(rows) != len(sessions):
-        raise ValueError("a batch steps only the rows it opened")
-    return rows
-
-
-def _one(results: list[Any]) -> Any:  # noqa: ANN401
-    if isinstance(results[0], BaseException):
-        raise results[0]
-    return results[0]
 
 
 class PagedBatch:
@@ -159,7 +133,7 @@ class PagedBatch:
     def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
                ) -> list[torch.Tensor | BaseException]:
         try:
-            return self._talker(_own(self, rows), embeds)
+            return self._talker(own_rows(self, rows, PagedRow), embeds)
         except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
             return [e] * len(rows)
 
@@ -175,8 +149,7 @@ class PagedBatch:
         begins, block_begins = [0], [0]
         longest = 0
         for row, x in zip(rows, embeds, strict=True):
-            if row.closed:
-                raise RuntimeError("this language-model row is closed")
+            row.check_open()
             n = x.shape[1]
             self._reserve(row, row.position + n)
             tokens.append(x[0].to(torch.float32).numpy())
@@ -215,36 +188,8 @@ class PagedBatch:
 
     def predict(self, sessions: list[LMSession], cb0: list[int]
                 ) -> list[tuple[list[int], torch.Tensor] | BaseException]:
-        rows = _own(self, sessions)
-        out: list[tuple[list[int], torch.Tensor] | BaseException] = [RuntimeError("not computed")] * len(rows)
-        by_top_k: dict[int, list[int]] = {}
-        for i, row in enumerate(rows):
-            by_top_k.setdefault(row.top_k, []).append(i)
-        for top_k, members in by_top_k.items():
-            try:
-                results = self._predict([rows[i] for i in members], [cb0[i] for i in members], top_k)
-            except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
-                for i in members:
-                    out[i] = e
-                continue
-            for i, result in zip(members, results, strict=True):
-                out[i] = result
-        return out
+        return predict_rows(own_rows(self, sessions, PagedRow), cb0, self.lm.embed_codec, self._predictor)
 
-    def _predict(self, rows: list[PagedRow], cb0: list[int], top_k: int) -> list[tuple[list[int], torch.Tensor]]:
-        for row in rows:
-            if row.closed:
-                raise RuntimeError("this language-model row is closed")
-        first = self.lm.embed_codec(cb0).numpy().reshape(len(rows), 1, -1)
-        req = self.predictor
-        req.infer({
-            "hidden": np.concatenate([r.hidden for r in rows]),
-            "first": first,
-            "draws": np.concatenate([r.draws() for r in rows]),
-            "temperature": np.array([r.temperature for r in rows], np.float32),
-            "top_k": np.int64(top_k),
-            "top_p": np.array([r.top_p for r in rows], np.float32),
-        })
-        codes = req.get_tensor("codes").data.tolist()
-        summed = req.get_tensor("summed").data
-        return [(codes[i], torch.from_numpy(summed[i : i + 1].copy())) for i in range(len(rows))]
+    def _predictor(self, inputs: dict[str, np.ndarray]) -> tuple[list[list[int]], np.ndarray]:
+        self.predictor.infer(inputs)
+        return self.predictor.get_tensor("codes").data.tolist(), self.predictor.get_tensor("summed").data

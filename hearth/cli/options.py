@@ -86,9 +86,10 @@ def add_model(p: argparse.ArgumentParser) -> None:
 
 def add_backend(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("backend (see `hearth doctor`)")
-    g.add_argument("--backend", choices=("openvino", "torch"), default=None,
-                   help="openvino (default: the fast path) or torch (the reference, bit-exact with the official "
-                        "package)")
+    g.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
+                   help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
+                        "without AVX-512; the vocoder on OpenVINO) or torch (the reference, bit-exact with the "
+                        "official package)")
     g.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None,
                    help="OpenVINO language-model weights (default int8; int4: NNCF's group-wise 4-bit weights "
                         "for the transformer layers, opt-in, see `hearth accuracy --weights int4`)")

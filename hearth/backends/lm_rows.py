@@ -1,0 +1,88 @@
+"""What the compiled backends' batches share: a row's sampling settings and draws, and the
+predictor-loop call over several rows (grouped by top-k, a single number per call in both graphs).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..config import TalkerConfig
+from ..sampling import SamplingOptions
+
+__all__ = ["PredictorRun", "SampledRow", "first_result", "own_rows", "predict_rows"]
+
+# (inputs by name) -> (codes [B, G-1] as lists, summed [B, 1, H])
+PredictorRun = Callable[[dict[str, np.ndarray]], tuple[list[list[int]], np.ndarray]]
+
+
+class SampledRow:
+    """The code predictor's sampling for one row: settings, and its uniform draws per frame from
+    the row's own generator (so a seeded request is reproducible whatever it is batched with)."""
+
+    def __init__(self, config: TalkerConfig, options: SamplingOptions, rng: torch.Generator | None):
+        self.rng = rng
+        self.hidden = np.zeros(0, np.float32)  # the talker's last hidden state [1, 1, H]
+        self.closed = False
+        vocab = config.predictor.vocab_size
+        self.sample = options.sub_do_sample
+        self.draw_count = config.num_code_groups - 1
+        self.temperature = options.sub_temperature if self.sample else 1.0
+        self.top_k = min(options.sub_top_k or vocab, vocab) if self.sample else 1
+        self.top_p = options.sub_top_p if self.sample else 1.0
+
+    def draws(self) -> np.ndarray:
+        if self.sample:
+            return torch.rand(self.draw_count, generator=self.rng).numpy()[None]
+        return np.zeros((1, self.draw_count), np.float32)
+
+    def check_open(self) -> None:
+        if self.closed:
+            raise RuntimeError("this language-model row is closed")
+
+
+def own_rows(batch: object, sessions: list[Any], kind: type) -> list[Any]:
+    """`sessions` as rows of `batch` (a batch steps only the rows it opened)."""
+    rows = [s for s in sessions if isinstance(s, kind) and getattr(s, "batch", None) is batch]
+    if len(rows) != len(sessions):
+        raise ValueError("a batch steps only the rows it opened")
+    return rows
+
+
+def first_result(results: list[Any]) -> Any:  # noqa: ANN401
+    """A one-row call's result, or its exception raised."""
+    if isinstance(results[0], BaseException):
+        raise results[0]
+    return results[0]
+
+
+def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[list[int]], torch.Tensor],
+                 run: PredictorRun) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+    """Codebooks 1..G-1 and the summed embedding for each row: one predictor call per top-k."""
+    out: list[tuple[list[int], torch.Tensor] | BaseException] = [RuntimeError("not computed")] * len(rows)
+    by_top_k: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        by_top_k.setdefault(row.top_k, []).append(i)
+    for top_k, members in by_top_k.items():
+        group = [rows[i] for i in members]
+        try:
+            for row in group:
+                row.check_open()
+            codes, summed = run({
+                "hidden": np.concatenate([r.hidden for r in group]),
+                "first": embed_codec([cb0[i] for i in members]).numpy().reshape(len(group), 1, -1),
+                "draws": np.concatenate([r.draws() for r in group]),
+                "temperature": np.array([r.temperature for r in group], np.float32),
+                "top_k": np.array(top_k, np.int64),
+                "top_p": np.array([r.top_p for r in group], np.float32),
+            })
+        except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
+            for i in members:
+                out[i] = e
+            continue
+        for k, i in enumerate(members):
+            out[i] = (codes[k], torch.from_numpy(summed[k : k + 1].copy()))
+    return out

@@ -1,0 +1,371 @@
+"""The language model on ONNX Runtime: the same generation algorithm, executed by ONNX Runtime's
+CPU kernels (`ort_graphs`), whose block-quantized products read 4-bit weights at about the
+machine's memory bandwidth on CPUs without AVX-512, where OpenVINO's int8 and int4 kernels run at
+half of it (docs/performance.md). The vocoder stays on OpenVINO.
+
+The first load converts the checkpoint into the cache (<cache>/onnxruntime); later starts read
+the ONNX files there. Each utterance is a row of a `SlotBatch`: one slot of per-layer key/value
+buffers that the talker's attention writes in place; a lone session is a one-slot batch of its
+own, taken from a small pool.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
+from ..safetensors_mmap import SafetensorsFile
+from ..sampling import SamplingOptions
+from . import LMBatch, LMSession
+from .embedder import load_embedder
+from .lm_rows import SampledRow, first_result, own_rows, predict_rows
+from .ov_cache import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
+
+__all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model", "onnxruntime_available"]
+
+log = logging.getLogger(__name__)
+
+GRAPH_VERSION = "ort-1"  # bump when a graph changes, so stale conversions are never reused
+MAX_POSITIONS = 16384  # the talker's rotary table: the longest utterance (prompt + frames) it can run
+_START_CAPACITY = 256  # key/value positions per slot at first; doubled when a row needs more
+
+
+def onnxruntime_available() -> bool:
+    try:
+        import onnxruntime  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def cache_root() -> Path:
+    from ..settings import cache_dir
+
+    return cache_dir() / "onnxruntime"
+
+
+def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
+    """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
+    weight format, built once, then cached."""
+    import onnx
+    import onnxruntime as ort
+
+    from .ort_graphs import BLOCK, WEIGHT_FORMATS, build_predictor_loop, build_talker
+
+    if weights not in WEIGHT_FORMATS:
+        raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)} with ONNX Runtime, got {weights!r}")
+    path = ckpt.path / "model.safetensors"
+    options = {"graph": GRAPH_VERSION, "weights": weights, "block": BLOCK, "onnxruntime": ort.__version__,
+               "positions": MAX_POSITIONS}
+    directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root())
+    if done is not None:
+        return done
+    t0 = time.perf_counter()
+    log.info("converting the language model to ONNX (%s weights) into %s; once per checkpoint", weights, directory)
+    f = open_verified(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+
+    def source(name: str) -> np.ndarray:
+        t = f.get(name).to(torch.float32).numpy().copy()
+        f.release(name)
+        return t
+
+    with staging(directory) as tmp, progress("converting the language model", log):
+        parts = {}
+        for network, model, built in (
+            ("talker", *build_talker(ckpt.config.talker, source, weights, MAX_POSITIONS)),
+            ("predictor", *build_predictor_loop(ckpt.config.talker, source, weights)),
+        ):
+            onnx.save_model(model, tmp / f"{network}.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
+                            location=f"{network}.onnx.data", size_threshold=1024)
+            parts[network] = {"fp32_bytes": built.bytes_fp32, "stored_bytes": built.bytes_stored}
+            del model, built
+        manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
+        log.info("converted in %.1f s", manifest["convert_s"])
+        return publish(tmp, directory, manifest)
+
+
+def session_options(threads: int | None) -> Any:  # noqa: ANN401 - onnxruntime.SessionOptions
+    import onnxruntime as ort
+
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads or 0  # 0: one per physical core
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # Idle workers sleep instead of spinning: the vocoder runs on the same cores between frames.
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    so.log_severity_level = 3
+    return so
+
+
+class ORTLanguageModel:
+    """The talker and the 15-step predictor loop, each one ONNX Runtime session, serving single
+    sessions and batches alike (see `SlotBatch`). Sessions are independent: each is the one row of
+    a batch of its own, taken from a small pool of idle ones and given back when it closes."""
+
+    MAX_IDLE = 2
+
+    def __init__(self, ckpt: Checkpoint, weights: str = "int8", threads: int | None = None,
+                 cache: Path | None = None):
+        import onnxruntime as ort
+
+        self.config = ckpt.config
+        self.weights = weights
+        self.converted = convert_language_model(ckpt, weights, cache)
+        self.embedder = load_embedder(ckpt, SafetensorsFile(ckpt.path / "model.safetensors"))
+        self._idle: list[SlotBatch] = []
+        self._lock = threading.Lock()
+        t0 = time.perf_counter()
+        directory = self.converted.directory
+
+        def open_session(network: str) -> Any:  # noqa: ANN401 - onnxruntime.InferenceSession
+            return ort.InferenceSession(str(directory / f"{network}.onnx"), session_options(threads),
+                                        providers=["CPUExecutionProvider"])
+
+        self.talker = open_session("talker")
+        self.predictor = open_session("predictor")
+        self._warm(2)
+        log.debug("sessions made and warmed up in %.1f s", time.perf_counter() - t0)
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor:
+        return self.embedder.embed_text(ids)
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor:
+        return self.embedder.embed_codec(ids)
+
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        return self.embedder.embed_frames(codes)
+
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+        with self._lock:
+            batch = self._idle.pop() if self._idle else None
+        if batch is None:
+            batch = SlotBatch(self, 1)
+        return _PooledSession(self, batch, batch.open(options, rng, prompt_length))
+
+    def batch(self, max_rows: int) -> LMBatch:
+        return SlotBatch(self, max_rows)
+
+    def _give_back(self, batch: SlotBatch) -> None:
+        with self._lock:
+            if len(self._idle) < self.MAX_IDLE:
+                batch.shrink()
+                self._idle.append(batch)
+
+    def _warm(self, prompt_length: int) -> None:
+        with torch.inference_mode():
+            s = self.session(SamplingOptions().greedy(), None, prompt_length)
+            s.prefill(torch.zeros(1, prompt_length, self.config.talker.stack.hidden_size))
+            _, summed = s.predict(0)
+            s.step(summed)
+            s.close()
+
+    def warm_up(self) -> None:
+        self._warm(8)
+
+    def weights_mb(self) -> dict[str, dict[str, float]]:
+        return weights_mb(self.converted)
+
+
+class _PooledSession:
+    """One utterance: the row of a one-slot batch, which goes back to the pool on `close`."""
+
+    def __init__(self, lm: ORTLanguageModel, batch: SlotBatch, row: SlotRow):
+        self.lm = lm
+        self._batch: SlotBatch | None = batch
+        self._row = row
+
+    def _held(self) -> SlotRow:
+        if self._batch is None:
+            raise RuntimeError("this language-model session is closed; open a new one")
+        return self._row
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self._held().prefill(embeds)
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self._held().step(embeds)
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        return self._held().predict(cb0)
+
+    def close(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            self._row.close()
+            self.lm._give_back(batch)
+
+
+class SlotRow(SampledRow):
+    """One utterance in a `SlotBatch`: its slot, its length so far and its sampling."""
+
+    def __init__(self, batch: SlotBatch, slot: int, options: SamplingOptions, rng: torch.Generator | None):
+        super().__init__(batch.lm.config.talker, options, rng)
+        self.batch = batch
+        self.slot = slot
+        self.position = 0
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return first_result(self.batch.talker([self], [embeds], [True]))
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        return first_result(self.batch.talker([self], [embeds], [False]))
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        return first_result(self.batch.predict([self], [cb0]))
+
+    def close(self) -> None:
+        if not self.closed:
+            self.closed = True
+            self.batch._release(self.slot)
+
+
+class SlotBatch:
+    """`LMBatch` on ONNX Runtime: `max_rows` slots of key/value buffers, per layer
+    [slots, kv_heads, capacity, head_dim], that the talker's attention reads and writes in place.
+
+    Single steps of several rows go in one call over the slots from the first to the last of them
+    (a slot in between that takes no step this time gets a placeholder token, whose key and value
+    land where that row's next real token will overwrite them). A prompt runs in a call of its own
+    over its slot alone (the attention kernel takes several new tokens per row only where the rows
+    start empty). Capacity doubles, for every slot, when a row needs more."""
+
+    def __init__(self, lm: ORTLanguageModel, max_rows: int):
+        self.lm = lm
+        self.max_rows = max_rows
+        self._free = list(range(max_rows))
+        self._rows: dict[int, SlotRow] = {}  # the open row of each taken slot
+        self._lock = threading.Lock()
+        self._stack = lm.config.talker.stack
+        self._capacity = 0
+        self._buffers: dict[str, np.ndarray] = {}
+        self._grow(_START_CAPACITY)
+
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> SlotRow:
+        with self._lock:
+            if not self._free:
+                raise RuntimeError(f"this batch holds at most {self.max_rows} rows at once")
+            self._free.sort()  # the lowest slots first: rows stepped together stay close
+            slot = self._free.pop(0)
+            row = self._rows[slot] = SlotRow(self, slot, options, rng)
+        return row
+
+    def close(self) -> None:
+        pass
+
+    def _release(self, slot: int) -> None:
+        with self._lock:
+            self._rows.pop(slot, None)
+            self._free.append(slot)
+
+    def _grow(self, capacity: int) -> None:
+        s = self._stack
+        shape = (self.max_rows, s.num_kv_heads, capacity, s.head_dim)
+        for i in range(s.num_layers):
+            for kind in ("key", "value"):
+                name = f"{kind}_{i}"
+                new = np.zeros(shape, np.float32)
+                if name in self._buffers:
+                    new[:, :, : self._capacity] = self._buffers[name]
+                self._buffers[name] = new
+        if self._capacity:
+            log.debug("key/value buffers grown to %d positions per row", capacity)
+        self._capacity = capacity
+
+    def shrink(self) -> None:
+        """Back to the first capacity (an idle pooled batch should not keep a long utterance's)."""
+        if self._capacity > _START_CAPACITY:
+            self._buffers.clear()
+            self._capacity = 0
+            self._grow(_START_CAPACITY)
+
+    # -- calls -----------------------------------------------------------------------------------------
+
+    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
+               ) -> list[torch.Tensor | BaseException]:
+        try:
+            own: list[SlotRow] = own_rows(self, rows, SlotRow)
+            for row in own:
+                row.check_open()
+            need = max(r.position + x.shape[1] for r, x in zip(own, embeds, strict=True))
+            if need > self._capacity:
+                self._grow(max(2 * self._capacity, need))
+            out: list[torch.Tensor | BaseException] = [RuntimeError("not computed")] * len(own)
+            singles = [i for i, x in enumerate(embeds) if x.shape[1] == 1 and own[i].position > 0]
+            for i, (row, x) in enumerate(zip(own, embeds, strict=True)):
+                if i not in singles:
+                    if row.position > 0:
+                        raise RuntimeError("only the first call of a row takes several tokens")
+                    out[i] = self._run([row], [x])[0]
+            if singles:
+                for i, result in zip(singles, self._run([own[i] for i in singles], [embeds[i] for i in singles]),
+                                     strict=True):
+                    out[i] = result
+            return out
+        except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
+            return [e] * len(rows)
+
+    def _run(self, rows: list[SlotRow], embeds: list[torch.Tensor]) -> list[torch.Tensor]:
+        """One talker call over the slots from the first to the last of `rows`."""
+        import onnxruntime as ort
+
+        first, last = min(r.slot for r in rows), max(r.slot for r in rows)
+        span = last - first + 1
+        width = max(x.shape[1] for x in embeds)
+        hidden_size = self._stack.hidden_size
+        feed = np.zeros((span, width, hidden_size), np.float32)
+        select = np.arange(span, dtype=np.int64) * width
+        lengths = np.zeros(span, np.int32)  # the length after this call, per slot
+        by_slot = {r.slot: (r, x) for r, x in zip(rows, embeds, strict=True)}
+        for b in range(span):
+            taken = by_slot.get(first + b)
+            if taken is None:  # a placeholder: the slot's row (if any) stays where it is
+                lengths[b] = self._length_of(first + b) + 1
+                continue
+            row, x = taken
+            n = x.shape[1]
+            feed[b, :n] = x[0].to(torch.float32).numpy()
+            select[b] += n - 1
+            lengths[b] = row.position + n
+        io = self.lm.talker.io_binding()
+        io.bind_cpu_input("embeds", feed)
+        io.bind_cpu_input("select", select)
+        io.bind_cpu_input("seqlens_k", lengths - 1)
+        io.bind_cpu_input("total", np.array(int(lengths.max()), np.int32))
+        io.bind_output("hidden")
+        io.bind_output("logits")
+        views = []
+        for name, buffer in self._buffers.items():
+            view = ort.OrtValue.ortvalue_from_numpy(buffer[first : last + 1])
+            views.append(view)
+            io.bind_ortvalue_input(name, view)
+            io.bind_ortvalue_output("present_" + name, view)
+        self.lm.talker.run_with_iobinding(io)
+        hidden, logits = (v.numpy() for v in io.get_outputs()[:2])
+        results = []
+        for row, x in zip(rows, embeds, strict=True):
+            b = row.slot - first
+            row.position += x.shape[1]
+            row.hidden = hidden[b : b + 1].copy()
+            results.append(torch.from_numpy(logits[b : b + 1].copy()))
+        return results
+
+    def _length_of(self, slot: int) -> int:
+        """The length of the row in `slot` (0 for a free slot): where a placeholder may write."""
+        row = self._rows.get(slot)
+        return row.position if row is not None else 0
+
+    def predict(self, sessions: list[LMSession], cb0: list[int]
+                ) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+        return predict_rows(own_rows(self, sessions, SlotRow), cb0, self.lm.embed_codec, self._predictor)
+
+    def _predictor(self, inputs: dict[str, np.ndarray]) -> tuple[list[list[int]], np.ndarray]:
+        codes, summed = self.lm.predictor.run(["codes", "summed"], inputs)
+        return codes.tolist(), summed
+
