@@ -7,10 +7,11 @@ loop. Reported per codebook: logits SNR in dB and the share of frames whose top-
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
-import openvino as ov
 import torch
 
 from ..audio import snr_db
@@ -18,10 +19,6 @@ from ..checkpoint import Checkpoint
 from ..prompt import PromptEmbeds
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
-from .openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
-from .ov_graphs import build_predictor_loop
-from .ov_int4 import compress_int4, int4_candidates
-from .ov_paged import PagedBatch
 
 __all__ = ["CodebookAgreement", "snr_db", "teacher_forced_logits", "compare_formats"]
 
@@ -34,27 +31,21 @@ class CodebookAgreement:
 
 
 def teacher_forced_logits(
-    ckpt: Checkpoint, weights: str, embeds: PromptEmbeds, codes: torch.Tensor, embed_codec, threads: int | None = None
+    ckpt: Checkpoint, weights: str, embeds: PromptEmbeds, codes: torch.Tensor, embed_codec, threads: int | None = None,
+    backend: str = "openvino",
 ) -> np.ndarray:
     """Logits [frames, G, vocab] of a `weights`-format model fed `codes` (cb0 logits padded to vocab).
 
-    The talker is the engine's own (converted and cached as for `hearth.load`); the predictor is
-    its teacher-forced twin, built from the same weights (int4: the same NNCF compression)."""
+    The talker is the engine's own on `backend` (converted and cached as for `hearth.load`); the
+    predictor is its teacher-forced twin, built from the same weights (int4 on OpenVINO: the same
+    NNCF compression)."""
     f = SafetensorsFile(ckpt.path / "model.safetensors")
 
     def source(name: str) -> np.ndarray:
         return f.get(name).to(torch.float32).numpy().copy()
 
     cfg = ckpt.config.talker
-    compressed = None
-    if weights == "int4":
-        compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO)
-    props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
-    lm = OpenVINOLanguageModel(ckpt, weights, threads=threads)
-    row = PagedBatch(lm, 1).open(SamplingOptions().greedy(), None, embeds.prefill.shape[1])
-    predictor = ov.Core().compile_model(
-        build_predictor_loop(cfg, source, weights, teacher_forced=True, compressed=compressed)[0], "CPU", props
-    ).create_infer_request()
+    run_predictor, row = _teacher_forced(ckpt, weights, source, threads, backend, embeds.prefill.shape[1])
     vocab = max(cfg.stack.vocab_size, cfg.predictor.vocab_size)
     frames, groups = codes.shape
     out = np.full((frames, groups, vocab), np.nan, np.float32)
@@ -62,13 +53,50 @@ def teacher_forced_logits(
     for t in range(frames):
         out[t, 0, : logits.shape[-1]] = logits[0]
         first = embed_codec([int(codes[t, 0])]).numpy()
-        predictor.infer({"hidden": row.hidden, "first": first,
-                         "forced": codes[t : t + 1, 1:].numpy().astype(np.int64)})
-        out[t, 1:, : cfg.predictor.vocab_size] = predictor.get_tensor("logits").data
-        summed = torch.from_numpy(predictor.get_tensor("summed").data.copy())
-        logits = row.step(summed + embeds.row(t)).numpy()
+        step_logits, summed = run_predictor({"hidden": row.hidden, "first": first,
+                                             "forced": codes[t : t + 1, 1:].numpy().astype(np.int64)})
+        out[t, 1:, : cfg.predictor.vocab_size] = step_logits
+        logits = row.step(torch.from_numpy(summed.copy()) + embeds.row(t)).numpy()
     row.close()
     return out
+
+
+def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.ndarray], threads: int | None,
+                    backend: str, prompt_length: int) -> tuple[Callable[[dict[str, np.ndarray]], Any], Any]:
+    """(the teacher-forced predictor as a call, a talker row) on `backend`."""
+    cfg = ckpt.config.talker
+    if backend == "onnxruntime":
+        import onnxruntime as ort
+
+        from . import ort_graphs
+        from .ort import ORTLanguageModel, SlotBatch, session_options
+
+        lm = ORTLanguageModel(ckpt, weights, threads=threads)
+        model = ort_graphs.build_predictor_loop(cfg, source, weights, teacher_forced=True)[0]
+        session = ort.InferenceSession(model.SerializeToString(), session_options(threads),
+                                       providers=["CPUExecutionProvider"])
+        row = SlotBatch(lm, 1).open(SamplingOptions().greedy(), None, prompt_length)
+        return (lambda inputs: session.run(["logits", "summed"], inputs)), row
+    import openvino as ov
+
+    from .openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
+    from .ov_graphs import build_predictor_loop
+    from .ov_int4 import compress_int4, int4_candidates
+    from .ov_paged import PagedBatch
+
+    compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO) if weights == "int4" else None
+    props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
+    ov_lm = OpenVINOLanguageModel(ckpt, weights, threads=threads)
+    paged_row = PagedBatch(ov_lm, 1).open(SamplingOptions().greedy(), None, prompt_length)
+    request = ov.Core().compile_model(
+        build_predictor_loop(cfg, source, weights, teacher_forced=True, compressed=compressed)[0], "CPU", props
+    ).create_infer_request()
+
+    def run(inputs: dict[str, np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+        request.infer(inputs)
+        return request.get_tensor("logits").data, request.get_tensor("summed").data
+
+    return run, paged_row
 
 
 def compare_formats(reference: np.ndarray, test: np.ndarray, vocab_sizes: list[int]) -> list[CodebookAgreement]:
@@ -81,9 +109,10 @@ def compare_formats(reference: np.ndarray, test: np.ndarray, vocab_sizes: list[i
     return rows
 
 
-def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: bool) -> int:
-    """`hearth accuracy`: teacher-forced logits of `weights` against fp32, and the vocoder's SNR
-    against the torch fp32 decoder, on `frames` greedy frames of the fp32 model."""
+def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: bool, backend: str = "openvino") -> int:
+    """`hearth accuracy`: teacher-forced logits of `weights` on `backend` against fp32 (OpenVINO's,
+    which reproduces the official greedy codes), and the vocoder's SNR against the torch fp32
+    decoder, on `frames` greedy frames of the fp32 model."""
     import json
     import sys
 
@@ -99,7 +128,7 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     with torch.inference_mode():
         embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), "ryan", "english", "whole")
         ref = teacher_forced_logits(engine.checkpoint, "fp32", embeds, codes, engine.lm.embed_codec)
-        got = teacher_forced_logits(engine.checkpoint, weights, embeds, codes, engine.lm.embed_codec)
+        got = teacher_forced_logits(engine.checkpoint, weights, embeds, codes, engine.lm.embed_codec, backend=backend)
     t = engine.config.talker
     vocabs = [t.stack.vocab_size] + [t.predictor.vocab_size] * (t.num_code_groups - 1)
     rows = compare_formats(ref, got, vocabs)
@@ -111,7 +140,7 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     parts = [ov_vocoder.decode(codes[i : i + 5], state).numpy() for i in range(0, len(codes), 5)]
     vocoder_snr = snr_db(expected, np.concatenate(parts))
     result = {
-        "model": model, "weights": weights, "frames": int(codes.shape[0]),
+        "model": model, "backend": backend, "weights": weights, "frames": int(codes.shape[0]),
         "codebooks": [{"codebook": r.codebook, "snr_db": r.snr_db, "top1": r.top1} for r in rows],
         "vocoder": {"precision": vocoder, "streamed_in_chunks_of": 5, "snr_db": vocoder_snr},
     }
@@ -119,7 +148,7 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
         json.dump(result, sys.stdout)
         sys.stdout.write("\n")
         return 0
-    print(f"{weights} vs fp32, teacher-forced on {codes.shape[0]} greedy frames of the fp32 model:")
+    print(f"{backend} {weights} vs fp32, teacher-forced on {codes.shape[0]} greedy frames of the fp32 model:")
     print("codebook  logits SNR (dB)  top-1 agreement")
     for r in rows:
         print(f"{r.codebook:8}  {r.snr_db:15.1f}  {r.top1:15.3f}")

@@ -293,9 +293,6 @@ class SlotBatch:
             own: list[SlotRow] = own_rows(self, rows, SlotRow)
             for row in own:
                 row.check_open()
-            need = max(r.position + x.shape[1] for r, x in zip(own, embeds, strict=True))
-            if need > self._capacity:
-                self._grow(max(2 * self._capacity, need))
             out: list[torch.Tensor | BaseException] = [RuntimeError("not computed")] * len(own)
             singles = [i for i, x in enumerate(embeds) if x.shape[1] == 1 and own[i].position > 0]
             for i, (row, x) in enumerate(zip(own, embeds, strict=True)):
@@ -333,6 +330,8 @@ class SlotBatch:
             feed[b, :n] = x[0].to(torch.float32).numpy()
             select[b] += n - 1
             lengths[b] = row.position + n
+        if lengths.max() > self._capacity:  # (a placeholder needs room for its token too)
+            self._grow(max(2 * self._capacity, int(lengths.max())))
         io = self.lm.talker.io_binding()
         io.bind_cpu_input("embeds", feed)
         io.bind_cpu_input("select", select)

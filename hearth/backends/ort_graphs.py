@@ -276,10 +276,14 @@ def _sample(g: _Graph, logits: str, draw: str, temperature: str, top_k: str, top
     return g.op("Reshape", [picked, g.const([-1])])
 
 
-def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str) -> tuple[Any, _Weights]:
+def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str, teacher_forced: bool = False
+                         ) -> tuple[Any, _Weights]:
     """One frame's codebooks 1..G-1 for B rows, as `ov_graphs.build_predictor_loop` (unrolled): inputs
     hidden [B, 1, H], first [B, 1, H], draws [B, G-1], temperature [B], top_k [] int64, top_p [B];
-    outputs codes [B, G-1] int64 and summed [B, 1, H] (first + the embeddings of codes 1..G-1)."""
+    outputs codes [B, G-1] int64 and summed [B, 1, H] (first + the embeddings of codes 1..G-1).
+
+    teacher_forced (accuracy measurements): the codes are an input ("forced" [B, G-1] int64) and the
+    outputs are every step's logits ("logits" [(G-1) * B, vocab], step-major) and summed."""
     from onnx import TensorProto as T
     from onnx import helper
 
@@ -293,9 +297,10 @@ def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str) -> t
     cos, sin = _rotary_cache(p, groups + 1)
     cos_cache, sin_cache = g.tensor(cos, "cos"), g.tensor(sin, "sin")
     rows = g.op("Gather", [g.op("Shape", ["hidden"]), g.const([0])], axis=0)  # [1] = [B]
-    temperature = g.op("Unsqueeze", ["temperature", g.const([1])])  # [B, 1]
-    top_p = g.op("Unsqueeze", ["top_p", g.const([1])])
-    top_k = g.op("Reshape", ["top_k", g.const([1])])
+    if not teacher_forced:
+        temperature = g.op("Unsqueeze", ["temperature", g.const([1])])  # [B, 1]
+        top_p = g.op("Unsqueeze", ["top_p", g.const([1])])
+        top_k = g.op("Reshape", ["top_k", g.const([1])])
     caches: dict[int, tuple[str, str]] = {}
     length = [0]
 
@@ -321,26 +326,36 @@ def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str) -> t
         return _norm(g, last, w.vector(prefix + "model.norm.weight"), p.rms_norm_eps)
 
     h = run_stack(to_predictor(g.op("Concat", ["hidden", "first"], axis=1)), 2)
-    codes, summed = [], "first"
+    codes, summed, all_logits = [], "first", []
     for j in range(groups - 1):
         logits = g.op("Reshape", [w.linear(h, f"{prefix}lm_head.{j}"), g.const([0, -1])])  # [B, V]
-        draw = g.op("Gather", ["draws", g.const([j])], axis=1)  # [B, 1]
-        code = _sample(g, logits, draw, temperature, top_k, top_p)
+        if teacher_forced:
+            all_logits.append(logits)
+            code = g.op("Reshape", [g.op("Gather", ["forced", g.const([j])], axis=1), g.const([-1])])
+        else:
+            draw = g.op("Gather", ["draws", g.const([j])], axis=1)  # [B, 1]
+            code = _sample(g, logits, draw, temperature, top_k, top_p)
         codes.append(g.op("Unsqueeze", [code, g.const([1])]))
         embedded = g.op("Unsqueeze", [w.rows(f"{prefix}model.codec_embedding.{j}.weight", code), g.const([1])])
         summed = g.op("Add", [summed, embedded])
         if j < groups - 2:
             h = run_stack(to_predictor(embedded), 1)
-    g.op("Identity", [g.op("Concat", codes, axis=1)])
-    g.nodes[-1].output[0] = "codes"
     g.op("Identity", [summed])
     g.nodes[-1].output[0] = "summed"
-    inputs = [helper.make_tensor_value_info("hidden", T.FLOAT, ["B", 1, hidden_size]),
-              helper.make_tensor_value_info("first", T.FLOAT, ["B", 1, hidden_size]),
-              helper.make_tensor_value_info("draws", T.FLOAT, ["B", groups - 1]),
+    state = [helper.make_tensor_value_info("hidden", T.FLOAT, ["B", 1, hidden_size]),
+             helper.make_tensor_value_info("first", T.FLOAT, ["B", 1, hidden_size])]
+    summed_out = helper.make_tensor_value_info("summed", T.FLOAT, ["B", 1, hidden_size])
+    if teacher_forced:
+        g.op("Identity", [g.op("Concat", all_logits, axis=0)])
+        g.nodes[-1].output[0] = "logits"
+        inputs = [*state, helper.make_tensor_value_info("forced", T.INT64, ["B", groups - 1])]
+        outputs = [helper.make_tensor_value_info("logits", T.FLOAT, ["steps", p.vocab_size]), summed_out]
+        return _model(g, inputs, outputs, "hearth_predictor_forced"), w
+    g.op("Identity", [g.op("Concat", codes, axis=1)])
+    g.nodes[-1].output[0] = "codes"
+    inputs = [*state, helper.make_tensor_value_info("draws", T.FLOAT, ["B", groups - 1]),
               helper.make_tensor_value_info("temperature", T.FLOAT, ["B"]),
               helper.make_tensor_value_info("top_k", T.INT64, []),
               helper.make_tensor_value_info("top_p", T.FLOAT, ["B"])]
-    outputs = [helper.make_tensor_value_info("codes", T.INT64, ["B", groups - 1]),
-               helper.make_tensor_value_info("summed", T.FLOAT, ["B", 1, hidden_size])]
+    outputs = [helper.make_tensor_value_info("codes", T.INT64, ["B", groups - 1]), summed_out]
     return _model(g, inputs, outputs, "hearth_predictor_loop"), w

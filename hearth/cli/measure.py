@@ -58,6 +58,8 @@ def add_parsers(sub: Any) -> None:
 
     acc = sub.add_parser("accuracy", help="how close int8/int4/fp16 weights and the fast vocoder stay to fp32")
     acc.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
+    acc.add_argument("--backend", choices=("openvino", "onnxruntime"), default="openvino",
+                     help="the runtime of the language model to measure (the fp32 reference is OpenVINO's)")
     acc.add_argument("--weights", choices=("int8", "int4", "fp16"), default="int8")
     acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32"), default="bf16")
     acc.add_argument("--frames", type=count(), default=20)
@@ -131,6 +133,8 @@ def _accuracy(args: argparse.Namespace) -> int:
     if not openvino_available():
         raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "
                          "pip install openvino")
+    if args.backend == "onnxruntime" and args.weights == "fp16":
+        raise InputError("the onnxruntime backend takes weights int8, int4 or fp32; choose int8 or int4")
     _check_model(args.model)
     model = args.model or str(bench_checkpoint())
-    return main_accuracy(model, args.weights, args.frames, args.vocoder, args.json)
+    return main_accuracy(model, args.weights, args.frames, args.vocoder, args.json, backend=args.backend)
