@@ -21,7 +21,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-__all__ = ["BenchSettings", "bench_checkpoint", "run_hearth", "run_official", "format_table"]
+__all__ = ["CPU_MASKS", "BenchSettings", "bench_checkpoint", "exec_with_cpu_mask", "format_table", "run_hearth",
+           "run_official"]
+
+CPU_MASKS = ("avx2", "avx2-vnni")
 
 SENTENCE = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
 VOICE, LANGUAGE = "ryan", "english"
@@ -612,7 +615,9 @@ _ROWS = [
 
 def format_table(result: dict[str, Any]) -> str:
     ours, ref = result["hearth"], result.get("official")
-    lines = [f"{'':28}{'hearth':>12}" + (f"{'official':>12}{'ratio':>9}" if ref else "")]
+    lines = [f"simd: {result.get('simd')}" + (f" (features hidden: --cpu {result['cpu_mask']})"
+                                               if result.get("cpu_mask") else ""),
+             f"{'':28}{'hearth':>12}" + (f"{'official':>12}{'ratio':>9}" if ref else "")]
     for label, key, fmt in _ROWS:
         line = f"{label:28}{fmt.format(ours[key]):>12}"
         if ref:
@@ -661,7 +666,51 @@ def format_streams(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def exec_with_cpu_mask(mask: str) -> None:
+    """Run this command again in a process whose CPU shows no AVX-512, AMX or BF16 (and, for "avx2",
+    no AVX-VNNI): every runtime then takes the code path of such a machine, timed on this one. How:
+    `cpu_mask.c`, compiled once into the cache and preloaded (CPUID faulting, Linux x86-64). Returns
+    only when this process is already that one; raises ValueError where it cannot be done."""
+    import platform
+    import shutil
+
+    from .settings import cache_dir
+
+    if mask not in CPU_MASKS:
+        raise ValueError(f"--cpu must be one of {', '.join(CPU_MASKS)}, got {mask!r}")
+    if os.environ.get("HEARTH_CPU_MASK") == mask:
+        return
+    if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
+        raise ValueError("--cpu hides CPU features through Linux's CPUID faulting, on x86-64 only")
+    if "cpuid_fault" not in Path("/proc/cpuinfo").read_text().split():
+        raise ValueError("this CPU (or its hypervisor) does not offer CPUID faulting ('cpuid_fault' in "
+                         "/proc/cpuinfo), so its features cannot be hidden; measure on an AVX2 machine instead")
+    compiler = shutil.which("cc") or shutil.which("gcc")
+    if compiler is None:
+        raise ValueError("--cpu compiles a small preload library and needs a C compiler: apt-get install gcc")
+    source = Path(__file__).with_name("cpu_mask.c")
+    import hashlib
+
+    key = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
+    library = cache_dir() / f"cpu_mask-{key}.so"
+    if not library.is_file():
+        library.parent.mkdir(parents=True, exist_ok=True)
+        tmp = library.with_suffix(f".{os.getpid()}.tmp")
+        subprocess.run([compiler, "-O2", "-shared", "-fPIC", str(source), "-o", str(tmp)], check=True)
+        tmp.replace(library)
+    preload = " ".join(filter(None, [str(library), os.environ.get("LD_PRELOAD")]))
+    env = {**os.environ, "HEARTH_CPU_MASK": mask, "LD_PRELOAD": preload}
+    logging.shutdown()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "hearth.cli", *sys.argv[1:]], env)
+
+
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
+    from .topology import simd
+
+    mask = os.environ.get("HEARTH_CPU_MASK")
+    if mask and simd().startswith(("avx512", "amx")):
+        raise RuntimeError(f"the CPU was to show {mask} only, but the runtimes still use {simd()}")
     t = time.perf_counter()
     model = Path(s.model) if s.model else bench_checkpoint(kind="base" if s.clone_s else "custom_voice")
     if s.uses_openvino:
@@ -670,7 +719,8 @@ def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
         prepare_openvino(s, model)
     setup_s = time.perf_counter() - t
     result: dict[str, Any] = {"model": str(model), "frames": s.frames, "runs": s.runs, "text": s.text,
-                              "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames}
+                              "chunk_frames": s.chunk_frames, "first_chunk_frames": s.first_chunk_frames,
+                              "simd": simd(), "cpu_mask": mask}
     result["hearth"] = run_hearth(s, model, setup_s)
     result.update({k: v for k, v in result["hearth"].items() if k != "engine"})
     if s.streams:

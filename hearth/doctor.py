@@ -8,8 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
-from .settings import load_tuned, save_tuned, tuned_path
-from .topology import describe, detect, plan
+from .settings import backend_options, load_tuned, save_tuned, tuned_path
+from .topology import describe, detect, plan, simd
 
 __all__ = ["doctor_report", "main_doctor", "main_tune"]
 
@@ -27,6 +27,8 @@ def doctor_report() -> dict[str, Any]:
                  "notes": chosen.notes},
         "backends": {"torch": {"version": torch.__version__, "threads": torch.get_num_threads()}},
         "tuned": {"path": str(tuned_path()), "options": load_tuned()},
+        "simd": simd(),
+        "default_backend": backend_options().backend,
     }
     try:
         import openvino as ov
@@ -53,6 +55,7 @@ def main_doctor(as_json: bool) -> int:
         sys.stdout.write("\n")
         return 0
     t = r["topology"]
+    print(f"SIMD: {r['simd']}; default backend: {r['default_backend']}")
     print(f"CPU: {t['logical_cpus']} logical CPUs, {len(t['cores'])} cores, hybrid: {t['hybrid']}, "
           f"SMT: {t['smt']} (from {t['source']})")
     for i, c in enumerate(t["cores"]):

@@ -69,8 +69,18 @@ def save_tuned(options: Mapping[str, Any], evidence: Mapping[str, Any]) -> Path:
     return path
 
 
-def _default_backend() -> str:
+def _default_backend(given: Mapping[str, Any]) -> str:
+    """OpenVINO, but for the language model on x86 CPUs without AVX-512: there ONNX Runtime's
+    quantized kernels are the faster ones (0.6B int8 on the AVX2 code path: talker step 49 against
+    60 ms, predictor frame 113 against 163 ms; with AVX-512 OpenVINO's are as fast and its prompt
+    twice as fast: docs/performance.md)."""
     if openvino_available():
+        from .backends import _onnxruntime_available
+        from .topology import simd
+
+        wants_openvino = given.get("weights") == "fp16" or given.get("device", "CPU") != "CPU"
+        if not wants_openvino and simd().split("+")[0] in ("avx2", "avx", "sse42") and _onnxruntime_available():
+            return "onnxruntime"
         return "openvino"
     log.warning("OpenVINO is not installed, so the slow torch reference runs; pip install openvino to get "
                 "the fast path (or pass backend='torch' to choose the reference and silence this)")
@@ -83,7 +93,7 @@ def backend_options(**explicit: Any) -> BackendOptions:
     ValueError for an unknown keyword or value, naming the choices."""
     given = {k: v for k, v in explicit.items() if v is not None}
     tuned = load_tuned()
-    backend = given.get("backend") or tuned.get("backend") or _default_backend()
+    backend = given.get("backend") or tuned.get("backend") or _default_backend(given)
     merged: dict[str, Any] = {}
     if tuned.get("backend", "openvino") == backend:
         fields = BackendOptions.__dataclass_fields__

@@ -10,12 +10,14 @@ are some, else on the cores (or SMT siblings) the language model leaves.
 
 from __future__ import annotations
 
+import functools
 import os
+import platform
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Core", "Plan", "Topology", "describe", "detect", "parse_cpu_list", "plan"]
+__all__ = ["Core", "Plan", "Topology", "describe", "detect", "parse_cpu_list", "plan", "simd"]
 
 
 def parse_cpu_list(text: str) -> list[int]:
@@ -162,3 +164,48 @@ def plan(topo: Topology) -> Plan:
 def describe(topo: Topology) -> dict[str, Any]:
     return {"source": topo.source, "hybrid": topo.hybrid, "smt": topo.smt, "logical_cpus": topo.logical,
             "cores": [asdict(c) for c in topo.cores]}
+
+
+@functools.cache
+def simd() -> str:
+    """The vector instruction set the runtimes use here, e.g. "avx512+bf16+fp16", "avx2", "neon".
+
+    Read from what OpenVINO's CPU plugin chose: the kernel of a small element-wise graph
+    ("jit_avx512_f32") and its optimization capabilities (BF16, FP16 arithmetic). The runtimes ask the CPU (CPUID)
+    themselves, so this follows a CPU whose features are hidden (`hearth bench --cpu avx2`), where
+    /proc/cpuinfo would not. Without OpenVINO: the kernel's CPU flags."""
+    try:
+        import numpy as np
+        import openvino as ov
+        import openvino.opset13 as ops
+    except ImportError:
+        return _simd_from_flags()
+    core = ov.Core()
+    x = ops.parameter([1, 64], np.float32)
+    y = ops.relu(ops.add(ops.multiply(x, ops.constant(np.full((1, 64), 2, np.float32))), x))  # a jit eltwise
+    compiled = core.compile_model(ov.Model([y], [x]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
+    ordered = compiled.get_runtime_model().get_ordered_ops()
+    kernels = [str(o.get_rt_info()["primitiveType"].astype(str)) for o in ordered]
+    isa = "unknown"
+    for name in ("amx", "avx512", "avx2", "avx", "sse42", "sve", "neon", "asimd", "acl", "ref"):
+        if any(name in k for k in kernels):
+            isa = {"amx": "avx512", "acl": "neon", "asimd": "neon"}.get(name, name)
+            break
+    if isa in ("unknown", "ref") and platform.machine().lower() in ("aarch64", "arm64"):
+        isa = "neon"
+    capabilities = set(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
+    extras = [name.lower() for name in ("BF16", "FP16") if name in capabilities]
+    return "+".join([isa, *extras])
+
+
+def _simd_from_flags() -> str:
+    flags: set[str] = set()
+    text = _read(Path("/proc/cpuinfo")) or ""
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            flags = set(line.split(":", 1)[1].split())
+            break
+    for isa, flag in (("avx512", "avx512f"), ("avx2", "avx2"), ("neon", "asimd"), ("sse42", "sse4_2")):
+        if flag in flags:
+            return isa
+    return platform.machine() or "unknown"

@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+from pathlib import Path
+
+import pytest
+
+from hearth.settings import backend_options
+from hearth.topology import simd
 
 REQUIRED = ["ttfa_s", "ttfa_p95_s", "rtf", "cpu_s_per_audio_s", "peak_rss_mb", "audio_s", "load_s"]
 STAGES = ["prefill_ms", "talker_step_ms", "predictor_frame_ms", "vocoder_chunk_ms"]
@@ -33,7 +40,25 @@ def test_bench_table(tiny_dir):
     assert r.returncode == 0, r.stderr
     assert "first audio, median (s)" in r.stdout and "real-time factor" in r.stdout
     assert "live text at 40 words/s: first audio" in r.stdout
-    assert "hearth backend: backend=openvino, weights=int8" in r.stdout  # the default path is measured
+    default = backend_options().backend  # the default path is measured (onnxruntime without AVX-512)
+    assert f"hearth backend: backend={default}, weights=int8" in r.stdout
+    assert f"simd: {simd()}" in r.stdout
+
+
+def test_bench_on_a_cpu_without_avx512(tiny_dir):
+    """`--cpu avx2` measures the code path of a CPU without AVX-512, AMX, BF16 and AVX-VNNI: every
+    runtime in the process sees such a CPU (OpenVINO's kernels say so), and the default backend is
+    the one that machine gets."""
+    if "cpuid_fault" not in Path("/proc/cpuinfo").read_text().split() or not shutil.which("cc"):
+        pytest.skip("needs CPUID faulting and a C compiler")
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "3", "--runs", "1",
+           "--cpu", "avx2", "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    assert data["simd"] == "avx2" and data["cpu_mask"] == "avx2"
+    assert data["backend"]["backend"] == "onnxruntime"
+    assert data["rtf"] > 0
 
 
 def test_bench_streams_json(tiny_dir):

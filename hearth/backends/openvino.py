@@ -23,6 +23,7 @@ from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
 from ..model.layers import Rotary
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
+from ..topology import simd
 from . import LMBatch, LMSession
 from .embedder import load_embedder
 from .ov_cache import (
@@ -164,7 +165,7 @@ class OpenVINOLanguageModel:
         self.weights = weights
         self.device = device
         self.converted = convert_language_model(ckpt, weights, cache)
-        compiled_dir = self.converted.directory / "compiled"
+        compiled_dir = self.converted.directory / f"compiled-{simd()}"  # blobs hold ISA-specific code
         compiled_dir.mkdir(exist_ok=True)
         core.set_property({"CACHE_DIR": str(compiled_dir)})
         props = runtime_properties(device, weights, threads, precise=weights == "fp32", core_type=core_type)
@@ -346,7 +347,7 @@ class OpenVINOVocoder:
         self.device = device
         self.frames = frames
         self.converted = convert_vocoder(ckpt, precision, cache, frames)
-        compiled_dir = self.converted.directory / "compiled"
+        compiled_dir = self.converted.directory / f"compiled-{simd()}"  # blobs hold ISA-specific code
         compiled_dir.mkdir(exist_ok=True)
         core.set_property({"CACHE_DIR": str(compiled_dir)})
         props: dict[str, object] = {
