@@ -70,16 +70,18 @@ def save_tuned(options: Mapping[str, Any], evidence: Mapping[str, Any]) -> Path:
 
 
 def _default_backend(given: Mapping[str, Any]) -> str:
-    """OpenVINO, but for the language model on x86 CPUs without AVX-512: there ONNX Runtime's
-    quantized kernels are the faster ones (0.6B int8 on the AVX2 code path: talker step 49 against
-    60 ms, predictor frame 113 against 163 ms; with AVX-512 OpenVINO's are as fast and its prompt
-    twice as fast: docs/performance.md)."""
+    """OpenVINO, but for the language model on x86 CPUs with neither AVX-512 nor AVX-VNNI: there ONNX
+    Runtime's quantized kernels are the faster ones. Measured on the code paths of such CPUs (0.6B,
+    int8, `hearth bench --cpu ...`): AVX2 alone, ONNX Runtime RTF 3.26 against OpenVINO's 4.03
+    (talker step 49 against 60 ms, predictor frame 113 against 163 ms); with AVX-VNNI OpenVINO's
+    int8 kernels lead (2.55 against 2.95), and with AVX-512 they match and its prompt is twice as
+    fast (docs/performance.md)."""
     if openvino_available():
         from .backends import _onnxruntime_available
         from .topology import simd
 
         wants_openvino = given.get("weights") == "fp16" or given.get("device", "CPU") != "CPU"
-        if not wants_openvino and simd().split("+")[0] in ("avx2", "avx", "sse42") and _onnxruntime_available():
+        if not wants_openvino and simd() in ("avx2", "avx", "sse42") and _onnxruntime_available():
             return "onnxruntime"
         return "openvino"
     log.warning("OpenVINO is not installed, so the slow torch reference runs; pip install openvino to get "

@@ -166,36 +166,60 @@ def describe(topo: Topology) -> dict[str, Any]:
             "cores": [asdict(c) for c in topo.cores]}
 
 
+# x86-64 System V: cpuid(leaf=edi, subleaf=esi, out=rdx) -> out[0..3] = eax, ebx, ecx, edx
+_CPUID_CODE = bytes.fromhex("534989d089f889f10fa241890041895804418948084189500c5bc3")
+
+
+def _cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int] | None:
+    """The CPUID instruction, run here (so a CPU whose features a runtime sees hidden, as under
+    `hearth bench --cpu avx2`, shows the same here). None where it cannot run (not x86-64, or
+    executable memory refused)."""
+    import ctypes
+    import mmap
+
+    if platform.machine().lower() not in ("x86_64", "amd64"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.mmap.restype = ctypes.c_void_p
+        libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                              ctypes.c_long]
+        page = libc.mmap(None, mmap.PAGESIZE, mmap.PROT_READ | mmap.PROT_WRITE,
+                         mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+        if page in (None, ctypes.c_void_p(-1).value):
+            return None
+        ctypes.memmove(page, _CPUID_CODE, len(_CPUID_CODE))
+        if libc.mprotect(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE), mmap.PROT_READ | mmap.PROT_EXEC):
+            return None
+        out = (ctypes.c_uint32 * 4)()
+        ctypes.CFUNCTYPE(None, ctypes.c_uint32, ctypes.c_uint32, ctypes.c_void_p)(page)(leaf, subleaf,
+                                                                                      ctypes.addressof(out))
+        libc.munmap(ctypes.c_void_p(page), ctypes.c_size_t(mmap.PAGESIZE))
+        return out[0], out[1], out[2], out[3]
+    except (OSError, AttributeError):
+        return None
+
+
 @functools.cache
 def simd() -> str:
-    """The vector instruction set the runtimes use here, e.g. "avx512+bf16+fp16", "avx2", "neon".
+    """The vector instruction set this machine offers the runtimes: "avx512" (+vnni, +bf16, +amx),
+    "avx2" (+vnni: AVX-VNNI), "neon", ...
 
-    Read from what OpenVINO's CPU plugin chose: the kernel of a small element-wise graph
-    ("jit_avx512_f32") and its optimization capabilities (BF16, FP16 arithmetic). The runtimes ask the CPU (CPUID)
-    themselves, so this follows a CPU whose features are hidden (`hearth bench --cpu avx2`), where
-    /proc/cpuinfo would not. Without OpenVINO: the kernel's CPU flags."""
-    try:
-        import numpy as np
-        import openvino as ov
-        import openvino.opset13 as ops
-    except ImportError:
+    On x86-64 from CPUID itself, as the runtimes read it (a CPU whose features are hidden, as under
+    `hearth bench --cpu avx2`, shows here as the runtimes see it; /proc/cpuinfo would not).
+    Elsewhere from the kernel's CPU flags."""
+    top = _cpuid(0)
+    if top is None or top[0] < 7:
         return _simd_from_flags()
-    core = ov.Core()
-    x = ops.parameter([1, 64], np.float32)
-    y = ops.relu(ops.add(ops.multiply(x, ops.constant(np.full((1, 64), 2, np.float32))), x))  # a jit eltwise
-    compiled = core.compile_model(ov.Model([y], [x]), "CPU", {"INFERENCE_PRECISION_HINT": "f32"})
-    ordered = compiled.get_runtime_model().get_ordered_ops()
-    kernels = [str(o.get_rt_info()["primitiveType"].astype(str)) for o in ordered]
-    isa = "unknown"
-    for name in ("amx", "avx512", "avx2", "avx", "sse42", "sve", "neon", "asimd", "acl", "ref"):
-        if any(name in k for k in kernels):
-            isa = {"amx": "avx512", "acl": "neon", "asimd": "neon"}.get(name, name)
-            break
-    if isa in ("unknown", "ref") and platform.machine().lower() in ("aarch64", "arm64"):
-        isa = "neon"
-    capabilities = set(core.get_property("CPU", "OPTIMIZATION_CAPABILITIES"))
-    extras = [name.lower() for name in ("BF16", "FP16") if name in capabilities]
-    return "+".join([isa, *extras])
+    _, ebx, ecx, edx = _cpuid(7, 0) or (0, 0, 0, 0)
+    eax1 = (_cpuid(7, 1) or (0, 0, 0, 0))[0] if top[0] >= 7 else 0
+    if ebx >> 16 & 1:  # AVX512F
+        extras = [name for name, bit in (("vnni", ecx >> 11 & 1), ("bf16", eax1 >> 5 & 1), ("amx", edx >> 24 & 1))
+                  if bit]
+        return "+".join(["avx512", *extras])
+    if ebx >> 5 & 1:  # AVX2
+        return "avx2+vnni" if eax1 >> 4 & 1 else "avx2"
+    return _simd_from_flags()
 
 
 def _simd_from_flags() -> str:
