@@ -561,19 +561,23 @@ def load(
     progress: bool = True,
     *,
     backend: str | None = None,
+    fast: bool = False,
     **backend_options: Any,
 ) -> Engine:
     """Load a checkpoint directory or hub id, on the fastest installed backend unless told otherwise.
 
     backend: "openvino" (the default: int8 weights, converted into the cache on first use, about a
-    minute for 0.6B) or "torch" (the reference, bit-exact with the official package; `dtype`
-    "float32" or "bfloat16"). Further keywords as `hearth.BackendOptions` (weights
-    "int8"/"fp16"/"fp32", device, threads, vocoder "bf16"/"fp16"/"fp32"/"torch", vocoder_device,
-    vocoder_threads, overlap). Settings saved by `hearth tune` fill what is not given, exactly as
-    for the `hearth` command (`hearth.settings.backend_options`).
+    minute for 0.6B), "onnxruntime" (the language model on ONNX Runtime, the default on x86 CPUs
+    with neither AVX-512 nor AVX-VNNI) or "torch" (the reference, bit-exact with the official
+    package; `dtype` "float32" or "bfloat16"). fast: the fastest combination measured, 4-bit
+    language-model weights on ONNX Runtime (drift: `hearth accuracy --fast`). Further keywords as
+    `hearth.BackendOptions` (weights "int8"/"int4"/"fp16"/"fp32", device, threads, vocoder
+    "bf16"/"fp16"/"fp32"/"torch", vocoder_device, vocoder_threads, overlap). Settings saved by
+    `hearth tune` fill what is not given, exactly as for the `hearth` command
+    (`hearth.settings.backend_options`).
     """
     try:
-        options = settings.backend_options(backend=backend, dtype=dtype, **backend_options)
+        options = settings.backend_options(backend=backend, dtype=dtype, fast=fast, **backend_options)
     except ValueError as e:
         raise InputError(str(e)) from e
     t0 = time.perf_counter()

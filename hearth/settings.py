@@ -91,9 +91,18 @@ def _default_backend(given: Mapping[str, Any]) -> str:
 
 def backend_options(**explicit: Any) -> BackendOptions:
     """The options of a load: `explicit` keywords (None meaning "not given") over tuned settings over
-    the defaults. Tuned settings apply only to the backend they were measured with. Raises
-    ValueError for an unknown keyword or value, naming the choices."""
+    the defaults; `fast=True` makes the fast combination the defaults. Tuned settings apply only to
+    the backend they were measured with. Raises ValueError for an unknown keyword or value, naming
+    the choices."""
+    fast = bool(explicit.pop("fast", False))
     given = {k: v for k, v in explicit.items() if v is not None}
+    if fast:  # the fastest combination measured: 4-bit weights on ONNX Runtime (docs/performance.md)
+        from .backends import _onnxruntime_available
+
+        if given.get("backend") == "torch":
+            raise ValueError("fast is for the compiled backends; the torch reference has no fast mode")
+        given.setdefault("backend", "onnxruntime" if _onnxruntime_available() else "openvino")
+        given.setdefault("weights", "int4")
     tuned = load_tuned()
     backend = given.get("backend") or tuned.get("backend") or _default_backend(given)
     merged: dict[str, Any] = {}

@@ -9,6 +9,10 @@ slots follow each row's solo session is in test_batch.py.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 import torch
@@ -132,3 +136,17 @@ def test_a_conversion_is_cached_and_keyed(tiny_dir, ort_int8, caplog):
     int4 = hearth.load(tiny_dir, backend="onnxruntime", weights="int4", threads=2)
     assert int4.lm.converted.directory != ort_int8.lm.converted.directory
     assert int4.backend.weights_mb()["talker"]["stored_mb"] < ort_int8.backend.weights_mb()["talker"]["stored_mb"]
+
+
+def test_fast_is_four_bit_weights_on_onnxruntime(tiny_dir):
+    """`fast=True` / `--fast`: the fastest combination measured (docs/performance.md)."""
+    engine = hearth.load(tiny_dir, fast=True)
+    assert (engine.options.backend, engine.options.weights) == ("onnxruntime", "int4")
+    assert engine.synthesize("Fast.", "ryan", "english", seed=1, max_new_tokens=6).samples.size > 0
+    with pytest.raises(hearth.InputError, match="fast"):
+        hearth.load(tiny_dir, fast=True, backend="torch")
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "codes", "Fast.", "--model", str(tiny_dir), "--fast",
+                        "--seed", "1", "--max-new-tokens", "6"], capture_output=True, text=True, timeout=300,
+                       check=False)
+    assert r.returncode == 0, r.stderr
+    assert "(onnxruntime)" in r.stderr and json.loads(r.stdout)["backend"] == "onnxruntime"

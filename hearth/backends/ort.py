@@ -32,7 +32,7 @@ __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model",
 
 log = logging.getLogger(__name__)
 
-GRAPH_VERSION = "ort-1"  # bump when a graph changes, so stale conversions are never reused
+GRAPH_VERSION = "ort-2"  # 2: int8 in blocks of 128  # bump when a graph changes, so stale conversions are never reused
 MAX_POSITIONS = 16384  # the talker's rotary table: the longest utterance (prompt + frames) it can run
 _START_CAPACITY = 256  # key/value positions per slot at first; doubled when a row needs more
 
@@ -57,12 +57,12 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     import onnx
     import onnxruntime as ort
 
-    from .ort_graphs import BLOCK, WEIGHT_FORMATS, build_predictor_loop, build_talker
+    from .ort_graphs import BLOCKS, WEIGHT_FORMATS, build_predictor_loop, build_talker
 
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)} with ONNX Runtime, got {weights!r}")
     path = ckpt.path / "model.safetensors"
-    options = {"graph": GRAPH_VERSION, "weights": weights, "block": BLOCK, "onnxruntime": ort.__version__,
+    options = {"graph": GRAPH_VERSION, "weights": weights, "blocks": BLOCKS, "onnxruntime": ort.__version__,
                "positions": MAX_POSITIONS}
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root())
     if done is not None:

@@ -53,8 +53,10 @@ def add_parsers(sub: Any) -> None:
 
     tune = sub.add_parser("tune", help="try thread counts and chunk sizes with `hearth bench`; save the best")
     tune.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
-    tune.add_argument("--backend", choices=("openvino", "torch"), default="openvino")
-    tune.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default="int8")
+    tune.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
+                      help="default: this machine's (see hearth doctor)")
+    tune.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None, help="default int8")
+    tune.add_argument("--fast", action="store_true", help="tune the --fast combination")
     tune.add_argument("--frames", type=count(), default=25)
     tune.add_argument("--runs", type=count(), default=3)
     tune.add_argument("--json", action="store_true")
@@ -62,9 +64,11 @@ def add_parsers(sub: Any) -> None:
 
     acc = sub.add_parser("accuracy", help="how close int8/int4/fp16 weights and the fast vocoder stay to fp32")
     acc.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
-    acc.add_argument("--backend", choices=("openvino", "onnxruntime"), default="openvino",
-                     help="the runtime of the language model to measure (the fp32 reference is OpenVINO's)")
-    acc.add_argument("--weights", choices=("int8", "int4", "fp16"), default="int8")
+    acc.add_argument("--backend", choices=("openvino", "onnxruntime"), default=None,
+                     help="the runtime of the language model to measure (default: this machine's; the fp32 "
+                          "reference is OpenVINO's)")
+    acc.add_argument("--weights", choices=("int8", "int4", "fp16"), default=None, help="default int8")
+    acc.add_argument("--fast", action="store_true", help="the --fast combination (4-bit weights on onnxruntime)")
     acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32"), default="bf16")
     acc.add_argument("--frames", type=count(), default=20)
     acc.add_argument("--json", action="store_true")
@@ -129,9 +133,14 @@ def _doctor(args: argparse.Namespace) -> int:
 
 def _tune(args: argparse.Namespace) -> int:
     from ..doctor import main_tune
+    from ..settings import backend_options
 
     _check_model(args.model)
-    return main_tune(args.model, args.backend, args.weights, args.frames, args.runs, args.json)
+    try:
+        options = backend_options(backend=args.backend, weights=args.weights, fast=args.fast)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    return main_tune(args.model, options.backend, options.weights, args.frames, args.runs, args.json)
 
 
 def _accuracy(args: argparse.Namespace) -> int:
@@ -142,8 +151,14 @@ def _accuracy(args: argparse.Namespace) -> int:
     if not openvino_available():
         raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "
                          "pip install openvino")
-    if args.backend == "onnxruntime" and args.weights == "fp16":
-        raise InputError("the onnxruntime backend takes weights int8, int4 or fp32; choose int8 or int4")
+    from ..settings import backend_options
+
+    try:
+        options = backend_options(backend=args.backend, weights=args.weights, fast=args.fast)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if options.backend == "torch":
+        raise InputError("hearth accuracy measures the compiled backends (openvino, onnxruntime)")
     _check_model(args.model)
     model = args.model or str(bench_checkpoint())
-    return main_accuracy(model, args.weights, args.frames, args.vocoder, args.json, backend=args.backend)
+    return main_accuracy(model, options.weights, args.frames, args.vocoder, args.json, backend=options.backend)

@@ -86,13 +86,16 @@ def add_model(p: argparse.ArgumentParser) -> None:
 
 def add_backend(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("backend (see `hearth doctor`)")
+    g.add_argument("--fast", action="store_true",
+                   help="the fastest combination measured: 4-bit language-model weights on ONNX Runtime (its "
+                        "drift against fp32: hearth accuracy --fast)")
     g.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
                    help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
                         "without AVX-512; the vocoder on OpenVINO) or torch (the reference, bit-exact with the "
                         "official package)")
     g.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None,
-                   help="OpenVINO language-model weights (default int8; int4: NNCF's group-wise 4-bit weights "
-                        "for the transformer layers, opt-in, see `hearth accuracy --weights int4`)")
+                   help="language-model weights (default int8; int4: 4-bit weights for the transformer layers, "
+                        "opt-in, see `hearth accuracy --weights int4`; fp16 on OpenVINO only)")
     g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "torch"), default=None,
                    help="vocoder precision with OpenVINO (default bf16), or the torch fp32 vocoder")
     g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
@@ -111,7 +114,7 @@ def backend_flags(args: argparse.Namespace) -> dict[str, Any]:
     return {
         "backend": args.backend, "weights": args.weights, "vocoder": args.vocoder, "device": args.device,
         "vocoder_device": args.vocoder_device, "threads": args.lm_threads, "vocoder_threads": args.vocoder_threads,
-        "overlap": args.overlap, "dtype": args.dtype,
+        "overlap": args.overlap, "dtype": args.dtype, "fast": args.fast or None,
     }
 
 
