@@ -251,7 +251,7 @@ class FrameBatcher:
                             continue
                         prompt = gen.embeds.prefill
                         assert prompt is not None
-                        row.session = batch.open(gen.opts, gen.rng, prompt.shape[1])
+                        row.session = batch.open(gen.opts, gen.rng, prompt.shape[1], gen.embeds.prefix)
                         x, first = prompt, True
                     else:
                         assert row.summed is not None

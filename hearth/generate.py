@@ -34,6 +34,9 @@ class Embeds(Protocol):
     @property
     def prefill(self) -> torch.Tensor | None: ...
 
+    @property
+    def prefix(self) -> int: ...  # leading prefill positions that depend on voice, language, instruction only
+
     def prefill_ready(self) -> bool: ...  # False: nothing to speak (or cancelled)
 
     def started(self) -> bool: ...  # prefill_ready() would not wait
@@ -133,7 +136,7 @@ class FrameGenerator:
             return
         t0 = time.perf_counter()
         assert embeds.prefill is not None
-        session = self.lm.session(self.opts, self.rng, embeds.prefill.shape[1])
+        session = self.lm.session(self.opts, self.rng, embeds.prefill.shape[1], embeds.prefix)
         try:
             yield from self._frames(session, t0)
         finally:  # also when the consumer abandons the iterator

@@ -102,6 +102,7 @@ class LiveEmbeds:
         self._changes = 0  # counts pushes that committed text, the end and a cancel
         self._watchers: list[Callable[[], None]] = []  # told (outside the lock) of each change
         self.prefill: torch.Tensor | None = None
+        self.prefix = 0  # as PromptEmbeds.prefix, once the prefill is made
         self.tts_pad: torch.Tensor | None = None
 
     # -- the writer's side ------------------------------------------------------------------------
@@ -174,7 +175,7 @@ class LiveEmbeds:
             first = self._ids[:1]
         embeds = embed_prompt(self.talker, self.config, Prompt(self._text.role, first, self.instruct), self.voice,
                               self.language, "interleaved")
-        self.prefill, self.tts_pad = embeds.prefill, embeds.tts_pad
+        self.prefill, self.tts_pad, self.prefix = embeds.prefill, embeds.tts_pad, embeds.prefix
         self._eos = embeds.trailing[:, -1:]  # tts_eos, as the whole-text path computes it
         return True
 

@@ -162,6 +162,9 @@ class PromptEmbeds:
     trailing: torch.Tensor  # [1, n, hidden]: added to the talker input of step k < n
     tts_pad: torch.Tensor  # [1, 1, hidden]: added once trailing is exhausted
     text_tokens: int
+    # The prefill's leading positions that depend only on the instruction, the voice and the
+    # language (the role and the codec tags): the same for every sentence in that voice.
+    prefix: int = 0
 
     def prefill_ready(self) -> bool:
         return True
@@ -242,10 +245,11 @@ def embed_prompt(
     if prompt.instruct:
         parts.insert(0, talker.embed_text(prompt.instruct))
     text = prompt.text
+    prefix = sum(part.shape[1] for part in parts)
     if isinstance(voice, ClonedVoice) and voice.in_context:
         assert voice.codes is not None and voice.text_ids is not None
         body, trailing = _in_context(talker, config, voice.codes, voice.text_ids, text, tts_eos, tts_pad, text_mode)
-        return PromptEmbeds(torch.cat(parts + [body], dim=1), trailing, tts_pad, len(text))
+        return PromptEmbeds(torch.cat(parts + [body], dim=1), trailing, tts_pad, len(text), prefix)
     if text_mode == "whole":
         pads = talker.embed_codec([t.codec_pad_id] * (len(text) + 1))
         body = torch.cat((talker.embed_text(text), tts_eos), dim=1) + pads
@@ -257,7 +261,7 @@ def embed_prompt(
         trailing = torch.cat((rest, tts_eos), dim=1)
     else:
         raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
-    return PromptEmbeds(torch.cat(parts, dim=1), trailing, tts_pad, len(text))
+    return PromptEmbeds(torch.cat(parts, dim=1), trailing, tts_pad, len(text), prefix)
 
 
 def _in_context(talker: Embedder, config: ModelConfig, codes: torch.Tensor, ref_ids: list[int], text: list[int],

@@ -91,8 +91,11 @@ class LMBatch(Protocol):
 
     max_rows: int
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
-        """A new row (its `close()` gives its caches back)."""
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+             prefix: int = 0) -> LMSession:
+        """A new row (its `close()` gives its caches back). `prefix`: how many leading positions of
+        its prompt depend on nothing but the voice, language and instruction (a backend may keep
+        their keys and values and reuse them for the next prompt that starts the same way)."""
         ...
 
     def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
@@ -119,8 +122,9 @@ class SequentialBatch:
         self.lm = lm
         self.max_rows = max_rows
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
-        return self.lm.session(options, rng, prompt_length)
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+             prefix: int = 0) -> LMSession:
+        return self.lm.session(options, rng, prompt_length, prefix)
 
     def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
                ) -> list[torch.Tensor | BaseException]:
@@ -156,7 +160,10 @@ class LanguageModel(Protocol):
         """Whole frames [frames, groups] -> their summed code embeddings [1, frames, hidden]."""
         ...
 
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession: ...
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+                prefix: int = 0) -> LMSession:
+        """One utterance's session (`prefix`: as for `LMBatch.open`)."""
+        ...
 
     def batch(self, max_rows: int) -> LMBatch: ...
 

@@ -195,7 +195,8 @@ class OpenVINOLanguageModel:
     def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
         return self.embedder.embed_frames(codes)
 
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> LMSession:
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+                prefix: int = 0) -> LMSession:
         from .ov_paged import PagedBatch
 
         with self._lock:

@@ -92,7 +92,8 @@ class PagedBatch:
         self._free_blocks: list[int] = []
         self._grow(max_rows * _START_BLOCKS_PER_ROW)
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> PagedRow:
+    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+             prefix: int = 0) -> PagedRow:
         return PagedRow(self, options, rng)
 
     def close(self) -> None:

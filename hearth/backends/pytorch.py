@@ -41,7 +41,9 @@ class TorchLanguageModel:
     def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
         return self.talker.embed_frames(codes)
 
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int) -> TorchSession:
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+                prefix: int = 0) -> TorchSession:
+        # (No prefix reuse: computing a prompt in two parts rounds differently, and this backend is exact.)
         return TorchSession(self.talker, options, rng, prompt_length)
 
     def batch(self, max_rows: int) -> SequentialBatch:
