@@ -67,6 +67,7 @@ def quiet_local_ray(cache: Path) -> Iterator[None]:
     """The environment in which to start a local Ray (`ray.init()`), whose processes inherit it:
 
     - `RAY_USAGE_STATS_ENABLED=0`, Ray's supported switch for its usage statistics;
+    - RAY_TMPDIR in Hearth's cache (where the path is short enough for Ray's sockets);
     - HOME at a folder of Hearth's cache holding an empty `ray_bootstrap_config.yaml`. Ray's head
       process runs its usage-statistics module even when statistics are off, and that module looks
       for the autoscaler's `~/ray_bootstrap_config.yaml`; without one it asks the cloud metadata
@@ -82,6 +83,12 @@ def quiet_local_ray(cache: Path) -> Iterator[None]:
     home.mkdir(parents=True, exist_ok=True)
     (home / "ray_bootstrap_config.yaml").write_text("{}\n")
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
+    # Ray's session files (logs, sockets) under the cache too, not /tmp/ray, where the path leaves
+    # room for Ray's socket names (a Unix socket's path is at most 107 bytes).
+    temp = cache / "rt"
+    if len(str(temp)) <= 36 and "RAY_TMPDIR" not in os.environ:
+        temp.mkdir(parents=True, exist_ok=True)
+        os.environ["RAY_TMPDIR"] = str(temp)
     os.environ.setdefault("HEARTH_CACHE", str(cache))
     os.environ.setdefault("HF_HOME", str(constants.HF_HOME))
     previous = os.environ.get("HOME")
