@@ -568,7 +568,7 @@ def load(
 
     backend: "openvino" (the default: int8 weights, converted into the cache on first use, about a
     minute for 0.6B), "onnxruntime" (the language model on ONNX Runtime, the default on x86 CPUs
-    with neither AVX-512 nor AVX-VNNI) or "torch" (the reference, bit-exact with the official
+    without AVX-512) or "torch" (the reference, bit-exact with the official
     package; `dtype` "float32" or "bfloat16"). fast: the fastest combination measured, 4-bit
     language-model weights on ONNX Runtime (drift: `hearth accuracy --fast`). Further keywords as
     `hearth.BackendOptions` (weights "int8"/"int4"/"fp16"/"fp32", device, threads, vocoder

@@ -70,18 +70,21 @@ def save_tuned(options: Mapping[str, Any], evidence: Mapping[str, Any]) -> Path:
 
 
 def _default_backend(given: Mapping[str, Any]) -> str:
-    """OpenVINO, but for the language model on x86 CPUs with neither AVX-512 nor AVX-VNNI: there ONNX
-    Runtime's quantized kernels are the faster ones. Measured on the code paths of such CPUs (0.6B,
-    int8, `hearth bench --cpu ...`): AVX2 alone, ONNX Runtime RTF 3.26 against OpenVINO's 4.03
-    (talker step 49 against 60 ms, predictor frame 113 against 163 ms); with AVX-VNNI OpenVINO's
-    int8 kernels lead (2.55 against 2.95), and with AVX-512 they match and its prompt is twice as
-    fast (docs/performance.md)."""
+    """OpenVINO, but for the language model on x86 CPUs without AVX-512: there ONNX Runtime's
+    quantized kernels are the faster ones. Medians of four interleaved pairs of `hearth bench
+    --frames 40 --runs 4` (0.6B, int8; the code paths of such CPUs via `--cpu`): AVX2 alone, ONNX
+    Runtime RTF 2.57 and first audio 0.50 s against OpenVINO's 3.18 and 0.57 s; AVX2 with
+    AVX-VNNI 1.74 / 0.29 s against 2.29 / 0.34 s, in less memory (1.7 against 1.9-2.4 GB). With
+    AVX-512 (+VNNI, BF16, AMX) ONNX Runtime's real-time factor is better too (1.48 against 1.62) but
+    its prompt is slower (first audio 0.26 against 0.24 s), so OpenVINO stays there: no loss
+    where Hearth was already fastest (docs/performance.md)."""
     if openvino_available():
         from .backends import _onnxruntime_available
         from .topology import simd
 
         wants_openvino = given.get("weights") == "fp16" or given.get("device", "CPU") != "CPU"
-        if not wants_openvino and simd() in ("avx2", "avx", "sse42") and _onnxruntime_available():
+        without_avx512 = simd().split("+")[0] in ("avx2", "avx", "sse42")
+        if not wants_openvino and without_avx512 and _onnxruntime_available():
             return "onnxruntime"
         return "openvino"
     log.warning("OpenVINO is not installed, so the slow torch reference runs; pip install openvino to get "
