@@ -13,7 +13,7 @@ import torch
 from ..config import TalkerConfig
 from ..sampling import SamplingOptions
 
-__all__ = ["PredictorRun", "SampledRow", "first_result", "own_rows", "predict_rows"]
+__all__ = ["PooledSession", "PredictorRun", "SampledRow", "first_result", "own_rows", "predict_rows"]
 
 # (inputs by name) -> (codes [B, G-1] as lists, summed [B, 1, H])
 PredictorRun = Callable[[dict[str, np.ndarray]], tuple[list[list[int]], np.ndarray]]
@@ -23,7 +23,9 @@ class SampledRow:
     """The code predictor's sampling for one row: settings, and its uniform draws per frame from
     the row's own generator (so a seeded request is reproducible whatever it is batched with)."""
 
-    def __init__(self, config: TalkerConfig, options: SamplingOptions, rng: torch.Generator | None):
+    def __init__(self, batch: Any, config: TalkerConfig, options: SamplingOptions,  # noqa: ANN401
+                 rng: torch.Generator | None):
+        self.batch = batch  # the batch that opened the row (its `talker` and `predict` step it)
         self.rng = rng
         self.hidden = np.zeros(0, np.float32)  # the talker's last hidden state [1, 1, H]
         self.closed = False
@@ -42,6 +44,46 @@ class SampledRow:
     def check_open(self) -> None:
         if self.closed:
             raise RuntimeError("this language-model row is closed")
+
+    # LMSession, one row at a time (the batcher calls the batch instead)
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return first_result(self.batch.talker([self], [embeds], [True]))
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        return first_result(self.batch.talker([self], [embeds], [False]))
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        return first_result(self.batch.predict([self], [cb0]))
+
+
+class PooledSession:
+    """One utterance: the row of a one-row batch taken from its model's pool, given back on `close`
+    (`give_back(batch)`), so sessions open and close without remaking buffers."""
+
+    def __init__(self, give_back: Callable[[Any], None], batch: Any, row: Any):  # noqa: ANN401
+        self._give_back = give_back
+        self._batch = batch
+        self._row = row
+
+    def _held(self) -> Any:  # noqa: ANN401
+        if self._batch is None:
+            raise RuntimeError("this language-model session is closed; open a new one")
+        return self._row
+
+    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self._held().prefill(embeds)
+
+    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+        return self._held().step(embeds)
+
+    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+        return self._held().predict(cb0)
+
+    def close(self) -> None:
+        batch, self._batch = self._batch, None
+        if batch is not None:
+            self._row.close()
+            self._give_back(batch)
 
 
 def own_rows(batch: object, sessions: list[Any], kind: type) -> list[Any]:

@@ -26,6 +26,7 @@ from ..sampling import SamplingOptions
 from ..topology import simd
 from . import LMBatch, LMSession
 from .embedder import load_embedder
+from .lm_rows import PooledSession
 from .ov_cache import (
     ConvertedModel,
     bounded_mapping,
@@ -37,10 +38,10 @@ from .ov_cache import (
     weights_mb,
 )
 
-__all__ = ["OpenVINOLanguageModel", "OpenVINOSession", "OpenVINOVocoder", "runtime_properties"]
+__all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]
 
 if TYPE_CHECKING:
-    from .ov_paged import PagedBatch, PagedRow
+    from .ov_paged import PagedBatch
 
 log = logging.getLogger(__name__)
 
@@ -203,7 +204,7 @@ class OpenVINOLanguageModel:
             batch = self._idle.pop() if self._idle else None
         if batch is None:
             batch = PagedBatch(self, 1)
-        return OpenVINOSession(self, batch, batch.open(options, rng, prompt_length))
+        return PooledSession(self._give_back, batch, batch.open(options, rng, prompt_length))
 
     def batch(self, max_rows: int) -> LMBatch:
         from .ov_paged import PagedBatch
@@ -232,35 +233,6 @@ class OpenVINOLanguageModel:
 
     def weights_mb(self) -> dict[str, dict[str, float]]:
         return weights_mb(self.converted)
-
-
-class OpenVINOSession:
-    """One utterance: the row of a one-row batch, which goes back to the pool on `close`."""
-
-    def __init__(self, lm: OpenVINOLanguageModel, batch: PagedBatch, row: PagedRow):
-        self.lm = lm
-        self._batch: PagedBatch | None = batch
-        self._row = row
-
-    def _held(self) -> PagedRow:
-        if self._batch is None:
-            raise RuntimeError("this language-model session is closed; open a new one")
-        return self._row
-
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
-        return self._held().prefill(embeds)
-
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        return self._held().step(embeds)
-
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        return self._held().predict(cb0)
-
-    def close(self) -> None:
-        batch, self._batch = self._batch, None
-        if batch is not None:
-            self._row.close()
-            self.lm._give_back(batch)
 
 
 _PRIMED_ON_DISK = 32  # cloned voices' primed vocoder states kept per converted vocoder

@@ -27,7 +27,7 @@ from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMBatch, LMSession
 from .embedder import load_embedder
-from .lm_rows import SampledRow, first_result, own_rows, predict_rows
+from .lm_rows import PooledSession, SampledRow, own_rows, predict_rows
 from .ov_cache import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
 
 __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model", "onnxruntime_available"]
@@ -151,7 +151,7 @@ class ORTLanguageModel:
             batch = self._idle.pop() if self._idle else None
         if batch is None:
             batch = SlotBatch(self, 1)
-        return _PooledSession(self, batch, batch.open(options, rng, prompt_length, prefix))
+        return PooledSession(self._give_back, batch, batch.open(options, rng, prompt_length, prefix))
 
     def batch(self, max_rows: int) -> LMBatch:
         return SlotBatch(self, max_rows)
@@ -208,53 +208,14 @@ class Prefixes:
                 self._kept.popitem(last=False)
 
 
-class _PooledSession:
-    """One utterance: the row of a one-slot batch, which goes back to the pool on `close`."""
-
-    def __init__(self, lm: ORTLanguageModel, batch: SlotBatch, row: SlotRow):
-        self.lm = lm
-        self._batch: SlotBatch | None = batch
-        self._row = row
-
-    def _held(self) -> SlotRow:
-        if self._batch is None:
-            raise RuntimeError("this language-model session is closed; open a new one")
-        return self._row
-
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
-        return self._held().prefill(embeds)
-
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        return self._held().step(embeds)
-
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        return self._held().predict(cb0)
-
-    def close(self) -> None:
-        batch, self._batch = self._batch, None
-        if batch is not None:
-            self._row.close()
-            self.lm._give_back(batch)
-
-
 class SlotRow(SampledRow):
     """One utterance in a `SlotBatch`: its slot, its length so far and its sampling."""
 
     def __init__(self, batch: SlotBatch, slot: int, options: SamplingOptions, rng: torch.Generator | None):
-        super().__init__(batch.lm.config.talker, options, rng)
-        self.batch = batch
+        super().__init__(batch, batch.lm.config.talker, options, rng)
         self.slot = slot
         self.position = 0
         self.prefix = 0  # leading prompt positions whose keys and values the model keeps (see `Prefixes`)
-
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
-        return first_result(self.batch.talker([self], [embeds], [True]))
-
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        return first_result(self.batch.talker([self], [embeds], [False]))
-
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        return first_result(self.batch.predict([self], [cb0]))
 
     def close(self) -> None:
         if not self.closed:

@@ -22,7 +22,7 @@ import torch
 
 from ..sampling import SamplingOptions
 from . import LMSession
-from .lm_rows import SampledRow, first_result, own_rows, predict_rows
+from .lm_rows import SampledRow, own_rows, predict_rows
 
 if TYPE_CHECKING:
     from .openvino import OpenVINOLanguageModel
@@ -48,20 +48,9 @@ class PagedRow(SampledRow):
     """One utterance in a `PagedBatch`: its blocks, position, last hidden state and sampling."""
 
     def __init__(self, batch: PagedBatch, options: SamplingOptions, rng: torch.Generator | None):
-        super().__init__(batch.lm.config.talker, options, rng)
-        self.batch = batch
+        super().__init__(batch, batch.lm.config.talker, options, rng)
         self.position = 0
         self.blocks: list[int] = []
-
-    # LMSession, one row at a time (the batcher calls the batch instead)
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
-        return first_result(self.batch.talker([self], [embeds], [True]))
-
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        return first_result(self.batch.talker([self], [embeds], [False]))
-
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        return first_result(self.batch.predict([self], [cb0]))
 
     def close(self) -> None:
         if not self.closed:
