@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -36,6 +38,7 @@ __all__ = [
     "open_checkpoint",
     "resolve",
     "talker_tensor_shapes",
+    "talker_weights",
     "verify_weights",
 ]
 
@@ -208,6 +211,19 @@ def open_verified(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefi
             "different models, or the file is damaged; re-download the checkpoint"
         )
     return f
+
+
+def talker_weights(ckpt: Checkpoint) -> Callable[[str], np.ndarray]:
+    """The talker's tensors by name, widened to float32 copies, for a converter: the verified file's
+    pages of each tensor are released once it is read (each is read once)."""
+    f = open_verified(ckpt.path / "model.safetensors", talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+
+    def read(name: str) -> np.ndarray:
+        t = f.get(name).to(torch.float32).numpy().copy()
+        f.release(name)
+        return t
+
+    return read
 
 
 def _assign(module: nn.Module, f: SafetensorsFile, prefix: str, dtype: torch.dtype) -> None:

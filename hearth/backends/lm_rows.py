@@ -4,6 +4,7 @@ predictor-loop call over several rows (grouped by top-k, a single number per cal
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -13,7 +14,8 @@ import torch
 from ..config import TalkerConfig
 from ..sampling import SamplingOptions
 
-__all__ = ["PooledSession", "PredictorRun", "SampledRow", "first_result", "own_rows", "predict_rows"]
+__all__ = ["PooledLanguageModel", "PooledSession", "PredictorRun", "SampledRow", "first_result", "own_rows",
+           "predict_rows"]
 
 # (inputs by name) -> (codes [B, G-1] as lists, summed [B, 1, H])
 PredictorRun = Callable[[dict[str, np.ndarray]], tuple[list[list[int]], np.ndarray]]
@@ -128,3 +130,56 @@ def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[
         for k, i in enumerate(members):
             out[i] = (codes[k], torch.from_numpy(summed[k : k + 1].copy()))
     return out
+
+
+class PooledLanguageModel:
+    """What a compiled backend's language model shares: the prompt embeddings (its `embedder`), and
+    sessions as one-row batches from a small pool of idle ones (`_new_batch` makes a batch; a batch
+    given back is reused, after its `idle()`)."""
+
+    MAX_IDLE = 2  # idle one-row batches kept for reuse; each holds its buffers (tens of MB at 0.6B)
+
+    config: Any
+    embedder: Any
+
+    def __init__(self) -> None:
+        self._idle: list[Any] = []
+        self._pool_lock = threading.Lock()
+
+    def _new_batch(self, max_rows: int) -> Any:  # noqa: ANN401
+        raise NotImplementedError
+
+    def embed_text(self, ids: list[int]) -> torch.Tensor:
+        return self.embedder.embed_text(ids)
+
+    def embed_codec(self, ids: list[int]) -> torch.Tensor:
+        return self.embedder.embed_codec(ids)
+
+    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+        return self.embedder.embed_frames(codes)
+
+    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+                prefix: int = 0) -> PooledSession:
+        with self._pool_lock:
+            batch = self._idle.pop() if self._idle else None
+        if batch is None:
+            batch = self._new_batch(1)
+        return PooledSession(self._give_back, batch, batch.open(options, rng, prompt_length, prefix))
+
+    def batch(self, max_rows: int) -> Any:  # noqa: ANN401
+        return self._new_batch(max_rows)
+
+    def _give_back(self, batch: Any) -> None:  # noqa: ANN401
+        with self._pool_lock:
+            if len(self._idle) < self.MAX_IDLE:
+                batch.idle()
+                self._idle.append(batch)
+
+    def _warm(self, prompt_length: int) -> None:
+        """A short utterance through a pooled session (the runtime's lazy set-up is paid here)."""
+        with torch.inference_mode():
+            s = self.session(SamplingOptions().greedy(), None, prompt_length)
+            s.prefill(torch.zeros(1, prompt_length, self.config.talker.stack.hidden_size))
+            _, summed = s.predict(0)
+            s.step(summed)
+            s.close()

@@ -19,14 +19,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import torch
 
-from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
+from ..checkpoint import Checkpoint, talker_weights
 from ..model.layers import Rotary
 from ..safetensors_mmap import SafetensorsFile
-from ..sampling import SamplingOptions
 from ..topology import simd
-from . import LMBatch, LMSession
 from .embedder import load_embedder
-from .lm_rows import PooledSession
+from .lm_rows import PooledLanguageModel
 from .ov_cache import (
     ConvertedModel,
     bounded_mapping,
@@ -84,12 +82,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
 
     t0 = time.perf_counter()
     log.info("converting the language model to OpenVINO (%s weights) into %s; once per checkpoint", weights, directory)
-    f = open_verified(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
-
-    def source(name: str) -> np.ndarray:
-        t = f.get(name).to(torch.float32).numpy().copy()
-        f.release(name)
-        return t
+    source = talker_weights(ckpt)
 
     with staging(directory) as tmp, progress("converting the language model", log):
         compressed = None
@@ -139,7 +132,7 @@ def runtime_properties(
     return props
 
 
-class OpenVINOLanguageModel:
+class OpenVINOLanguageModel(PooledLanguageModel):
     """The talker (over a paged KV cache, see `ov_paged`) and the 15-step predictor loop, each one
     compiled OpenVINO model, serving single sessions and batches alike.
 
@@ -147,8 +140,6 @@ class OpenVINOLanguageModel:
     cache blocks), taken from a small pool of idle ones and given back when it closes, so any
     number can be open at once without touching each other (the runtime runs requests of one
     compiled model from several threads). `batch(n)` steps up to n rows in one call."""
-
-    MAX_IDLE = 2  # idle one-row batches kept for reuse; each holds its buffers (tens of MB at 0.6B)
 
     def __init__(
         self,
@@ -174,8 +165,7 @@ class OpenVINOLanguageModel:
         self.embedder = load_embedder(ckpt, f)
         stack = ckpt.config.talker.stack
         self.rotary = Rotary(stack.head_dim, stack.rope_theta)
-        self._idle: list[PagedBatch] = []
-        self._lock = threading.Lock()
+        super().__init__()
         t0 = time.perf_counter()
         # One network at a time: compile, run once (the runtime lays out its weights on the first
         # call), and meanwhile keep dropping the pages of the cache files it has read, so the
@@ -187,43 +177,10 @@ class OpenVINOLanguageModel:
             self._warm(2)  # the one-row batch becomes the pool's first
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
-    def embed_text(self, ids: list[int]) -> torch.Tensor:
-        return self.embedder.embed_text(ids)
-
-    def embed_codec(self, ids: list[int]) -> torch.Tensor:
-        return self.embedder.embed_codec(ids)
-
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
-        return self.embedder.embed_frames(codes)
-
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
-                prefix: int = 0) -> LMSession:
-        from .ov_paged import PagedBatch
-
-        with self._lock:
-            batch = self._idle.pop() if self._idle else None
-        if batch is None:
-            batch = PagedBatch(self, 1)
-        return PooledSession(self._give_back, batch, batch.open(options, rng, prompt_length))
-
-    def batch(self, max_rows: int) -> LMBatch:
+    def _new_batch(self, max_rows: int) -> PagedBatch:
         from .ov_paged import PagedBatch
 
         return PagedBatch(self, max_rows)
-
-    def _give_back(self, batch: PagedBatch) -> None:
-        with self._lock:
-            if len(self._idle) < self.MAX_IDLE:
-                self._idle.append(batch)
-
-    def _warm(self, prompt_length: int) -> None:
-        stack = self.config.talker.stack
-        with torch.inference_mode():
-            s = self.session(SamplingOptions().greedy(), None, prompt_length)
-            s.prefill(torch.zeros(1, prompt_length, stack.hidden_size))
-            _, summed = s.predict(0)
-            s.step(summed)
-            s.close()
 
     def warm_up(self) -> None:
         """A short utterance through a pooled session, then the mapped cache files are released

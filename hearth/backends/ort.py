@@ -22,12 +22,12 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checkpoint import Checkpoint, open_verified, talker_tensor_shapes
+from ..checkpoint import Checkpoint, talker_weights
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
-from . import LMBatch, LMSession
+from . import LMSession
 from .embedder import load_embedder
-from .lm_rows import PooledSession, SampledRow, own_rows, predict_rows
+from .lm_rows import PooledLanguageModel, SampledRow, own_rows, predict_rows
 from .ov_cache import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
 
 __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model", "onnxruntime_available"]
@@ -71,12 +71,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         return done
     t0 = time.perf_counter()
     log.info("converting the language model to ONNX (%s weights) into %s; once per checkpoint", weights, directory)
-    f = open_verified(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
-
-    def source(name: str) -> np.ndarray:
-        t = f.get(name).to(torch.float32).numpy().copy()
-        f.release(name)
-        return t
+    source = talker_weights(ckpt)
 
     with staging(directory) as tmp, progress("converting the language model", log):
         parts = {}
@@ -106,12 +101,10 @@ def session_options(threads: int | None) -> Any:  # noqa: ANN401 - onnxruntime.S
     return so
 
 
-class ORTLanguageModel:
+class ORTLanguageModel(PooledLanguageModel):
     """The talker and the 15-step predictor loop, each one ONNX Runtime session, serving single
     sessions and batches alike (see `SlotBatch`). Sessions are independent: each is the one row of
     a batch of its own, taken from a small pool of idle ones and given back when it closes."""
-
-    MAX_IDLE = 2
 
     def __init__(self, ckpt: Checkpoint, weights: str = "int8", threads: int | None = None,
                  cache: Path | None = None):
@@ -121,8 +114,7 @@ class ORTLanguageModel:
         self.weights = weights
         self.converted = convert_language_model(ckpt, weights, cache)
         self.embedder = load_embedder(ckpt, SafetensorsFile(ckpt.path / "model.safetensors"))
-        self._idle: list[SlotBatch] = []
-        self._lock = threading.Lock()
+        super().__init__()
         self.prefixes = Prefixes()
         t0 = time.perf_counter()
         directory = self.converted.directory
@@ -136,39 +128,8 @@ class ORTLanguageModel:
         self._warm(2)
         log.debug("sessions made and warmed up in %.1f s", time.perf_counter() - t0)
 
-    def embed_text(self, ids: list[int]) -> torch.Tensor:
-        return self.embedder.embed_text(ids)
-
-    def embed_codec(self, ids: list[int]) -> torch.Tensor:
-        return self.embedder.embed_codec(ids)
-
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
-        return self.embedder.embed_frames(codes)
-
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
-                prefix: int = 0) -> LMSession:
-        with self._lock:
-            batch = self._idle.pop() if self._idle else None
-        if batch is None:
-            batch = SlotBatch(self, 1)
-        return PooledSession(self._give_back, batch, batch.open(options, rng, prompt_length, prefix))
-
-    def batch(self, max_rows: int) -> LMBatch:
+    def _new_batch(self, max_rows: int) -> SlotBatch:
         return SlotBatch(self, max_rows)
-
-    def _give_back(self, batch: SlotBatch) -> None:
-        with self._lock:
-            if len(self._idle) < self.MAX_IDLE:
-                batch.shrink()
-                self._idle.append(batch)
-
-    def _warm(self, prompt_length: int) -> None:
-        with torch.inference_mode():
-            s = self.session(SamplingOptions().greedy(), None, prompt_length)
-            s.prefill(torch.zeros(1, prompt_length, self.config.talker.stack.hidden_size))
-            _, summed = s.predict(0)
-            s.step(summed)
-            s.close()
 
     def warm_up(self) -> None:
         self._warm(8)
@@ -278,7 +239,7 @@ class SlotBatch:
             log.debug("key/value buffers grown to %d positions per row", capacity)
         self._capacity = capacity
 
-    def shrink(self) -> None:
+    def idle(self) -> None:
         """Back to the first capacity (an idle pooled batch should not keep a long utterance's)."""
         if self._capacity > _START_CAPACITY:
             self._buffers.clear()

@@ -88,6 +88,9 @@ class PagedBatch:
     def close(self) -> None:
         pass
 
+    def idle(self) -> None:
+        """(Pooled while idle: its blocks are kept for the next session.)"""
+
     # -- blocks ----------------------------------------------------------------------------------------
 
     def _grow(self, capacity: int) -> None:
