@@ -16,6 +16,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -114,13 +115,15 @@ class Engine:
     def __init__(self, checkpoint: Checkpoint, options: BackendOptions | None = None):
         options = options or BackendOptions()
         settings.configure_process(options)
-        try:
-            backend = create(checkpoint, options)
-        except ValueError as e:
-            raise InputError(str(e)) from e
+        with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
+            tokenizer = pool.submit(checkpoint.tokenizer)  # read while the networks load
+            try:
+                backend = create(checkpoint, options)
+            except ValueError as e:
+                raise InputError(str(e)) from e
+            self.tokenizer = tokenizer.result()
         self.checkpoint = checkpoint
         self.config: ModelConfig = checkpoint.config
-        self.tokenizer = checkpoint.tokenizer()
         self.backend: Backend = backend
         self.lm = backend.lm
         self.vocoder = backend.vocoder

@@ -16,6 +16,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +57,6 @@ def cache_root() -> Path:
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
     weight format, built once, then cached."""
-    import onnx
     import onnxruntime as ort
 
     from .ort_graphs import BLOCKS, WEIGHT_FORMATS, build_predictor_loop, build_talker
@@ -69,6 +69,8 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root())
     if done is not None:
         return done
+    import onnx  # only to convert: its import alone takes most of a second
+
     t0 = time.perf_counter()
     log.info("converting the language model to ONNX (%s weights) into %s; once per checkpoint", weights, directory)
     source = talker_weights(ckpt)
@@ -123,8 +125,10 @@ class ORTLanguageModel(PooledLanguageModel):
             return ort.InferenceSession(str(directory / f"{network}.onnx"), session_options(threads),
                                         providers=["CPUExecutionProvider"])
 
-        self.talker = open_session("talker")
-        self.predictor = open_session("predictor")
+        with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:  # laid out side by side
+            talker = pool.submit(open_session, "talker")
+            self.predictor = open_session("predictor")
+            self.talker = talker.result()
         self._warm(2)
         log.debug("sessions made and warmed up in %.1f s", time.perf_counter() - t0)
 
