@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: setup test lint
+.PHONY: setup test test-fast lint
 
 # Everything a fresh machine needs: the package, its test tools, and the official
 # qwen-tts 0.1.1 (test-only reference; --no-deps because of its gradio/torchaudio pins).
@@ -9,10 +9,17 @@ setup:
 	$(PYTHON) -m pip install -q -e '.[test]'
 	$(PYTHON) -m pip install -q --no-deps qwen-tts==0.1.1
 
+# Everything, in two worker processes (a test module stays on one worker: its server starts once).
 test:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m mypy
-	$(PYTHON) -m pytest -q
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope
+
+# For working: no test that starts a process or converts for a compiled backend, but one OpenVINO
+# smoke test (see tests/conftest.py); about two minutes on two cores.
+test-fast:
+	$(PYTHON) -m ruff check hearth tests
+	$(PYTHON) -m pytest -q -n 2 -m "not slow"
 
 lint:
 	$(PYTHON) -m ruff check hearth tests

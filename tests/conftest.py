@@ -132,3 +132,31 @@ def server(tiny_dir):
     yield s
     code, err = s.stop()
     assert code == 0, err
+
+
+# The tiers. `make test-fast` (for working) runs what needs neither a process of its own nor a
+# compiled backend: the tokenizer, the torch engine against the official package, streaming,
+# live text, scheduling and the service in this process, and one OpenVINO smoke test
+# (`pytest.mark.smoke`). `make test` (CI) runs everything.
+PROCESS_MODULES = {  # they start `hearth` commands or servers
+    "test_bench", "test_chat", "test_cli", "test_cluster", "test_page", "test_privacy", "test_serve",
+    "test_serve_voices", "test_speak_soak", "test_speaker", "test_voice_cli", "test_websocket", "test_wyoming",
+}
+COMPILED_MODULES = {"test_compiled_backends", "test_onnxruntime", "test_openvino"}
+COMPILED_FIXTURES = {"fast_engine", "ov_fp32", "ov_int8", "base_fp32"}
+COMPILED_PARAMS = {"openvino", "onnxruntime"}
+
+
+def _needs_compiled_backend(item: pytest.Item) -> bool:
+    if item.module.__name__ in COMPILED_MODULES or COMPILED_FIXTURES & set(getattr(item, "fixturenames", ())):
+        return True
+    callspec = getattr(item, "callspec", None)
+    return callspec is not None and any(str(v) in COMPILED_PARAMS for v in callspec.params.values())
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.get_closest_marker("smoke"):
+            continue
+        if item.module.__name__ in PROCESS_MODULES or _needs_compiled_backend(item):
+            item.add_marker(pytest.mark.slow)

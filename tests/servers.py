@@ -62,6 +62,27 @@ class Server:
         return openai.OpenAI(base_url=self.url + "/v1", api_key=kw.pop("api_key", "unused"), max_retries=0, **kw)
 
 
+def metrics(server: Server) -> dict[str, float]:
+    """The server's /metrics, as {sample name with labels: value}."""
+    with urllib.request.urlopen(server.url + "/metrics", timeout=5) as r:
+        assert r.headers["Content-Type"].startswith("text/plain")
+        text = r.read().decode()
+    values = {}
+    for line in text.splitlines():
+        if line and not line.startswith("#"):
+            name, value = line.rsplit(" ", 1)
+            values[name] = float(value)
+    return values
+
+
+def wait_for_metric(server: Server, name: str, value: float, within_s: float = 20) -> None:
+    """Until the server's metric `name` reads `value` (an AssertionError with the server's log after `within_s`)."""
+    deadline = time.monotonic() + within_s
+    while (seen := metrics(server).get(name)) != value:
+        assert time.monotonic() < deadline, f"{name} stayed {seen}, not {value}; the server logged:\n{server.logged()}"
+        time.sleep(0.05)
+
+
 class WyomingServer:
     """A live `hearth wyoming` process on a free loopback port (or another --uri), stopped with SIGTERM."""
 

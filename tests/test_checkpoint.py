@@ -14,6 +14,7 @@ import hearth
 from hearth.checkpoint import CheckpointError, open_checkpoint, resolve, talker_tensor_shapes
 
 
+@pytest.mark.slow
 def test_official_written_checkpoint_loads_in_hearth(tmp_path, tiny_dir, reference_tokenizer):
     """The official classes write a checkpoint (random init, fp32, encoder included); Hearth loads it
     and generates the same codes as the official model that wrote it."""

@@ -287,6 +287,7 @@ def write_with_official_classes(source, out):
     return out
 
 
+@pytest.mark.slow
 def test_checkpoints_written_by_the_official_classes(base_dir, design_dir, reference_tokenizer, tmp_path):
     """Base and VoiceDesign checkpoints as the official classes write them (their own random init):
     Hearth's in-context clone and designed voice give the official package's codes on them."""

@@ -60,7 +60,7 @@ def random_splits(text, n, seed):
     return out
 
 
-@pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
+@pytest.mark.parametrize("greedy", [True, pytest.param(False, marks=pytest.mark.slow)], ids=["greedy", "sampled"])
 def test_live_codes_equal_the_official_streaming_mode(official, engine, reference_tokenizer, greedy):
     """Torch reference: every split and timing gives the whole-text codes, and those are the official ones."""
     text = TEXTS[1]

@@ -151,6 +151,19 @@ def test_first_chunk_defaults_to_one_frame_with_the_openvino_vocoder(engine, ov_
     assert sizes[0] == 1 and sum(sizes) >= 1
 
 
+@pytest.mark.smoke
+def test_default_engine_streams_what_the_reference_vocoder_hears(engine, ov_int8):
+    """The OpenVINO smoke test `make test-fast` keeps: the default arrangement (int8 language model,
+    bf16 vocoder) streams a sentence whose audio is its own codes decoded by the torch reference."""
+    with ov_int8.stream("A short smoke test.", "ryan", seed=2, max_new_tokens=12, budget=None) as stream:
+        chunks = list(stream)
+    codes = torch.cat([c.codes for c in chunks])
+    audio = np.concatenate([c.samples for c in chunks])
+    assert codes.shape[0] >= 1 and codes.shape[1] == 16
+    assert len(audio) == codes.shape[0] * engine.checkpoint.codec.upsample
+    assert snr_db(engine.decode(codes), audio) > 25.0
+
+
 def test_long_steps_report_progress(caplog):
     import logging
 

@@ -17,7 +17,7 @@ import urllib.request
 
 import numpy as np
 import pytest
-from servers import Server
+from servers import Server, metrics, wait_for_metric
 
 openai = pytest.importorskip("openai")
 av = pytest.importorskip("av")
@@ -216,8 +216,8 @@ def test_api_key_busy_and_disconnect(tiny_dir):
         with client.audio.speech.with_streaming_response.create(
             model="tts-1", voice="ryan", input=held_text, response_format="pcm", extra_body={"max_new_tokens": 4000},
         ) as held:
-            first = next(held.iter_bytes(3840))
-            assert first
+            chunks = held.iter_bytes(3840)  # kept: a dropped iterator would close the connection
+            assert next(chunks)
             t0 = time.monotonic()
             try:
                 client.audio.speech.create(model="tts-1", voice="ryan", input="Me too.")
@@ -227,8 +227,10 @@ def test_api_key_busy_and_disconnect(tiny_dir):
                 pytest.fail(f"served while another request held the only slot; the server logged:\n{s.logged()}")
             assert refused.status_code == 503 and int(refused.response.headers["retry-after"]) >= 1
             assert time.monotonic() - t0 < 5
-        # Leaving the block closed the connection mid-stream.
-        time.sleep(1.0)
+            assert next(chunks)  # the held request was still streaming all along
+        # Leaving the block closed the connection mid-stream: the server cancels and frees its slot.
+        wait_for_metric(s, "hearth_active_streams", 0)
+        wait_for_metric(s, "hearth_queue_depth", 0)  # between sentences a request waits, still admitted
         again = client.audio.speech.create(model="tts-1", voice="ryan", input="Room again.", response_format="pcm",
                                            extra_body={"max_new_tokens": 5})
         assert len(again.content) == 4 * 1920 * 2
@@ -245,14 +247,7 @@ def test_metrics_in_prometheus_text(server):
     speak(server, "pcm")
     with pytest.raises(openai.BadRequestError):
         server.client().audio.speech.create(model="tts-1", voice="nobody", input="Hi.")
-    with urllib.request.urlopen(server.url + "/metrics") as r:
-        assert r.headers["Content-Type"].startswith("text/plain")
-        text = r.read().decode()
-    values = {}
-    for line in text.splitlines():
-        if line and not line.startswith("#"):
-            name, value = line.rsplit(" ", 1)
-            values[name] = float(value)
+    values = metrics(server)
     assert values['hearth_requests_total{status="200"}'] >= 1 and values['hearth_requests_total{status="400"}'] >= 1
     assert values["hearth_first_byte_seconds_count"] >= 1
     assert values['hearth_first_byte_seconds_bucket{le="+Inf"}'] == values["hearth_first_byte_seconds_count"]

@@ -151,6 +151,7 @@ def test_inline_reference_audio(server, base):
         ("big", bytes(11 << 20), {}, 413, "10 MB"),
         ("flag", REF, {"x_vector_only_mode": "maybe"}, 400, "true or false"),
     ],
+    ids=["short", "silent", "junk", "long", "bad-name", "no-name", "no-file", "too-big", "bad-flag"],
 )
 def test_bad_uploads_are_refused_and_the_server_keeps_serving(server, name, audio, fields, status, fragment):
     r = upload(server, name, audio, **fields)

@@ -81,7 +81,9 @@ def test_cancel_is_quick_and_clean(engine):
     with Service(engine, sink, keep_codes=True, max_new_tokens=13) as service:
         job = service.say(" ".join(["A long sentence that keeps going for a while."] * 8), voice="ryan", seed=3)
         queued = service.say("This one is queued behind it.", voice="ryan", seed=4)
+        deadline = time.monotonic() + 60
         while job.first_audio_s is None:
+            assert time.monotonic() < deadline and job.status not in ("done", "failed", "cancelled"), job.status
             time.sleep(0.01)
         time.sleep(0.3)
         t_cancel = time.monotonic()
