@@ -15,7 +15,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import settings
+from . import aliases, settings
 from .backends import Backend, BackendOptions, create
 from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
@@ -112,8 +112,11 @@ class Engine:
     scheduler (`hearth.scheduler`) decides who goes first. `close()` stops every stream.
     """
 
-    def __init__(self, checkpoint: Checkpoint, options: BackendOptions | None = None):
+    def __init__(self, checkpoint: Checkpoint, options: BackendOptions | None = None, *,
+                 voice_aliases: Mapping[str, str] | Iterable[str] | None = None):
         options = options or BackendOptions()
+        # Other names for voices (OpenAI's, by default, on a CustomVoice checkpoint): see hearth.aliases.
+        self.voice_aliases = aliases.voice_aliases(checkpoint.config, voice_aliases)
         settings.configure_process(options)
         with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
             tokenizer = pool.submit(checkpoint.tokenizer)  # read while the networks load
@@ -190,12 +193,18 @@ class Engine:
             return voice
         if kind == "base":
             if isinstance(voice, str) and voice.strip():
+                alias = self.voice_aliases.get(voice.strip().lower())
+                if alias is not None and voice.strip() not in self.cloner.usable():
+                    voice = alias
                 return self.stored_voice(voice)
             raise InputError(f"{self.config.kind} checkpoints have no built-in voices; clone one from reference "
                              "audio (engine.clone_voice, or `hearth voice add`)")
         v = voice.strip().lower() if isinstance(voice, str) else None
         if v not in self.config.talker.speaker_ids:
-            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}")
+            v = self.voice_aliases.get(v) if v is not None else None
+        if v not in self.config.talker.speaker_ids:
+            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}; or an alias: "
+                             f"{aliases.alias_list(self.voice_aliases) or 'none set'}")
         return v
 
     def stored_voice(self, name: str) -> ClonedVoice:
@@ -565,6 +574,7 @@ def load(
     *,
     backend: str | None = None,
     fast: bool = False,
+    voice_aliases: Mapping[str, str] | Iterable[str] | None = None,
     **backend_options: Any,
 ) -> Engine:
     """Load a checkpoint directory or hub id, on the fastest installed backend unless told otherwise.
@@ -577,13 +587,15 @@ def load(
     `hearth.BackendOptions` (weights "int8"/"int4"/"fp16"/"fp32", device, threads, vocoder
     "bf16"/"fp16"/"fp32"/"torch", vocoder_device, vocoder_threads, overlap). Settings saved by
     `hearth tune` fill what is not given, exactly as for the `hearth` command
-    (`hearth.settings.backend_options`).
+    (`hearth.settings.backend_options`). voice_aliases: other names for voices, over OpenAI's
+    names that a CustomVoice checkpoint answers by default ({"alloy": "ryan"}; see
+    `hearth.aliases`).
     """
     try:
         options = settings.backend_options(backend=backend, dtype=dtype, fast=fast, **backend_options)
     except ValueError as e:
         raise InputError(str(e)) from e
     t0 = time.perf_counter()
-    engine = Engine(open_checkpoint(model, progress=progress), options)
+    engine = Engine(open_checkpoint(model, progress=progress), options, voice_aliases=voice_aliases)
     log.info("loaded %s (%s) in %.1f s", engine.checkpoint.path, options.backend, time.perf_counter() - t0)
     return engine

@@ -113,6 +113,9 @@ def test_voices(tiny_dir):
         ["vivian", "serena", "uncle_fu", "dylan", "eric", "ryan", "aiden", "ono_anna", "sohee"])
     assert data["languages"][0] == "auto" and len(data["languages"]) == 11
     assert data["dialects"] == {"eric": "sichuan_dialect", "dylan": "beijing_dialect"}
+    assert len(data["aliases"]) == 13 and set(data["aliases"].values()) <= set(data["voices"])  # OpenAI's names
+    r = run("voices", "--model", str(tiny_dir), "--voice-alias", "robot=Eric")
+    assert b"robot (eric)" in r.stdout and b"echo (" in r.stdout
 
 
 @pytest.mark.parametrize(

@@ -17,6 +17,7 @@ import urllib.request
 
 import numpy as np
 import pytest
+import requests
 from servers import Server, metrics, wait_for_metric
 
 openai = pytest.importorskip("openai")
@@ -37,9 +38,9 @@ def expected_pcm(fast_engine):
     return to_pcm(np.concatenate(parts), "s16")
 
 
-def speak(server, fmt, **extra):
+def speak(server, fmt, voice="Ryan", **extra):
     with server.client().audio.speech.with_streaming_response.create(
-        model="tts-1", voice="Ryan", input=TEXT, response_format=fmt,
+        model="tts-1", voice=voice, input=TEXT, response_format=fmt,
         extra_body={"seed": SEED, "max_new_tokens": FRAMES, **extra},
     ) as response:
         assert response.status_code == 200
@@ -58,6 +59,12 @@ def test_pcm_equals_the_engine(server, expected_pcm):
     headers, data = speak(server, "pcm")
     assert headers["content-type"] == "audio/pcm"
     assert data == expected_pcm  # 2 sentences x 8 frames x 1920 samples, bit for bit
+
+
+def test_openai_voice_names_speak_their_voice(server, expected_pcm):
+    """OpenAI's voice names are aliases of the checkpoint's voices: echo is Ryan by default."""
+    headers, data = speak(server, "pcm", voice="echo")
+    assert data == expected_pcm
 
 
 def test_pcm_equals_hearth_say(server, tiny_dir):
@@ -125,14 +132,23 @@ def test_sse_deltas_then_done(server, expected_pcm):
     assert b"".join(base64.b64decode(e["audio"]) for e in events[:-1]) == expected_pcm
 
 
+OPENAI_VOICES = {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse",
+                 "marin", "cedar"}  # the names OpenAI's speech API documents
+
+
 def test_voices_models_health(server):
     with urllib.request.urlopen(server.url + "/v1/audio/voices") as r:
         voices = json.loads(r.read())["voices"]
-    assert {v["id"] for v in voices} == {"vivian", "serena", "uncle_fu", "dylan", "eric", "ryan", "aiden",
-                                         "ono_anna", "sohee"}
+    own = {v["id"] for v in voices if "alias_of" not in v}
+    assert own == {"vivian", "serena", "uncle_fu", "dylan", "eric", "ryan", "aiden", "ono_anna", "sohee"}
+    aliases = {v["id"]: v for v in voices if "alias_of" in v}
+    assert set(aliases) == OPENAI_VOICES and all(v["alias_of"] in own for v in aliases.values())
+    assert aliases["echo"]["alias_of"] == "ryan" and aliases["echo"]["name"] == "echo (Ryan)"
     ryan = next(v for v in voices if v["id"] == "ryan")
     assert ryan["name"] == "Ryan" and "english" in ryan["languages"]
     assert {m.id for m in server.client().models.list()} >= {"tts-1", "gpt-4o-mini-tts"}
+    with urllib.request.urlopen(server.url + "/v1/audio/models") as r:  # Open WebUI's shape
+        assert {m["id"] for m in json.loads(r.read())["models"]} >= {"tts-1", "tts-1-hd", "gpt-4o-mini-tts"}
     with urllib.request.urlopen(server.url + "/health") as r:
         assert json.loads(r.read())["status"] == "ok"
 
@@ -205,10 +221,17 @@ def test_body_too_large(server):
 def test_api_key_busy_and_disconnect(tiny_dir):
     """One server with a key and room for one request at a time: 401 without the key, 503 with
     Retry-After when full (at once, never a hang), and a client that leaves stops its generation."""
-    s = Server(tiny_dir, "--api-key", "sesame", "--max-active", "1", "--max-queue", "0")
+    s = Server(tiny_dir, "--api-key", "sesame", "--max-active", "1", "--max-queue", "0", "--voice-alias", "Alloy=Eric")
     try:
         with pytest.raises(openai.AuthenticationError):
             s.client(api_key="wrong").audio.speech.create(model="tts-1", voice="ryan", input="Hi.")
+        with pytest.raises(openai.AuthenticationError):  # as OpenAI's
+            s.client(api_key="wrong").models.list()
+        # Open WebUI lists models and voices without its key: both answer (no stored voices in them).
+        assert requests.get(s.url + "/v1/audio/models", timeout=30).status_code == 200
+        listed = requests.get(s.url + "/v1/audio/voices", timeout=30).json()
+        alloy = next(v for v in listed["voices"] if v["id"] == "alloy")
+        assert alloy["alias_of"] == "eric" and listed["uploaded_voices"] == []
         client = s.client(api_key="sesame")
         # Many sentences: even if random weights end one early, the request stays admitted (two
         # sentences ahead of a reader that has stopped reading).
@@ -231,7 +254,7 @@ def test_api_key_busy_and_disconnect(tiny_dir):
         # Leaving the block closed the connection mid-stream: the server cancels and frees its slot.
         wait_for_metric(s, "hearth_active_streams", 0)
         wait_for_metric(s, "hearth_queue_depth", 0)  # between sentences a request waits, still admitted
-        again = client.audio.speech.create(model="tts-1", voice="ryan", input="Room again.", response_format="pcm",
+        again = client.audio.speech.create(model="tts-1", voice="alloy", input="Room again.", response_format="pcm",
                                            extra_body={"max_new_tokens": 5})
         assert len(again.content) == 4 * 1920 * 2
     finally:

@@ -95,10 +95,11 @@ def test_describe(server, tiny_dir):
         assert voice.description and voice.installed
 
 
-def test_one_shot_synthesis(server, expected):
+@pytest.mark.parametrize("voice", ["Ryan", "echo"])  # echo: OpenAI's name, an alias of Ryan by default
+def test_one_shot_synthesis(server, expected, voice):
     async def go():
         async with AsyncTcpClient("127.0.0.1", server.port) as client:
-            await client.write_event(Synthesize(text=TEXT, voice=SynthesizeVoice(name="Ryan")).event())
+            await client.write_event(Synthesize(text=TEXT, voice=SynthesizeVoice(name=voice)).event())
             return await events_until(client, "audio-stop")
 
     events = run(go())

@@ -22,7 +22,16 @@ from ..agent import BargeIn, ChatStream, chat_url, speak_turn
 from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from ..engine import InputError, load
 from ..scheduler import Scheduler
-from .options import add_backend, add_model, backend_flags, check_backend, check_output, check_voice_language, count
+from .options import (
+    add_backend,
+    add_model,
+    add_voice_alias,
+    check_backend,
+    check_output,
+    check_voice_language,
+    count,
+    load_flags,
+)
 from .options import seed as seed_type
 
 __all__ = ["add_parsers"]
@@ -42,6 +51,7 @@ def add_parsers(sub: Any) -> None:
                                           "sentences, without lists or markdown.",
                       help="the system prompt")
     chat.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
+    add_voice_alias(chat)
     chat.add_argument("--language", default="auto")
     chat.add_argument("--seed", type=seed_type, default=None,
                       help="seed of every answer (sentence i with seed + i; default: random)")
@@ -99,7 +109,7 @@ def _chat(args: argparse.Namespace) -> int:
     model = args.llm_model or _first_model(args.llm, key)
     lines: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_lines, args=(lines,), name="hearth-stdin", daemon=True).start()
-    with load(args.model, **backend_flags(args)) as engine, Scheduler(engine, max_active=1, max_waiting=1) as scheduler:
+    with load(args.model, **load_flags(args)) as engine, Scheduler(engine, max_active=1, max_waiting=1) as scheduler:
         sink = (WavWriter(args.out, engine.sample_rate, args.sample_format) if args.out is not None
                 else Speaker(engine.sample_rate))
         _say(f"ready: talking with {model} at {chat_url(args.llm)}; type a line (Ctrl-D ends)")

@@ -28,6 +28,8 @@ __all__ = [
     "check_backend",
     "check_output",
     "check_voice_language",
+    "add_voice_alias",
+    "load_flags",
     "count",
     "read_text",
     "seconds",
@@ -118,6 +120,17 @@ def backend_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def add_voice_alias(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--voice-alias", action="append", default=[], metavar="NAME=VOICE",
+                   help="another name for a voice (repeatable); OpenAI's voice names (alloy, ash, ...) are aliases "
+                        "of a CustomVoice checkpoint's voices by default: see `hearth voices`")
+
+
+def load_flags(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of `hearth.load` the user gave: the backend's, and the voice aliases."""
+    return {**backend_flags(args), "voice_aliases": getattr(args, "voice_alias", None) or None}
+
+
 def check_backend(args: argparse.Namespace) -> None:
     """Resolve the backend options now (cheap): a bad combination fails before any loading."""
     from ..settings import backend_options
@@ -134,6 +147,7 @@ def add_generation(p: argparse.ArgumentParser) -> None:
                    help="speaker (see `hearth voices`; default vivian; with a Base checkpoint a stored voice from "
                         "`hearth voice add`; none with VoiceDesign, whose --instruct describes the voice)")
     p.add_argument("--language", default="auto", help="language, or auto (default)")
+    add_voice_alias(p)
     add_model(p)
     p.add_argument("--instruct", default=None, help="style instruction (1.7B models only)")
     mode = p.add_mutually_exclusive_group()
@@ -178,12 +192,16 @@ def check_voice_language(args: argparse.Namespace) -> ModelConfig:
     """The checkpoint's config (reading JSON only), with `args.voice` (None: the checkpoint kind's
     default, set in place) and `args.language` checked against it. A Base checkpoint's voices are
     stored profiles: the engine checks those when it loads."""
+    from ..aliases import alias_list, voice_aliases
+
     config = open_checkpoint(args.model).config
     voice, language = args.voice, args.language
+    aliases = voice_aliases(config, getattr(args, "voice_alias", None))
     if config.model_type == "custom_voice":
         voice = args.voice = DEFAULT_VOICE if voice is None else voice
-        if voice.strip().lower() not in config.talker.speaker_ids:
-            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(config.voices)}")
+        if voice.strip().lower() not in config.talker.speaker_ids and voice.strip().lower() not in aliases:
+            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(config.voices)}; or an alias: "
+                             f"{alias_list(aliases)}")
     elif config.model_type == "voice_design":
         if voice is not None and voice.strip():
             raise InputError("a VoiceDesign checkpoint has no voices to choose: describe the voice with --instruct "

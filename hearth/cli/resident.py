@@ -25,11 +25,12 @@ from ..service import Service
 from .options import (
     add_backend,
     add_model,
-    backend_flags,
+    add_voice_alias,
     check_backend,
     check_output,
     check_voice_language,
     count,
+    load_flags,
     seconds,
     seed,
 )
@@ -44,6 +45,7 @@ def add_parsers(sub: Any) -> None:
     add_model(speak)
     add_backend(speak)
     speak.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
+    add_voice_alias(speak)
     speak.add_argument("--language", default="auto")
     speak.add_argument("--seed", type=seed, default=None, help="seed of each request (default: random)")
     speak.add_argument("--sink", choices=("speaker", "wav", "raw", "null"), default=None,
@@ -131,7 +133,7 @@ def _speak(args: argparse.Namespace) -> int:
     check_backend(args)
     check_voice_language(args)
     kind = _sink_kind(args)
-    with load(args.model, **backend_flags(args)) as engine:
+    with load(args.model, **load_flags(args)) as engine:
         sink = _open_sink(kind, args, engine.sample_rate)
         with sink:
             _speak_lines(engine, sink, args)
@@ -200,5 +202,5 @@ def _soak(args: argparse.Namespace) -> int:
     check_backend(args)
     settings = SoakSettings(sentences=args.sentences, idle_s=args.idle, max_new_tokens=args.max_new_tokens,
                             realtime=args.realtime, duration_s=args.duration)
-    with load(args.model, **backend_flags(args)) as engine:
+    with load(args.model, **load_flags(args)) as engine:
         return main_soak(engine, settings, args.json)

@@ -19,9 +19,10 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
+from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import add_backend, add_model, backend_flags, check_backend, count, seconds
+from .options import add_backend, add_model, add_voice_alias, check_backend, count, load_flags, seconds
 
 __all__ = ["add_parsers"]
 
@@ -42,6 +43,7 @@ def add_parsers(sub: Any) -> None:
                             "the one `hearth tune` chose, else 4; 1 generates one at a time)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser pages from ORIGIN (repeatable; '*' for any)")
+    add_voice_alias(serve)
     add_model(serve)
     add_backend(serve)
     serve.set_defaults(run=_serve)
@@ -63,6 +65,7 @@ def add_parsers(sub: Any) -> None:
     cluster.add_argument("--max-active", type=count(1), default=4, help="per replica, as for hearth serve")
     cluster.add_argument("--max-batch", type=count(1), default=None, help="per replica, as for hearth serve")
     cluster.add_argument("--cors", action="append", default=[], metavar="ORIGIN")
+    add_voice_alias(cluster)
     add_model(cluster)
     add_backend(cluster)
     cluster.set_defaults(run=_cluster)
@@ -110,6 +113,7 @@ def _cluster(args: argparse.Namespace) -> int:
                          "pip install 'hearth-tts[cluster]'") from None
     check_backend(args)
     checkpoint = open_checkpoint(args.model)  # here too: a wrong path fails before Ray starts
+    voice_aliases(checkpoint.config, args.voice_alias)  # a bad alias fails now too
     if args.api_key is not None and not args.api_key.strip():
         raise InputError("--api-key is empty; give a key, or leave the option out")
     if not _is_loopback(args.host) and args.api_key is None:
@@ -118,7 +122,7 @@ def _cluster(args: argparse.Namespace) -> int:
     name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
     settings = ClusterSettings(
         model=str(checkpoint.path) if args.address is None else str(args.model),
-        model_name=str(name).rstrip("/").rsplit("/", 1)[-1], flags=backend_flags(args), replicas=args.replicas,
+        model_name=str(name).rstrip("/").rsplit("/", 1)[-1], flags=load_flags(args), replicas=args.replicas,
         max_replicas=args.max_replicas, cpus_per_replica=args.cpus_per_replica, max_active=args.max_active,
         max_queue=args.max_queue, max_batch=args.max_batch, api_key=args.api_key, cors=tuple(args.cors),
     )
@@ -147,6 +151,7 @@ def _serve(args: argparse.Namespace) -> int:
                          "pip install 'hearth-tts[serve]'") from None
     check_backend(args)
     checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
+    voice_aliases(checkpoint.config, args.voice_alias)  # a bad alias fails now too
     if args.api_key is not None and not args.api_key.strip():
         raise InputError("--api-key is empty; give a key, or leave the option out")
     if not _is_loopback(args.host) and args.api_key is None:
@@ -185,7 +190,7 @@ def _serve(args: argparse.Namespace) -> int:
         failed.append(e)
         server.should_exit = True
 
-    state.load_in_background(checkpoint.path, backend_flags(args), args.max_active, args.max_queue, on_failure,
+    state.load_in_background(checkpoint.path, load_flags(args), args.max_active, args.max_queue, on_failure,
                              max_batch=args.max_batch)
     host = f"[{args.host}]" if ":" in args.host else args.host
     log.info("listening on http://%s:%d (the model is loading; GET /health says when it is ready)", host, port)

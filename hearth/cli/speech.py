@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..aliases import alias_list, voice_aliases
 from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from ..checkpoint import open_checkpoint
 from ..engine import Engine, InputError, load
@@ -20,11 +21,12 @@ from ..scheduler import MAX_REQUEST_CHARS, Scheduler
 from .options import (
     add_generation,
     add_model,
-    backend_flags,
+    add_voice_alias,
     check_backend,
     check_output,
     check_voice_language,
     count,
+    load_flags,
     read_text,
 )
 
@@ -55,6 +57,7 @@ def add_parsers(sub: Any) -> None:
     voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")
     add_model(voices)
     voices.add_argument("--json", action="store_true", help="print JSON")
+    add_voice_alias(voices)
     voices.set_defaults(run=_voices)
 
 
@@ -91,7 +94,7 @@ def _prepare(args: argparse.Namespace, limit: int | None = None) -> str:
 
 
 def _load(args: argparse.Namespace) -> Engine:
-    return load(args.model, **backend_flags(args))
+    return load(args.model, **load_flags(args))
 
 
 def _say(args: argparse.Namespace) -> int:
@@ -180,9 +183,11 @@ def _voices(args: argparse.Namespace) -> int:
         from ..voices import Cloner
 
         voices = Cloner(ckpt).usable()
+    aliases = voice_aliases(cfg, args.voice_alias)
     info: dict[str, Any] = {
         "kind": cfg.kind,
         "voices": voices,
+        "aliases": aliases,
         "languages": cfg.languages,
         "dialects": {v: d for v, d in cfg.talker.speaker_dialects.items() if d},
         "instruct": cfg.honours_instruct,
@@ -198,6 +203,8 @@ def _voices(args: argparse.Namespace) -> int:
                   "--text 'what it says'")
         else:
             print("voices:    " + ", ".join(info["voices"]))
+        if aliases:
+            print("aliases:   " + alias_list(aliases))
         print("languages: " + ", ".join(info["languages"]))
         for voice, dialect in info["dialects"].items():
             print(f"  {voice} speaks {dialect} when the language is chinese or auto")

@@ -17,9 +17,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import add_backend, add_model, backend_flags, check_backend, count, seed
+from .options import add_backend, add_model, add_voice_alias, check_backend, count, load_flags, seed
 
 __all__ = ["add_parsers"]
 
@@ -46,6 +47,7 @@ def add_parsers(sub: Any) -> None:
                         "`hearth tune` chose, else 4; 1 generates one at a time)")
     p.add_argument("--max-queue", type=count(0), default=16,
                    help="syntheses that may wait beyond those (default 16); more get a 'busy' error")
+    add_voice_alias(p)
     add_model(p)
     add_backend(p)
     p.set_defaults(run=_wyoming)
@@ -87,12 +89,13 @@ def _wyoming(args: argparse.Namespace) -> int:
     if args.zeroconf is not None and kind != "tcp":
         raise InputError("--zeroconf announces a tcp:// server; it does not apply to " + args.uri)
     checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
+    aliases = voice_aliases(checkpoint.config, args.voice_alias)  # a bad alias fails now too
     if checkpoint.config.model_type == "voice_design" and not (args.instruct or "").strip():
         raise InputError(f"a {checkpoint.config.kind} checkpoint speaks the voice an instruction describes, and "
                          "Wyoming carries none: give it with --instruct 'A warm, calm woman's voice'")
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
     service = Service(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1], seed=args.seed,
-                      max_new_tokens=args.max_new_tokens, instruct=args.instruct)
+                      max_new_tokens=args.max_new_tokens, instruct=args.instruct, voice_aliases=aliases)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:
@@ -140,7 +143,7 @@ async def _run(args: argparse.Namespace, service: Any, path: Path, kind: str, wh
         failed.append(e)
         loop.call_soon_threadsafe(stop.set)
 
-    service.load_in_background(path, backend_flags(args), args.max_active, args.max_queue, on_failure,
+    service.load_in_background(path, load_flags(args), args.max_active, args.max_queue, on_failure,
                                max_batch=args.max_batch)
     log.info("listening on %s (the model is loading; describe is answered already)", shown)
     announcer = await _announce(args.zeroconf, where, port) if args.zeroconf is not None else None

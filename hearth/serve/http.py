@@ -303,12 +303,18 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         return JSONResponse({"status": "ok", "model": state.model_name, "backend": state.engine.options.backend,
                              "kind": config.kind, "instructions": config.honours_instruct})
 
+    model_names = ["tts-1", "tts-1-hd", "gpt-4o-mini-tts", state.model_name]  # each speaks with this model
+
     @app.get("/v1/models")
     async def models(http: Request) -> JSONResponse:
-        authorize(http)
-        names = ["tts-1", "tts-1-hd", "gpt-4o-mini-tts", state.model_name]
+        authorize(http)  # as OpenAI's
         return JSONResponse({"object": "list", "data": [{"id": n, "object": "model", "owned_by": "hearth"}
-                                                        for n in names]})
+                                                        for n in model_names]})
+
+    @app.get("/v1/audio/models")
+    async def audio_models() -> JSONResponse:
+        # Open WebUI's listing, which it asks for without its key: model names are no secret.
+        return JSONResponse({"models": [{"id": n, "name": n} for n in model_names]})
 
     def make_error(status: int, message: str, param: str | None = None) -> ApiError:
         kind = {404: "not_found_error", 413: "invalid_request_error"}.get(status, "invalid_request_error")
@@ -317,7 +323,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     async def run(fn: Any, *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(state.pool, fn, *args)
 
-    add_voice_routes(app, authorize=authorize, loaded=loaded, error=make_error, run=run)
+    add_voice_routes(app, authorize=authorize, key_ok=key_ok, loaded=loaded, error=make_error, run=run)
 
     @app.get("/metrics")
     async def metrics() -> Response:

@@ -58,7 +58,18 @@ def _prime(engine: Engine, name: str) -> None:
 
 def voice_entries(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """GET /v1/audio/voices's two lists: every voice as {id, name, languages, ...} (Open WebUI reads
-    these), and the stored ones as vLLM-Omni describes uploads."""
+    these), then each alias as {id, name, alias_of, ...}; and the stored voices as vLLM-Omni
+    describes uploads."""
+    listed, uploaded = _voice_entries(engine)
+    by_id = {entry["id"]: entry for entry in listed}
+    for alias, target in sorted(engine.voice_aliases.items()):
+        voice = by_id.get(target)
+        if voice is not None and alias not in by_id:
+            listed.append({**voice, "id": alias, "name": f"{alias} ({voice['name']})", "alias_of": target})
+    return listed, uploaded
+
+
+def _voice_entries(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     languages = [lang for lang in engine.languages if lang != "auto"]
     if engine.config.model_type != "base":
         dialects = engine.config.talker.speaker_dialects
@@ -84,11 +95,11 @@ def voice_entries(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str, 
     return listed, uploaded
 
 
-def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
+def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None], key_ok: Callable[[Request], bool],
                      loaded: Callable[[], tuple[Engine, Scheduler]], error: Callable[..., Exception],
                      run: Callable[..., Any]) -> None:
     """`error(status, message, param=None)` makes the server's error; `run(fn, *args)` awaits `fn`
-    on its thread pool."""
+    on its thread pool; `key_ok(request)` says whether it carries the API key (or none is set)."""
     uploading = asyncio.Lock()
     priming: set[asyncio.Task[Any]] = set()
 
@@ -103,9 +114,13 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None],
 
     @app.get("/v1/audio/voices")
     async def voices(http: Request) -> JSONResponse:
-        authorize(http)
+        # Open WebUI lists voices without its key. Without the key the answer holds what anyone who
+        # reaches the server could learn from the model's card: the built-in voices and their
+        # aliases. Stored (cloned) voices are the user's own: listed only with the key.
         engine, _ = loaded()
         listed, uploaded = await run(voice_entries, engine)
+        if not key_ok(http):
+            listed, uploaded = [entry for entry in listed if "cloned" not in entry], []
         return JSONResponse({"voices": listed, "uploaded_voices": uploaded})
 
     def too_large() -> Exception:

@@ -33,6 +33,7 @@ from wyoming.server import AsyncEventHandler
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped
 
 from .. import __version__
+from ..aliases import alias_list
 from ..audio import to_pcm
 from ..config import ModelConfig
 from ..engine import Engine, InputError
@@ -114,6 +115,7 @@ class Service(Resident):
     seed: int | None = None
     max_new_tokens: int | None = None
     instruct: str | None = None  # every synthesis's instruction (a VoiceDesign checkpoint's voice)
+    voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.aliases)
     sessions: set[Session] = field(default_factory=set)
 
     def voices(self) -> list[str]:
@@ -332,9 +334,16 @@ class Session(AsyncEventHandler):
                 raise InputError("no voice to speak with: this Base checkpoint has no stored voices yet; add one: "
                                  "hearth voice add NAME --audio REF.wav --text 'what the reference says'")
             name = voices[0]
-        if not isinstance(name, str) or name.strip().lower() not in voices:
-            raise InputError(f"unknown voice {name!r}; choose one of: {', '.join(voices) or 'none stored'}")
-        chosen = None if config.model_type == "voice_design" else name.strip().lower()
+        if not isinstance(name, str):
+            raise InputError(f"the voice's name must be a string, got {name!r}")
+        key = name.strip().lower()
+        if key not in voices and key in self.service.voice_aliases:
+            key = self.service.voice_aliases[key]
+        if key not in voices:
+            aliases = alias_list(self.service.voice_aliases)
+            raise InputError(f"unknown voice {name!r}; choose one of: {', '.join(voices) or 'none stored'}"
+                             + (f"; or an alias: {aliases}" if aliases else ""))
+        chosen = None if config.model_type == "voice_design" else key
         return chosen, model_language(voice.get("language"), config)
 
     async def _submit(self, data: dict[str, Any]) -> Request:
