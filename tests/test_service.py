@@ -92,10 +92,12 @@ def test_cancel_is_quick_and_clean(engine):
         last_write = sink.times[-1]
         assert job.status == "cancelled" and queued.status == "cancelled"
         assert last_write - t_cancel < 0.08  # audio stops within one frame time
-        faded = sink.audio[-1]
-        assert len(faded) <= int(0.011 * engine.sample_rate)
-        if len(faded) > 1:
-            assert abs(faded[-1]) <= abs(faded[0]) + 1e-6  # fade-out ends at silence
+        if last_write >= t_cancel:  # written after the cancel: only a short fade to silence
+            faded = sink.audio[-1]
+            assert len(faded) <= int(0.011 * engine.sample_rate)
+            if len(faded) > 1:
+                assert abs(faded[-1]) <= abs(faded[0]) + 1e-6  # fade-out ends at silence
+        # (else nothing was written after it: playback had caught up with generation, a slow machine)
         assert service.idle()
         after = service.say("After the cancel.", voice="vivian", language="english", seed=9)
         assert after.wait(60) and after.status == "done"
