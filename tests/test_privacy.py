@@ -72,8 +72,13 @@ def test_chat_converting_while_it_reads_stdin(audited, tiny_dir):
 
 def test_say_codes_speak_voice_add(audited, tiny_dir, base_dir):
     sf = pytest.importorskip("soundfile")
-    audited.run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1", "--max-new-tokens", "8",
-                "--out", "say.wav")
+    said = audited.run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1", "--max-new-tokens", "8",
+                       "--out", "say.wav")
+    # The first start converts (a fresh cache under the empty HOME) and says only Hearth's own lines:
+    # no warning of torch's export or of a converter.
+    lines = [line for line in said.stderr.splitlines() if line.strip()]
+    assert any("converting the vocoder" in line for line in lines), said.stderr
+    assert all(line.startswith("hearth: ") for line in lines), said.stderr
     codes = json.loads(audited.run("codes", "Hello.", "--model", str(tiny_dir), "--seed", "1",
                                    "--max-new-tokens", "4").stdout)
     assert codes

@@ -12,6 +12,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -230,7 +231,12 @@ def convert_vocoder(
         with torch.no_grad():
             exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state),
                                            dynamic_shapes=dynamic)
-        model = ov.convert_model(exported)
+        with warnings.catch_warnings():
+            # torch's own decompositions copy a tree spec through a check it has deprecated itself
+            # (torch 2.10+): nothing the user can act on, so not shown among the conversion's lines.
+            warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                                    category=FutureWarning)
+            model = ov.convert_model(exported)
     with staging(directory) as tmp:
         ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
         stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes

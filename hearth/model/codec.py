@@ -198,6 +198,8 @@ class _Codebook(nn.Module):
 
     def table(self) -> torch.Tensor:
         """Codebook vectors (frozen weights, so computed once: 16 of them cost ~28 ms per decode)."""
+        if torch.compiler.is_exporting():  # traced into the graph; a tensor kept now would be a stray attribute
+            return self.embedding_sum / self.cluster_usage.clamp(min=1e-5)[:, None]
         if self._table is None or self._table.dtype != self.embedding_sum.dtype:
             with torch.inference_mode():
                 self._table = self.embedding_sum / self.cluster_usage.clamp(min=1e-5)[:, None]
