@@ -25,7 +25,7 @@ def hearth_cli(*args: str, cache) -> subprocess.CompletedProcess:
                           timeout=300, check=False)
 
 
-def test_add_say_list_remove(base_dir, tmp_path, reference_tokenizer):
+def test_add_say_list_remove(base_dir, tiny_dir, tmp_path, reference_tokenizer):
     cache = tmp_path / "cache"
     ref = tmp_path / "ref.wav"  # stereo, 22.05 kHz, 16-bit: read, mixed down and resampled as the official does
     mono = reference_audio(2.0 * 22050 / 24000, 3)
@@ -39,6 +39,10 @@ def test_add_say_list_remove(base_dir, tmp_path, reference_tokenizer):
     assert [(v["name"], v["mode"]) for v in listed["voices"]] == [("anna", "in_context")]
     shown = json.loads(hearth_cli("voices", "--model", str(base_dir), "--json", cache=cache).stdout)
     assert shown["voices"] == ["anna"] and shown["kind"] == "Base"
+    mine = json.loads(hearth_cli("voice", "list", "--model", str(base_dir), "--json", cache=cache).stdout)
+    assert [v["name"] for v in mine["voices"]] == ["anna"]  # made with this checkpoint
+    r = hearth_cli("voice", "list", "--model", str(tiny_dir), cache=cache)  # another checkpoint
+    assert r.returncode == 0 and r.stdout == "" and "no stored voices made with" in r.stderr
 
     r = hearth_cli("codes", TEXT, "--model", str(base_dir), "--voice", "anna", "--language", "english", "--greedy",
                    "--max-new-tokens", "10", "--backend", "torch", cache=cache)

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import open_checkpoint
-from ..voices import Cloner, ReferenceError, VoiceStore, read_reference
+from ..voices import Cloner, ReferenceError, VoiceStore, checkpoint_identity, read_reference
 from .options import add_model
 
 __all__ = ["add_parsers"]
@@ -39,6 +39,8 @@ def add_parsers(sub: Any) -> None:
 
     ls = actions.add_parser("list", help="the stored voices")
     ls.add_argument("--json", action="store_true", help="print JSON")
+    ls.add_argument("--model", default=None,
+                    help="only the voices made with this checkpoint (a directory or hub id; default: every voice)")
     ls.set_defaults(run=_list)
 
     rm = actions.add_parser("remove", help="delete a stored voice")
@@ -93,8 +95,12 @@ def _prime(ckpt: Any, codes: Any) -> None:  # noqa: ANN401
 
 def _list(args: argparse.Namespace) -> int:
     store = VoiceStore()
+    names = store.names()
+    if args.model is not None:  # a profile speaks only with the checkpoint it was made with
+        mine = checkpoint_identity(open_checkpoint(args.model))
+        names = [n for n in names if store.checkpoint_of(n) == mine]
     rows = []
-    for name in store.names():
+    for name in names:
         try:
             p = store.load(name)
             rows.append({"name": p.name, "mode": "in_context" if p.voice.in_context else "x_vector_only",
@@ -106,8 +112,9 @@ def _list(args: argparse.Namespace) -> int:
         json.dump({"voices": rows, "directory": str(store.root)}, sys.stdout)
         sys.stdout.write("\n")
     elif not rows:
-        print(f"no stored voices (in {store.root}); add one: hearth voice add NAME --audio REF.wav --text '...'",
-              file=sys.stderr)
+        made = f" made with {args.model}" if args.model is not None else ""
+        print(f"no stored voices{made} (in {store.root}); add one: hearth voice add NAME --audio REF.wav "
+              f"--text '...'{' --model ' + args.model if made else ''}", file=sys.stderr)
     else:
         for r in rows:
             what = r.get("error") or f"{r['mode']}, {r['reference_s']:.1f} s, made with {r['model']}"
