@@ -100,6 +100,27 @@ def test_compressed_formats_decode_to_the_right_length(server, fmt, media):
     assert expected <= len(samples) <= expected + 4096, len(samples)
 
 
+def test_open_webui_and_home_assistant_requests(server):
+    """What those clients send, field for field (no SDK): Open WebUI lists voices and models without
+    a key, then posts model, input and voice only (so mp3) and reads the whole body; Home Assistant's
+    OpenAI-TTS integrations post mp3 with speed and instructions and merge their extra_payload into
+    the body."""
+    voices = requests.get(server.url + "/v1/audio/voices", timeout=30).json()["voices"]
+    assert all(isinstance(v["id"], str) and isinstance(v["name"], str) for v in voices)
+    models = requests.get(server.url + "/v1/audio/models", timeout=30).json()["models"]
+    body = {"model": models[0]["id"], "input": "Hi.", "voice": "alloy"}  # Open WebUI's fallback voice
+    r = requests.post(server.url + "/v1/audio/speech", json=body, timeout=120)
+    assert r.status_code == 200 and r.headers["content-type"] == "audio/mpeg", r.text
+    assert len(decode(r.content)) >= 1920
+    extra_payload = {"seed": SEED, "max_new_tokens": FRAMES}
+    body = {"model": "tts-1", "input": TEXT, "voice": "echo", "response_format": "mp3", "speed": 1.0,
+            "instructions": "Calm and warm.", **extra_payload}
+    r = requests.post(server.url + "/v1/audio/speech", json=body, timeout=120)
+    assert r.status_code == 200 and r.headers["content-type"] == "audio/mpeg", r.text
+    assert "ignored" in r.headers["x-hearth-warning"]  # instructions need a 1.7B model
+    assert 2 * 8 * 1920 <= len(decode(r.content)) <= 2 * 8 * 1920 + 4096
+
+
 LONG = " ".join(["word"] * 50)  # one sentence whose frame budget (40 + 12 per token) is hundreds of frames
 
 
