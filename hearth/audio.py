@@ -19,7 +19,7 @@ import numpy as np
 __all__ = [
     "snr_db",
     "SAMPLE_FORMATS", "NullSink", "RawSink", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm",
-    "wav_header", "write_wav",
+    "wav_header",
 ]
 
 SAMPLE_FORMATS = ("s16", "f32")
@@ -196,18 +196,6 @@ def _is_seekable(f: BinaryIO) -> bool:
         return f.seekable()
     except (AttributeError, OSError):
         return False
-
-
-def write_wav(target: Path | BinaryIO, samples: np.ndarray, sample_rate: int, sample_format: str = "s16") -> None:
-    data = to_pcm(samples, sample_format)
-    blob = wav_header(len(data), sample_rate, sample_format) + data
-    if isinstance(target, (str, Path)):
-        tmp = Path(str(target) + ".part")
-        tmp.write_bytes(blob)
-        tmp.replace(target)
-    else:
-        target.write(blob)
-        target.flush()
 
 
 def default_output_available() -> bool:

@@ -111,7 +111,7 @@ class SpeechChunk:
 
 
 @dataclass
-class _Failure:
+class _SentenceFailure:
     sentence: int
     error: BaseException
 
@@ -147,7 +147,7 @@ class Request:
     max_ahead: int = 0  # the most sentences made but not taken at once (its chain's, with `after`)
     _scheduler: Scheduler | None = field(default=None, repr=False)
     _texts: deque[str] = field(default_factory=deque, repr=False)  # sentences not started yet
-    _items: deque[SpeechChunk | _Failure] = field(default_factory=deque, repr=False)
+    _items: deque[SpeechChunk | _SentenceFailure] = field(default_factory=deque, repr=False)
     _outstanding: int = field(default=0, repr=False)  # sentences started, not yet taken
     _taken: int = field(default=0, repr=False)  # sentences wholly taken by the consumer
     _release_next: bool = field(default=False, repr=False)  # the chunk just taken ended a sentence
@@ -540,7 +540,7 @@ class Scheduler:
                 self._closed = True
                 for request in list(self._requests):
                     if not request.finished:
-                        request._items.append(_Failure(len(request.sentences), e))
+                        request._items.append(_SentenceFailure(len(request.sentences), e))
                         request.on_failure = "raise"
                     self._requests.remove(request)
                 self._cond.notify_all()
@@ -647,7 +647,7 @@ class Scheduler:
             with self._cond:
                 sentence.status, sentence.error = "failed", f"{type(e).__name__}: {e}"
                 if not request.cancelled:
-                    request._items.append(_Failure(sentence.index, e))
+                    request._items.append(_SentenceFailure(sentence.index, e))
                     if request.on_failure == "raise":
                         request._texts.clear()
                 self._cond.notify_all()

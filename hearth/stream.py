@@ -52,7 +52,6 @@ class ChunkPlan:
 
     size: int = 5
     first: int = 2
-    hold_first: bool = True  # generation pauses while the first chunk is decoded
     # Generation pauses while every chunk is decoded: for a language model and a vocoder that share
     # the same few cores, where running both at once makes each slower than taking turns.
     hold_all: bool = False
@@ -120,7 +119,7 @@ class _Codes:
 
 
 @dataclass
-class _Failure:
+class _WorkerFailure:
     error: BaseException
 
 
@@ -227,17 +226,16 @@ class _Pipeline:
     an abandoned stream is collected and its finalizer can stop the workers."""
 
     def __init__(self, frames: FrameGenerator, decoder: Vocoder, sample_rate: int, plan: ChunkPlan,
-                 max_ready: int, decode_hook: Callable[[int], None] | None, workers: Workers,
+                 max_ready: int, workers: Workers,
                  start: Callable[[], Any] | None = None):
         self.frames = frames
         self.start = start
         self.decoder = decoder
         self.sample_rate = sample_rate
         self.plan = plan
-        self.decode_hook = decode_hook
         self.stop = threading.Event()
-        self.codes: queue.Queue[_Codes | _Failure | _End] = queue.Queue(maxsize=1)
-        self.audio: queue.Queue[AudioChunk | _Failure | _End] = queue.Queue(maxsize=max_ready)
+        self.codes: queue.Queue[_Codes | _WorkerFailure | _End] = queue.Queue(maxsize=1)
+        self.audio: queue.Queue[AudioChunk | _WorkerFailure | _End] = queue.Queue(maxsize=max_ready)
         self.t0 = time.perf_counter()
         self.decoded = threading.Event()  # set when the chunk last handed over has been decoded
         self.last_decode_s = 0.0
@@ -295,7 +293,7 @@ class _Pipeline:
                                             now - self._chunk_t0)):
                 self._put(self.codes, _End())
         except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-            self._put(self.codes, _Failure(e))
+            self._put(self.codes, _WorkerFailure(e))
 
     def _starved(self) -> None:
         """Generation is about to wait for text (a live utterance): what it has made goes out now."""
@@ -315,7 +313,7 @@ class _Pipeline:
         self.decoded.clear()
         if not self._put(self.codes, chunk):
             return False
-        if self.plan.hold_all or (self._index == 0 and self.plan.hold_first):
+        if self.plan.hold_all or self._index == 0:
             # First audio gets the whole CPU: on a small machine, decoding it while the next frames
             # compete for the same cores delays it more than it gains.
             while not self.decoded.wait(_POLL_S) and not self.stop.is_set():
@@ -333,7 +331,7 @@ class _Pipeline:
             with torch.inference_mode():
                 state = self.decoder.start() if self.start is None else self.start()
         except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-            self._put(self.audio, _Failure(e))
+            self._put(self.audio, _WorkerFailure(e))
             self.stop.set()
             return
         while not self.stop.is_set():
@@ -345,8 +343,6 @@ class _Pipeline:
                 self._put(self.audio, item)
                 return
             try:
-                if self.decode_hook is not None:
-                    self.decode_hook(item.index)
                 t = time.perf_counter()
                 if item.codes.shape[0]:
                     with torch.inference_mode():
@@ -355,7 +351,7 @@ class _Pipeline:
                     samples = np.zeros(0, dtype=np.float32)
                 decode_s = time.perf_counter() - t
             except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-                self._put(self.audio, _Failure(e))
+                self._put(self.audio, _WorkerFailure(e))
                 self.stop.set()  # nothing after a failed chunk may be played: stop generating
                 return
             self.decoded.set()
@@ -389,7 +385,6 @@ class AudioStream:
         sample_rate: int,
         plan: ChunkPlan = ChunkPlan(),
         max_ready: int = 4,
-        decode_hook: Callable[[int], None] | None = None,
         workers: Workers | None = None,
         start: Callable[[], Any] | None = None,
     ):
@@ -398,8 +393,7 @@ class AudioStream:
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
         self._own_workers = workers is None
-        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, decode_hook, workers or Workers(),
-                               start)
+        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, workers or Workers(), start)
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
         self._done = False
 
@@ -426,7 +420,7 @@ class AudioStream:
                 self.close()
             return item
         self.close()
-        if isinstance(item, _Failure):
+        if isinstance(item, _WorkerFailure):
             raise item.error
         raise StopIteration
 

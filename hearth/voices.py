@@ -30,7 +30,7 @@ from .prompt import ClonedVoice
 if TYPE_CHECKING:
     from .checkpoint import Checkpoint
 
-__all__ = ["MAX_REFERENCE_S", "MIN_REFERENCE_S", "Cloner", "ReferenceError", "VoiceProfile", "VoiceStore",
+__all__ = ["MAX_REFERENCE_S", "MIN_REFERENCE_S", "Cloner", "ReferenceAudioError", "VoiceProfile", "VoiceStore",
            "checkpoint_identity", "read_reference", "resample"]
 
 MIN_REFERENCE_S = 1.0
@@ -38,7 +38,7 @@ MAX_REFERENCE_S = 30.0
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 
 
-class ReferenceError(InputError):
+class ReferenceAudioError(InputError):
     """Reference audio or a profile that cannot be used; the message says what to do."""
 
 
@@ -46,8 +46,8 @@ def _need(module: str) -> object:
     try:
         return __import__(module)
     except ImportError:
-        raise ReferenceError(f"reading and resampling reference audio needs {module}: "
-                             "pip install 'hearth-tts[clone]'") from None
+        raise ReferenceAudioError(f"reading and resampling reference audio needs {module}: "
+                                  "pip install 'hearth-tts[clone]'") from None
 
 
 def read_reference(source: str | os.PathLike[str] | bytes | BinaryIO) -> tuple[np.ndarray, int]:
@@ -64,8 +64,8 @@ def read_reference(source: str | os.PathLike[str] | bytes | BinaryIO) -> tuple[n
         decoded = _decode_with_ffmpeg(data)
         if decoded is None:
             where = "" if isinstance(source, bytes | io.IOBase) else f" {source}"
-            raise ReferenceError(f"cannot read the reference audio{where}: {e}; give a WAV, FLAC, OGG or MP3 "
-                                 "file (M4A, AAC or WebM too with the serve extra's PyAV)") from e
+            raise ReferenceAudioError(f"cannot read the reference audio{where}: {e}; give a WAV, FLAC, OGG or MP3 "
+                                      "file (M4A, AAC or WebM too with the serve extra's PyAV)") from e
         samples, rate = decoded
     samples = np.asarray(samples, dtype=np.float32)
     if samples.ndim > 1:
@@ -101,7 +101,7 @@ def resample(samples: np.ndarray, rate: int, target: int) -> np.ndarray:
     if rate == target:
         return samples
     if rate <= 0:
-        raise ReferenceError(f"the reference audio's sample rate must be positive, got {rate}")
+        raise ReferenceAudioError(f"the reference audio's sample rate must be positive, got {rate}")
     soxr = _need("soxr")
     out = soxr.resample(samples, rate, target, quality="soxr_hq")  # type: ignore[attr-defined]
     n = int(np.ceil(samples.shape[-1] * (float(target) / rate)))
@@ -113,17 +113,17 @@ def check_reference(samples: np.ndarray, rate: int) -> None:
     """Refuse references too short, too long, silent or not finite."""
     seconds = samples.shape[-1] / rate if rate > 0 else 0.0
     if samples.ndim != 1:
-        raise ReferenceError("the reference audio must be mono samples")
+        raise ReferenceAudioError("the reference audio must be mono samples")
     if seconds < MIN_REFERENCE_S:
-        raise ReferenceError(f"the reference audio is {seconds:.2f} s long; give at least {MIN_REFERENCE_S:g} s "
-                             "(3 to 10 s of clear speech clone best)")
+        raise ReferenceAudioError(f"the reference audio is {seconds:.2f} s long; give at least {MIN_REFERENCE_S:g} s "
+                                  "(3 to 10 s of clear speech clone best)")
     if seconds > MAX_REFERENCE_S:
-        raise ReferenceError(f"the reference audio is {seconds:.1f} s long; give at most {MAX_REFERENCE_S:g} s "
-                             "(3 to 10 s of clear speech clone best)")
+        raise ReferenceAudioError(f"the reference audio is {seconds:.1f} s long; give at most {MAX_REFERENCE_S:g} s "
+                                  "(3 to 10 s of clear speech clone best)")
     if not np.isfinite(samples).all():
-        raise ReferenceError("the reference audio holds non-finite samples; it is damaged")
+        raise ReferenceAudioError("the reference audio holds non-finite samples; it is damaged")
     if float(np.abs(samples).max(initial=0.0)) < 1e-4:
-        raise ReferenceError("the reference audio is silent; record the voice to clone")
+        raise ReferenceAudioError("the reference audio is silent; record the voice to clone")
 
 
 def checkpoint_identity(ckpt: Checkpoint) -> str:
@@ -176,8 +176,8 @@ class VoiceStore:
     def check_name(name: str) -> str:
         n = name.strip().lower() if isinstance(name, str) else ""
         if not _NAME.match(n):
-            raise ReferenceError(f"voice name {name!r}: use 1 to 64 letters, digits, '-' or '_', starting with a "
-                                 "letter or digit")
+            raise ReferenceAudioError(f"voice name {name!r}: use 1 to 64 letters, digits, '-' or '_', starting with a "
+                                      "letter or digit")
         return n
 
     def path(self, name: str) -> Path:
@@ -191,8 +191,8 @@ class VoiceStore:
 
         path = self.path(profile.name)
         if path.exists() and not replace:
-            raise ReferenceError(f"a voice named {profile.name!r} exists; remove it first (hearth voice remove "
-                                 f"{profile.name}) or choose another name")
+            raise ReferenceAudioError(f"a voice named {profile.name!r} exists; remove it first (hearth voice remove "
+                                      f"{profile.name}) or choose another name")
         v = profile.voice
         tensors = {"embedding": v.vector.contiguous()}
         if v.codes is not None:
@@ -212,7 +212,7 @@ class VoiceStore:
 
         path = self.path(name)
         if not path.is_file():
-            raise ReferenceError(f"no stored voice named {name!r}")
+            raise ReferenceAudioError(f"no stored voice named {name!r}")
         try:
             with safe_open(str(path), "pt") as f:
                 meta = f.metadata() or {}
@@ -223,7 +223,7 @@ class VoiceStore:
                                 meta.get("model", "?"), meta.get("created", "?"), float(meta.get("reference_s", 0)),
                                 meta.get("consent") or None)
         except (KeyError, ValueError, OSError) as e:
-            raise ReferenceError(f"the stored voice {path} is damaged ({e}); remove it and add it again") from e
+            raise ReferenceAudioError(f"the stored voice {path} is damaged ({e}); remove it and add it again") from e
 
     def checkpoint_of(self, name: str) -> str | None:
         """The identity of the checkpoint a stored profile was made with (its header only); None if unreadable."""
@@ -232,13 +232,13 @@ class VoiceStore:
         try:
             with safe_open(str(self.path(name)), "pt") as f:
                 return (f.metadata() or {}).get("checkpoint")
-        except (OSError, ValueError, ReferenceError):
+        except (OSError, ValueError, ReferenceAudioError):
             return None
 
     def remove(self, name: str) -> None:
         path = self.path(name)
         if not path.is_file():
-            raise ReferenceError(f"no stored voice named {name!r}; stored: {', '.join(self.names()) or 'none'}")
+            raise ReferenceAudioError(f"no stored voice named {name!r}; stored: {', '.join(self.names()) or 'none'}")
         path.unlink()
 
 
@@ -268,8 +268,9 @@ class Cloner:
 
     def _require_base(self, what: str) -> None:
         if self.ckpt.config.model_type != "base":
-            raise ReferenceError(f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this one is "
-                                 f"{self.ckpt.config.kind}")
+            raise ReferenceAudioError(
+                f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this one is "
+                f"{self.ckpt.config.kind}")
 
     @staticmethod
     def _prepared(audio: np.ndarray | torch.Tensor, rate: int, target: int) -> torch.Tensor:
@@ -304,8 +305,8 @@ class Cloner:
               x_vector_only: bool = False) -> ClonedVoice:
         """In context (the default; `text` is the reference's transcript) or x-vector only."""
         if not x_vector_only and (not isinstance(text, str) or not text.strip()):
-            raise ReferenceError("cloning in context needs the reference audio's transcript (text); without one, "
-                                 "clone from the speaker embedding alone (x_vector_only; less alike)")
+            raise ReferenceAudioError("cloning in context needs the reference audio's transcript (text); without one, "
+                                      "clone from the speaker embedding alone (x_vector_only; less alike)")
         voice = self.embedding(audio, rate)
         if x_vector_only:
             return voice
@@ -326,8 +327,8 @@ class Cloner:
         """Clone and store as profile `name`."""
         name = VoiceStore.check_name(name)
         if not replace and self.store.path(name).exists():
-            raise ReferenceError(f"a voice named {name!r} exists; remove it first (hearth voice remove {name}), "
-                                 "replace it, or choose another name")
+            raise ReferenceAudioError(f"a voice named {name!r} exists; remove it first (hearth voice remove {name}), "
+                                      "replace it, or choose another name")
         voice = self.clone(audio, rate, text, x_vector_only=x_vector_only)
         profile = VoiceProfile(name, voice, None if x_vector_only else text, self.identity(), str(self.ckpt.path),
                                now(), len(audio) / rate, consent)
@@ -338,18 +339,20 @@ class Cloner:
         """A stored profile's voice, if it was made with this checkpoint."""
         try:
             profile = self.store.load(name)
-        except ReferenceError as e:
+        except ReferenceAudioError as e:
             names = ", ".join(self.usable()) or "none"
             why = "" if "no stored voice" in str(e) else f" ({e})"
-            raise ReferenceError(f"unknown voice {name!r}: {self.ckpt.config.kind} checkpoints speak cloned voices; "
-                                 f"stored for this one: {names}. Add one: hearth voice add NAME --audio REF.wav "
-                                 f"--text 'what the reference says'{why}") from None
+            raise ReferenceAudioError(
+                f"unknown voice {name!r}: {self.ckpt.config.kind} checkpoints speak cloned voices; "
+                f"stored for this one: {names}. Add one: hearth voice add NAME --audio REF.wav "
+                f"--text 'what the reference says'{why}") from None
         if profile.checkpoint != self.identity():
-            raise ReferenceError(f"the voice {profile.name!r} was made with another checkpoint ({profile.model}); add "
-                                 f"it again for this one: hearth voice add {profile.name} --audio REF.wav --text '...' "
-                                 f"--model {self.ckpt.path} --replace")
+            raise ReferenceAudioError(
+                f"the voice {profile.name!r} was made with another checkpoint ({profile.model}); add "
+                f"it again for this one: hearth voice add {profile.name} --audio REF.wav --text '...' "
+                f"--model {self.ckpt.path} --replace")
         hidden = self.ckpt.config.talker.stack.hidden_size
         if profile.voice.vector.shape[0] != hidden:
-            raise ReferenceError(f"the voice {profile.name!r} does not fit this checkpoint (embedding of "
-                                 f"{profile.voice.vector.shape[0]}, not {hidden}); add it again for this one")
+            raise ReferenceAudioError(f"the voice {profile.name!r} does not fit this checkpoint (embedding of "
+                                      f"{profile.voice.vector.shape[0]}, not {hidden}); add it again for this one")
         return profile.voice

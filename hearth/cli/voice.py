@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..checkpoint import open_checkpoint
-from ..voices import Cloner, ReferenceError, VoiceStore, checkpoint_identity, read_reference
+from ..voices import Cloner, ReferenceAudioError, VoiceStore, checkpoint_identity, read_reference
 from .options import add_model
 
 __all__ = ["add_parsers"]
@@ -51,15 +51,16 @@ def add_parsers(sub: Any) -> None:
 def _add(args: argparse.Namespace) -> int:
     name = VoiceStore.check_name(args.name)
     if not args.x_vector_only and (args.text is None or not args.text.strip()):
-        raise ReferenceError("give the reference's transcript with --text (or clone from the voice alone with "
-                             "--x-vector-only)")
+        raise ReferenceAudioError("give the reference's transcript with --text (or clone from the voice alone with "
+                                  "--x-vector-only)")
     if not args.audio.is_file():
-        raise ReferenceError(f"--audio {args.audio}: no such file")
+        raise ReferenceAudioError(f"--audio {args.audio}: no such file")
     ckpt = open_checkpoint(args.model)
     cloner = Cloner(ckpt)
     if not args.replace and cloner.store.path(name).exists():
-        raise ReferenceError(f"a voice named {name!r} exists; pass --replace, remove it (hearth voice remove {name}) "
-                             "or choose another name")
+        raise ReferenceAudioError(
+            f"a voice named {name!r} exists; pass --replace, remove it (hearth voice remove {name}) "
+            "or choose another name")
     audio, rate = read_reference(args.audio)
     t0 = time.perf_counter()
     profile = cloner.add(name, audio, rate, args.text, x_vector_only=args.x_vector_only, replace=args.replace)
@@ -106,7 +107,7 @@ def _list(args: argparse.Namespace) -> int:
             rows.append({"name": p.name, "mode": "in_context" if p.voice.in_context else "x_vector_only",
                          "transcript": p.transcript, "reference_s": p.reference_s, "model": p.model,
                          "created": p.created})
-        except ReferenceError as e:
+        except ReferenceAudioError as e:
             rows.append({"name": name, "error": str(e)})
     if args.json:
         json.dump({"voices": rows, "directory": str(store.root)}, sys.stdout)
