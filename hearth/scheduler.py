@@ -216,7 +216,7 @@ class Request:
         frames = s.frames if frames is None else frames
         if frames <= 0:
             return ""
-        if self.text_mode not in ("interleaved", "stream"):
+        if self.text_mode != "interleaved":  # canonical since submission (check_text_mode)
             return s.text
         engine = self._scheduler.engine
         ids = engine.prompt(s.text).text
