@@ -281,3 +281,26 @@ def test_a_designed_voice_over_http_and_wyoming_needs_its_instructions(tmp_path)
     r = subprocess.run([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(design_dir)],
                        capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 2 and "--instruct" in r.stderr
+
+
+def test_listing_without_the_key_leaves_out_stored_voices(base_dir, tmp_path):
+    """Open WebUI lists voices without its key: a keyed server still answers, but a stored (cloned)
+    voice, the user's own, is listed only to a client with the key; an alias pointed at it too."""
+    s = Server(base_dir, "--backend", "torch", "--api-key", "sesame", "--voice-alias", "alloy=neighbour",
+               env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")})
+    try:
+        keyed = {"Authorization": "Bearer sesame"}
+        r = requests.post(s.url + "/v1/audio/voices", data={"name": "neighbour", "ref_text": REF_TEXT},
+                          files={"audio_sample": ("ref.wav", REF, "audio/wav")}, headers=keyed, timeout=120)
+        assert r.status_code == 200, r.text
+        with_key = requests.get(s.url + "/v1/audio/voices", headers=keyed, timeout=30).json()
+        assert {v["id"] for v in with_key["voices"]} == {"neighbour", "alloy"}
+        assert [v["name"] for v in with_key["uploaded_voices"]] == ["neighbour"]
+        without = requests.get(s.url + "/v1/audio/voices", timeout=30)
+        assert without.status_code == 200
+        assert without.json() == {"voices": [], "uploaded_voices": []}
+        wrong = requests.get(s.url + "/v1/audio/voices", headers={"Authorization": "Bearer nope"}, timeout=30)
+        assert wrong.json() == {"voices": [], "uploaded_voices": []}
+    finally:
+        code, log = s.stop()
+    assert code == 0, log
