@@ -334,9 +334,14 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     elif options.backend == "onnxruntime":
         from .ort import ORTLanguageModel, convert_language_model
 
-        convert_language_model(checkpoint, options.weights)  # a conversion runs alone: it takes every core
-        # Then OpenVINO compiles the vocoder while ONNX Runtime lays out the language model's
-        # weights (each releases the interpreter): about a second less from start to ready.
+        # Conversions (a first start) run alone, one after the other: each takes every core and
+        # much memory. Then OpenVINO compiles the vocoder while ONNX Runtime lays out the language
+        # model's weights (each releases the interpreter): about a second less from start to ready.
+        convert_language_model(checkpoint, options.weights)
+        if options.vocoder_precision != "torch":
+            from .openvino import convert_vocoder
+
+            convert_vocoder(checkpoint, options.vocoder_precision)
         with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
             vocoder_loaded = pool.submit(create_vocoder, checkpoint, options)
             lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
