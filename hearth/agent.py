@@ -190,12 +190,13 @@ class TurnReport:
 
 def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice: str, language: str = "auto",
                seed: int | None = None, barge_in: BargeIn | None = None, max_new_tokens: int | None = None,
-               on_text: Any = None, text_mode: str = "interleaved", budget: Any = DEFAULT_BUDGET) -> TurnReport:
+               on_text: Any = None, text_mode: str = "interleaved", budget: Any = DEFAULT_BUDGET,
+               speed: float = 1.0) -> TurnReport:
     """Speak `tokens` (an LLM's answer as it streams) on `sink` while they arrive; see the module."""
     report = TurnReport()
     barge_in = barge_in or BargeIn()
     request = scheduler.open(voice, language, seed=seed, text_mode=text_mode, max_new_tokens=max_new_tokens,
-                             budget=budget, paced=bool(getattr(sink, "realtime", False)))
+                             budget=budget, paced=bool(getattr(sink, "realtime", False)), speed=speed)
     report.request = request
 
     def write() -> None:

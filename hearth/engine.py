@@ -34,6 +34,7 @@ from .live import BatchInvariance, LiveEmbeds
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
+from .stretch import check_speed
 from .voices import Cloner, VoiceProfile
 
 __all__ = [
@@ -344,6 +345,7 @@ class Engine:
         paced: bool = False,
         turn: Turn | None = None,
         batcher: FrameBatcher | None = None,
+        speed: float = 1.0,
     ) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
@@ -354,14 +356,19 @@ class Engine:
         for gapless real-time playback. Close the stream (or use it in a `with` block) to stop
         early; generation then stops within one frame. `turn` lets a scheduler decide, frame by
         frame, when this stream may compute (see `generate.Turn`); with a `batcher`
-        (`hearth.batch.FrameBatcher`) its frames are computed together with other streams'.
+        (`hearth.batch.FrameBatcher`) its frames are computed together with other streams'. `speed`
+        (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio untouched.
         """
+        try:
+            speed = check_speed(speed)
+        except ValueError as e:
+            raise InputError(str(e)) from None
         plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
         options = self._options(options, greedy, max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                              rng=rng, budget=budget, turn=turn, batcher=batcher)
-        return self._audio(frames, plan, max_ready, seed, voice)
+        return self._audio(frames, plan, max_ready, seed, voice, speed)
 
     def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
         try:
@@ -380,10 +387,10 @@ class Engine:
         return options
 
     def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None,
-               voice: Speaker = None) -> AudioStream:
+               voice: Speaker = None, speed: float = 1.0) -> AudioStream:
         start = self._primed_start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
         audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers,
-                            start=start)
+                            start=start, speed=speed)
         audio.seed = seed
         return audio
 

@@ -92,6 +92,7 @@ class Player:
         max_new_tokens: int | None = None,
         keep_codes: bool = False,
         owns_scheduler: bool = False,
+        speed: float = 1.0,
     ):
         self.scheduler = scheduler
         self.sink = sink
@@ -101,6 +102,7 @@ class Player:
         self.first_chunk_frames = first_chunk_frames
         self.max_new_tokens = max_new_tokens  # per sentence; None: the checkpoint's default and the guard
         self.keep_codes = keep_codes
+        self.speed = speed  # every request's speaking rate
         self.underruns = 0
         self._owns_scheduler = owns_scheduler
         self._queue: deque[PlayerRequest] = deque()
@@ -132,7 +134,7 @@ class Player:
                 text, voice or self.voice, language or self.language, seed=seed, instruct=instruct,
                 max_new_tokens=self.max_new_tokens, chunk_frames=self.chunk_frames,
                 first_chunk_frames=self.first_chunk_frames, paced=self.sink.realtime, keep_codes=self.keep_codes,
-                after=previous,
+                after=previous, speed=self.speed,
             )
             self._count += 1
             item = PlayerRequest(self._count, request)

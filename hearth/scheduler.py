@@ -45,7 +45,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -58,6 +58,7 @@ from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
 from .settings import trim_heap
 from .stream import AudioStream
+from .stretch import Stretcher, check_speed
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
 
@@ -140,6 +141,7 @@ class Request:
     keep_codes: bool = False
     on_failure: str = "skip"
     after: Request | None = None
+    speed: float = 1.0  # the speaking rate (hearth.stretch), applied as the consumer takes each chunk
     submitted: float = field(default_factory=time.monotonic)
     sentences: list[SentenceResult] = field(default_factory=list)
     status: str = "waiting"
@@ -161,6 +163,7 @@ class Request:
     _chars: int = field(default=0, repr=False)
     _chunks: int = field(default=0, repr=False)
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
+    _stretcher: tuple[int, Stretcher] | None = field(default=None, repr=False)  # (sentence, its stretcher)
 
     @property
     def cancelled(self) -> bool:
@@ -225,7 +228,23 @@ class Request:
     def get(self, timeout: float | None = None) -> SpeechChunk | None:
         """The next chunk; None at the end (or when `timeout` passes first: check `finished`)."""
         assert self._scheduler is not None
-        return self._scheduler._take(self, timeout)
+        chunk = self._scheduler._take(self, timeout)
+        if chunk is None or self.speed == 1.0:
+            return chunk
+        return self._stretched(chunk)
+
+    def _stretched(self, chunk: SpeechChunk) -> SpeechChunk:
+        """`chunk` at the request's speed. Each sentence is stretched as one stream (its chunks join
+        without seams) and flushed at its end, so a chunk still holds only its sentence's audio
+        and a sentence lasts exactly its samples / speed."""
+        if self._stretcher is None or self._stretcher[0] != chunk.sentence:  # (a failed sentence's is dropped)
+            self._stretcher = (chunk.sentence, Stretcher(self.speed, chunk.sample_rate))
+        stretcher = self._stretcher[1]
+        samples = stretcher.feed(chunk.samples)
+        if chunk.sentence_end:
+            samples = np.concatenate([samples, stretcher.finish()])
+            self._stretcher = None
+        return replace(chunk, samples=samples)
 
     def __iter__(self) -> Iterator[SpeechChunk]:
         while (chunk := self.get()) is not None:
@@ -262,13 +281,15 @@ class Scheduler:
                max_new_tokens: int | None = None, budget: FrameBudget | None = DEFAULT_BUDGET,
                chunk_frames: int | None = None, first_chunk_frames: int | None = None, paced: bool = False,
                keep_codes: bool = False, split: bool = True, on_failure: str = "skip",
-               after: Request | None = None) -> Request:
+               after: Request | None = None, speed: float = 1.0) -> Request:
         """Admit a text; returns its request at once. Bad input raises InputError, a full scheduler
         Busy; neither disturbs anything already admitted.
 
         Sentence i is sampled with `seed + i`; without a seed (and not greedy) one is drawn here, so
         `request.seed` always says how to hear the same again. `split=False` speaks the text as one
-        prompt (as the official package does), `max_new_tokens` and `budget` bound each sentence."""
+        prompt (as the official package does), `max_new_tokens` and `budget` bound each sentence.
+        `speed` (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio
+        untouched."""
         if not isinstance(text, str):
             raise InputError("the text must be a string")
         if len(text) > MAX_REQUEST_CHARS:
@@ -284,7 +305,7 @@ class Scheduler:
             text=cleaned, voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
             greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
             first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
-            after=after,
+            after=after, speed=speed,
         )
         return self._admit(request, texts)
 
@@ -292,7 +313,7 @@ class Scheduler:
              text_mode: str | None = None, greedy: bool = False, max_new_tokens: int | None = None,
              budget: FrameBudget | None = DEFAULT_BUDGET, chunk_frames: int | None = None,
              first_chunk_frames: int | None = None, paced: bool = False, keep_codes: bool = False,
-             on_failure: str = "skip") -> Request:
+             on_failure: str = "skip", speed: float = 1.0) -> Request:
         """Admit a request whose text comes later, in pieces: `request.push(text)` any number of
         times, then `request.end()`. Sentences are found as the text arrives (`SentenceSplitter`:
         the same sentences as `submit` of the whole text, so the same audio for the same seed), and
@@ -307,7 +328,7 @@ class Scheduler:
             text="", voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
             greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
             first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
-            after=None,
+            after=None, speed=speed,
         )
         request._splitter, request._input_done = SentenceSplitter(), False
         # An in-context clone's prompt lays the reference's frames beside the transcript and the
@@ -328,6 +349,10 @@ class Scheduler:
         fields["language"] = engine.check_language(fields["language"])
         fields["text_mode"] = engine.check_text_mode(fields["text_mode"])
         engine.check_seed(fields["seed"])
+        try:
+            fields["speed"] = check_speed(fields["speed"])
+        except ValueError as e:
+            raise InputError(str(e)) from None
         if fields["seed"] is None and not fields["greedy"]:
             fields["seed"] = secrets.randbits(63)
         for name in ("max_new_tokens", "chunk_frames", "first_chunk_frames"):

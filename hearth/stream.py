@@ -23,7 +23,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -31,6 +31,7 @@ import torch
 
 from .backends import Vocoder
 from .generate import FrameGenerator
+from .stretch import Stretcher
 
 __all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
 
@@ -94,7 +95,7 @@ class ChunkTiming:
 
 @dataclass(frozen=True)
 class AudioChunk:
-    samples: np.ndarray  # float32 mono in [-1, 1], exactly frames * samples_per_frame long
+    samples: np.ndarray  # float32 mono in [-1, 1]: frames * samples_per_frame long (at speed 1.0)
     sample_rate: int
     index: int  # 0, 1, 2, ... in playback order
     start_frame: int
@@ -387,15 +388,18 @@ class AudioStream:
         max_ready: int = 4,
         workers: Workers | None = None,
         start: Callable[[], Any] | None = None,
+        speed: float = 1.0,
     ):
         """`start`: makes the vocoder state this stream begins from, on the vocoder's worker (default
-        `decoder.start()`; a cloned voice's state has heard its reference, so the new audio continues it)."""
+        `decoder.start()`; a cloned voice's state has heard its reference, so the new audio continues it).
+        `speed`: the speaking rate (`hearth.stretch`), applied as the consumer takes each chunk."""
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
         self._own_workers = workers is None
         self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, workers or Workers(), start)
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
         self._done = False
+        self._stretcher = Stretcher(speed, sample_rate) if speed != 1.0 else None
 
     def __iter__(self) -> Iterator[AudioChunk]:
         return self
@@ -418,6 +422,11 @@ class AudioStream:
         if isinstance(item, AudioChunk):
             if item.is_last:
                 self.close()
+            if self._stretcher is not None:
+                samples = self._stretcher.feed(item.samples)
+                if item.is_last:
+                    samples = np.concatenate([samples, self._stretcher.finish()])
+                item = replace(item, samples=samples)
             return item
         self.close()
         if isinstance(item, _WorkerFailure):

@@ -23,6 +23,7 @@ from ..engine import MAX_TEXT_TOKENS, InputError
 __all__ = [
     "add_backend",
     "add_generation",
+    "add_speed",
     "add_model",
     "backend_flags",
     "check_backend",
@@ -68,6 +69,21 @@ def seconds(allow_zero: bool) -> Callable[[str], float]:
 
     parse.__name__ = "seconds"
     return parse
+
+
+def speed(text: str) -> float:
+    """An argparse type: a speaking rate, 0.25 .. 4.0."""
+    from ..stretch import check_speed
+
+    try:
+        return check_speed(float(text))
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_speed(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--speed", type=speed, default=1.0,
+                   help="speaking rate, 0.25 to 4.0 (2 = twice as fast); the pitch stays (default 1: untouched)")
 
 
 def seed(text: str) -> int:

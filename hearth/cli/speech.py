@@ -21,6 +21,7 @@ from ..scheduler import MAX_REQUEST_CHARS, Scheduler
 from .options import (
     add_generation,
     add_model,
+    add_speed,
     add_voice_alias,
     check_backend,
     check_output,
@@ -43,6 +44,7 @@ def add_parsers(sub: Any) -> None:
                           "sentence, sentence i with seed + i, as `hearth serve` and `hearth speak` do)")
     say.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
     say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
+    add_speed(say)
     say.add_argument("--chunk-frames", type=count(), default=None,
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
     say.add_argument("--first-chunk-frames", type=count(), default=None,
@@ -118,6 +120,7 @@ def _say(args: argparse.Namespace) -> int:
             seed=args.seed, instruct=args.instruct, text_mode=args.text_mode, greedy=args.greedy,
             max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
             chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames, on_failure="raise",
+            speed=args.speed,
         )
         if live:  # sentences start as their first words arrive, and take in the rest as it comes
             request = scheduler.open(args.voice, args.language, **options)

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import add_backend, add_model, add_voice_alias, check_backend, count, load_flags, seed
+from .options import add_backend, add_model, add_speed, add_voice_alias, check_backend, count, load_flags, seed
 
 __all__ = ["add_parsers"]
 
@@ -38,6 +38,7 @@ def add_parsers(sub: Any) -> None:
                    help="sample every request with this seed (sentence i with seed + i; default: random)")
     p.add_argument("--max-new-tokens", type=count(), default=None,
                    help="upper bound on tokens per sentence (default from generation_config.json)")
+    add_speed(p)  # Wyoming's synthesize event carries no rate: the server's is every request's
     p.add_argument("--instruct", default=None,
                    help="an instruction for every synthesis: the voice a VoiceDesign checkpoint speaks (required "
                         "there), or the style of a 1.7B CustomVoice one")
@@ -95,7 +96,8 @@ def _wyoming(args: argparse.Namespace) -> int:
                          "Wyoming carries none: give it with --instruct 'A warm, calm woman's voice'")
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
     service = Service(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1], seed=args.seed,
-                      max_new_tokens=args.max_new_tokens, instruct=args.instruct, voice_aliases=aliases)
+                      max_new_tokens=args.max_new_tokens, instruct=args.instruct, voice_aliases=aliases,
+                      speed=args.speed)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:

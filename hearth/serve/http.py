@@ -33,6 +33,7 @@ from ..engine import Engine, InputError
 from ..prompt import ClonedVoice, Speaker
 from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
 from ..scheduler import Request as SpeechRequest
+from ..stretch import check_speed
 from ..voices import read_reference
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
@@ -90,6 +91,7 @@ class SpeechBody:
     seed: Any
     max_new_tokens: Any
     text_mode: Any
+    speed: float = 1.0
     task_type: str | None = None
     ref_audio: str | None = None  # vLLM-Omni's inline clone (Base): a base64 data URL
     ref_text: str | None = None
@@ -134,20 +136,18 @@ class SpeechBody:
         stream_format = body.get("stream_format") or "audio"
         if stream_format not in ("audio", "sse"):
             raise _bad(f"stream_format must be 'audio' or 'sse', got {stream_format!r}", "stream_format")
-        speed = body.get("speed", 1.0)
-        if speed is not None:
-            if isinstance(speed, bool) or not isinstance(speed, (int, float)) or not 0.25 <= speed <= 4.0:
-                raise _bad(f"speed must be a number from 0.25 to 4.0, got {speed!r}", "speed")
-            if speed != 1.0:
-                raise _bad("speed other than 1.0 is not supported: Hearth does not change the speaking rate "
-                           "(yet); leave speed out or send 1.0", "speed")
+        speed = body.get("speed")
+        try:
+            speed = 1.0 if speed is None else check_speed(speed)
+        except ValueError as e:
+            raise _bad(str(e), "speed") from None
         instructions = body.get("instructions")
         if instructions is not None and (not isinstance(instructions, str) or len(instructions) > MAX_INPUT_CHARS):
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
         # language, seed, max_new_tokens and text_mode are checked by the scheduler (400 from its InputError).
         return cls(text, voice, fmt, stream_format, instructions or None, body.get("language") or "auto",
-                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or None, task_type, ref_audio,
-                   ref_text, x_vector_only)
+                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or None, speed, task_type,
+                   ref_audio, ref_text, x_vector_only)
 
 
 _TASK_KINDS = {"CustomVoice": "custom_voice", "Base": "base", "VoiceDesign": "voice_design"}
@@ -191,7 +191,7 @@ def _voice_for(engine: Engine, body: SpeechBody) -> Speaker:
 
 
 def _param_of(message: str) -> str | None:
-    for name in ("voice", "language", "text mode", "seed", "max_new_tokens"):
+    for name in ("voice", "language", "text mode", "seed", "max_new_tokens", "speed"):
         if name in message:
             return name.replace(" ", "_")
     return "input"
@@ -359,7 +359,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
             voice = await run(_voice_for, engine, body) if body.ref_audio else _voice_for(engine, body)
             request = scheduler.submit(body.input, voice, body.language, seed=body.seed,
                                        instruct=body.instructions, text_mode=body.text_mode,
-                                       max_new_tokens=body.max_new_tokens, on_failure="raise")
+                                       max_new_tokens=body.max_new_tokens, on_failure="raise", speed=body.speed)
         except InputError as e:
             raise _bad(str(e), _param_of(str(e))) from None
         except Busy as e:

@@ -246,6 +246,7 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
     if fmt not in _FORMATS:
         await error(f"response_format must be 'pcm' or 'wav' on this endpoint, got {fmt!r}")
         return None
+    speed = message.get("speed")
     instructions = message.get("instructions")
     if instructions is not None and not isinstance(instructions, str):
         await error("instructions must be a string")
@@ -254,6 +255,7 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
         request = state.scheduler.open(
             voice, message.get("language") or "auto", seed=message.get("seed"), instruct=instructions or None,
             text_mode=message.get("text_mode") or "interleaved", max_new_tokens=message.get("max_new_tokens"),
+            speed=1.0 if speed is None else speed,
         )
     except InputError as e:
         await error(str(e))

@@ -116,6 +116,7 @@ class Service(Resident):
     max_new_tokens: int | None = None
     instruct: str | None = None  # every synthesis's instruction (a VoiceDesign checkpoint's voice)
     voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.aliases)
+    speed: float = 1.0  # every synthesis's speaking rate (Wyoming carries none)
     sessions: set[Session] = field(default_factory=set)
 
     def voices(self) -> list[str]:
@@ -353,13 +354,15 @@ class Session(AsyncEventHandler):
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
         return scheduler.submit(text, voice, language, seed=self.service.seed, instruct=self.service.instruct,
-                                max_new_tokens=self.service.max_new_tokens, on_failure="raise")
+                                max_new_tokens=self.service.max_new_tokens, on_failure="raise",
+                                speed=self.service.speed)
 
     async def _open(self, data: dict[str, Any]) -> Request:
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
         return scheduler.open(voice, language, seed=self.service.seed, instruct=self.service.instruct,
-                              max_new_tokens=self.service.max_new_tokens, on_failure="raise")
+                              max_new_tokens=self.service.max_new_tokens, on_failure="raise",
+                              speed=self.service.speed)
 
     def _start(self, request: Request, streamed: bool) -> None:
         self._requests.add(request)
