@@ -6,12 +6,14 @@ t * speed, shifted by up to 10 ms (a pitch period of a voice down to 50 Hz) to w
 previous window, so the periods line up and the pitch stays. Durations are exact: n input samples
 give round(n / speed) output samples.
 
-It streams: `feed` returns what is final so far, about 30 ms of input behind (`lookahead`);
+It streams: `feed` returns what is final so far, 30 ms of input behind (`lookahead`; 60 ms at speed 4);
 `finish` the rest. Speed 1.0 passes the samples through untouched. Why this rather than a library
 (Rubber Band, TDHS, audiotsm) is measured in docs/performance.md ("Speaking rate").
 """
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 
@@ -53,8 +55,9 @@ class Stretcher:
 
     @property
     def lookahead(self) -> int:
-        """Input samples a window needs beyond the output it completes (the added latency)."""
-        return self._n + self._tol
+        """At most this many input samples have no output yet after a `feed` (the added latency):
+        30 ms of input, up to 60 ms at speed 4."""
+        return self._n + self._tol + max(0, math.ceil(self._hop * self.speed) - self._hop)
 
     def feed(self, samples: np.ndarray) -> np.ndarray:
         """Takes the next input samples; returns the output that is final so far."""

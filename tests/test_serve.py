@@ -38,9 +38,20 @@ def expected_pcm(fast_engine):
     return to_pcm(np.concatenate(parts), "s16")
 
 
-def speak(server, fmt, voice="Ryan", **extra):
+def at_speed(engine, speed):
+    """What the server must send at `speed`: each sentence's audio stretched as one stream."""
+    from hearth.audio import to_pcm
+    from hearth.stretch import stretch
+
+    parts = [stretch(engine.synthesize(t, "ryan", seed=SEED + i, max_new_tokens=FRAMES).samples, speed, 24000)
+             for i, t in enumerate(SENTENCES)]
+    return to_pcm(np.concatenate(parts), "s16")
+
+
+def speak(server, fmt, voice="Ryan", speed=None, **extra):
+    rate = {} if speed is None else {"speed": speed}  # the SDK's own parameter
     with server.client().audio.speech.with_streaming_response.create(
-        model="tts-1", voice=voice, input=TEXT, response_format=fmt,
+        model="tts-1", voice=voice, input=TEXT, response_format=fmt, **rate,
         extra_body={"seed": SEED, "max_new_tokens": FRAMES, **extra},
     ) as response:
         assert response.status_code == 200
@@ -67,17 +78,39 @@ def test_openai_voice_names_speak_their_voice(server, expected_pcm):
     assert data == expected_pcm
 
 
-def test_pcm_equals_hearth_say(server, tiny_dir):
-    """The same request as `hearth say` (same text, seed and bound) gives the same samples."""
+def test_pcm_equals_hearth_say(server, tiny_dir, fast_engine):
+    """The same request as `hearth say` (same text, seed, bound and speed) gives the same samples."""
     import subprocess
     import sys
 
-    headers, data = speak(server, "pcm")
+    headers, data = speak(server, "pcm", speed=1.5)
     r = subprocess.run([sys.executable, "-m", "hearth.cli", "say", TEXT, "--model", str(tiny_dir), "--voice", "ryan",
-                        "--seed", str(SEED), "--max-new-tokens", str(FRAMES), "--out", "-"],
+                        "--seed", str(SEED), "--max-new-tokens", str(FRAMES), "--speed", "1.5", "--out", "-"],
                        capture_output=True, timeout=300, check=False)
     assert r.returncode == 0, r.stderr.decode()
-    assert r.stdout[44:] == data and headers["x-hearth-seed"] == str(SEED)
+    assert r.stdout[44:] == data == at_speed(fast_engine, 1.5) and headers["x-hearth-seed"] == str(SEED)
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "say", "Hi.", "--model", str(tiny_dir), "--speed", "5",
+                        "--out", "-"], capture_output=True, timeout=300, check=False)
+    assert r.returncode == 2 and not r.stdout and b"0.25 to 4.0" in r.stderr
+
+
+@pytest.mark.parametrize("fmt,speed", [("pcm", 2.0), ("wav", 0.5), ("flac", 1.25), ("mp3", 0.75), ("opus", 3.0),
+                                       ("aac", 0.4)])
+def test_speed_changes_the_rate_in_every_format(server, fast_engine, fmt, speed):
+    """pcm, wav and flac carry exactly the stretched samples; the compressed formats decode to
+    their length. Pitch and timing of the stretcher itself: test_speed.py."""
+    want = at_speed(fast_engine, speed)
+    _, data = speak(server, fmt, speed=speed)
+    if fmt in ("pcm", "wav", "flac"):
+        assert (data if fmt == "pcm" else decode(data).tobytes()) == want
+    else:
+        assert len(want) // 2 <= len(decode(data)) <= len(want) // 2 + 4096
+    assert len(want) // 2 == pytest.approx(2 * 8 * 1920 / speed, abs=2)
+
+
+def test_speed_one_gives_the_same_bytes(server):
+    for fmt in ("mp3", "pcm"):
+        assert speak(server, fmt, speed=1.0)[1] == speak(server, fmt)[1], fmt
 
 
 @pytest.mark.parametrize("fmt", ["wav", "flac"])
@@ -113,12 +146,12 @@ def test_open_webui_and_home_assistant_requests(server):
     assert r.status_code == 200 and r.headers["content-type"] == "audio/mpeg", r.text
     assert len(decode(r.content)) >= 1920
     extra_payload = {"seed": SEED, "max_new_tokens": FRAMES}
-    body = {"model": "tts-1", "input": TEXT, "voice": "echo", "response_format": "mp3", "speed": 1.0,
+    body = {"model": "tts-1", "input": TEXT, "voice": "echo", "response_format": "mp3", "speed": 1.25,
             "instructions": "Calm and warm.", **extra_payload}
     r = requests.post(server.url + "/v1/audio/speech", json=body, timeout=120)
     assert r.status_code == 200 and r.headers["content-type"] == "audio/mpeg", r.text
     assert "ignored" in r.headers["x-hearth-warning"]  # instructions need a 1.7B model
-    assert 2 * 8 * 1920 <= len(decode(r.content)) <= 2 * 8 * 1920 + 4096
+    assert 2 * 8 * 1920 / 1.25 <= len(decode(r.content)) <= 2 * 8 * 1920 / 1.25 + 4096
 
 
 LONG = " ".join(["word"] * 50)  # one sentence whose frame budget (40 + 12 per token) is hundreds of frames
@@ -140,9 +173,10 @@ def test_default_format_is_mp3_and_audio_arrives_long_before_the_end(server):
     assert t_first < 0.25 * t_all  # streamed: the first bytes came while most of the audio was still to be made
 
 
-def test_sse_deltas_then_done(server, expected_pcm):
+@pytest.mark.parametrize("speed", [1.0, 0.8])
+def test_sse_deltas_then_done(server, expected_pcm, fast_engine, speed):
     body = {"model": "tts-1", "input": TEXT, "voice": "ryan", "response_format": "pcm", "stream_format": "sse",
-            "seed": SEED, "max_new_tokens": FRAMES}
+            "seed": SEED, "max_new_tokens": FRAMES, "speed": speed}
     req = urllib.request.Request(server.url + "/v1/audio/speech", json.dumps(body).encode(),
                                  {"Content-Type": "application/json"})
     with urllib.request.urlopen(req, timeout=60) as r:
@@ -150,7 +184,8 @@ def test_sse_deltas_then_done(server, expected_pcm):
         events = [json.loads(line[6:]) for line in r.read().decode().splitlines() if line.startswith("data: ")]
     assert [e["type"] for e in events[:-1]] == ["speech.audio.delta"] * (len(events) - 1)
     assert events[-1]["type"] == "speech.audio.done" and events[-1]["usage"]["output_tokens"] == 16
-    assert b"".join(base64.b64decode(e["audio"]) for e in events[:-1]) == expected_pcm
+    want = expected_pcm if speed == 1.0 else at_speed(fast_engine, speed)
+    assert b"".join(base64.b64decode(e["audio"]) for e in events[:-1]) == want
 
 
 OPENAI_VOICES = {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse",
@@ -180,7 +215,8 @@ def test_voices_models_health(server):
         ({"input": "Hi.", "voice": "bob"}, 400, "voice", "choose one of: aiden"),
         ({"input": "", "voice": "ryan"}, 400, "input", "non-empty"),
         ({"input": "x" * 4097, "voice": "ryan"}, 400, "input", "4096"),
-        ({"input": "Hi.", "voice": "ryan", "speed": 1.5}, 400, "speed", "not supported"),
+        ({"input": "Hi.", "voice": "ryan", "speed": "fast"}, 400, "speed", "0.25 to 4.0"),
+        ({"input": "Hi.", "voice": "ryan", "speed": 0.2}, 400, "speed", "0.25 to 4.0"),
         ({"input": "Hi.", "voice": "ryan", "speed": 9}, 400, "speed", "0.25 to 4.0"),
         ({"input": "Hi.", "voice": "ryan", "response_format": "ogg"}, 400, "response_format", "mp3, opus"),
         ({"input": "Hi.", "voice": "ryan", "language": "klingon"}, 400, "language", "english"),

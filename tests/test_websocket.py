@@ -69,11 +69,12 @@ def by_sentence(messages):
     return out
 
 
-def expected(engine, fmt="pcm"):
+def expected(engine, speed=1.0):
     from hearth.audio import to_pcm
+    from hearth.stretch import stretch
 
-    return [to_pcm(engine.synthesize(t, "ryan", "english", seed=SEED + i, max_new_tokens=FRAMES,
-                                     text_mode="interleaved").samples, "s16")
+    return [to_pcm(stretch(engine.synthesize(t, "ryan", "english", seed=SEED + i, max_new_tokens=FRAMES,
+                                             text_mode="interleaved").samples, speed, 24000), "s16")
             for i, t in enumerate(split_sentences(TEXT))]
 
 
@@ -101,6 +102,22 @@ def test_wav_sentences_and_a_second_session_on_one_connection(server, fast_engin
     for i in range(3):
         assert bytes(wav[i][:4]) == b"RIFF" and bytes(wav[i][44:]) == want[i]
         assert bytes(pcm[i]) == want[i]
+
+
+def test_speed_in_session_config(server, fast_engine):
+    """session.config's speed: each sentence is its audio stretched (the pitch kept: test_speed.py),
+    streamed as before; an impossible speed is an error and the connection stays."""
+    pieces = [TEXT[:20], TEXT[20:]]
+    with connect(server) as ws:
+        audio = by_sentence(session(ws, pieces, speed=1.6))
+        ws.send(json.dumps({"type": "session.config", "voice": "ryan", "speed": 0}))
+        m = receive(ws, timeout=30)
+        assert m["type"] == "error" and "0.25 to 4.0" in m["message"]
+        slow = by_sentence(session(ws, [TEXT], hold_last_until_audio=False, speed=0.7, response_format="wav"))
+    for i, pcm in enumerate(expected(fast_engine, 1.6)):
+        assert bytes(audio[i]) == pcm, i
+    for i, pcm in enumerate(expected(fast_engine, 0.7)):
+        assert bytes(slow[i][44:]) == pcm, i
 
 
 def test_cancel_stops_at_once_and_says_what_was_sent(server):

@@ -3,7 +3,8 @@
 The messages are vLLM-Omni's for Qwen3-TTS (JSON text frames, fields at the top level):
 
     client: {"type": "session.config", "voice": ..., "language", "seed", "max_new_tokens",
-             "response_format": "pcm"|"wav", "instructions", "text_mode"}   (first)
+             "response_format": "pcm"|"wav", "instructions", "text_mode",
+             "speed": 0.25-4.0}                                              (first)
             {"type": "input.text", "text": "..."}                            (any number)
             {"type": "input.done"}                                           (then session.done)
             {"type": "input.cancel"}                                         (barge-in)
