@@ -248,7 +248,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     app = FastAPI(title="Hearth", docs_url=None, redoc_url=None, openapi_url=None)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=cors_origins, allow_methods=["*"], allow_headers=["*"],
-                           expose_headers=["X-Hearth-Request", "X-Hearth-Seed", "X-Hearth-Warning"])
+                           expose_headers=["X-Hearth-Request", "X-Hearth-Seed", "X-Hearth-Warning", "X-Request-Id"])
 
     @app.exception_handler(ApiError)
     async def api_error(_: Request, e: ApiError) -> JSONResponse:
@@ -376,7 +376,9 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
             watcher.cancel()
             request.cancel()
             raise
-        headers = {"X-Hearth-Request": str(request.id), "Cache-Control": "no-store"}
+        # x-request-id as OpenAI's: SDKs expose it (`response.request_id`), LiveKit's plugin logs it.
+        headers = {"X-Hearth-Request": str(request.id), "X-Request-Id": f"hearth-{request.id}",
+                   "Cache-Control": "no-store"}
         if request.seed is not None:  # the same request with this seed gives the same audio
             headers["X-Hearth-Seed"] = str(request.seed)
         if body.instructions and not engine.config.honours_instruct:
