@@ -246,9 +246,9 @@ def test_voice_upload_needs_a_base_checkpoint(server):
 
     r = requests.post(server.url + "/v1/audio/voices", data={"name": "me", "ref_text": "Hi."},
                       files={"audio_sample": ("ref.wav", b"RIFF" + bytes(100), "audio/wav")}, timeout=30)
-    assert r.status_code == 400 and "needs a Base checkpoint" in r.json()["error"]["message"]
-    assert "ryan" in r.json()["error"]["message"]
-    assert requests.delete(server.url + "/v1/audio/voices/ryan", timeout=30).status_code == 400
+    assert r.status_code == 405 and "needs a Base checkpoint" in r.json()["error"]["message"]
+    assert "ryan" in r.json()["error"]["message"] and r.headers["allow"] == "GET"
+    assert requests.delete(server.url + "/v1/audio/voices/ryan", timeout=30).status_code == 405
     assert requests.get(server.url + "/v1/audio/voices", timeout=30).json()["uploaded_voices"] == []
 
 

@@ -19,7 +19,7 @@ import hmac
 import json
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,6 +28,7 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.routing import Route
 
 from ..engine import Engine, InputError
 from ..prompt import ClonedVoice, Speaker
@@ -37,8 +38,9 @@ from ..stretch import check_speed
 from ..voices import read_reference
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
+from .openapi import allowed, document
 from .resident import Resident
-from .voice_routes import add_voice_routes
+from .voice_routes import MAX_UPLOAD_BYTES, add_voice_routes
 from .websocket import speech_stream
 
 __all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
@@ -121,7 +123,7 @@ class SpeechBody:
         if ref_audio is None and (ref_text is not None or x_vector_only is not None):
             raise _bad("ref_text and x_vector_only_mode describe ref_audio, which is missing", "ref_audio")
         task_type = body.get("task_type")
-        if task_type is not None and task_type not in _TASK_KINDS:
+        if task_type is not None and (not isinstance(task_type, str) or task_type not in _TASK_KINDS):
             raise _bad(f"task_type must be one of {', '.join(_TASK_KINDS)}, got {task_type!r}", "task_type")
         voice = body.get("voice")
         if isinstance(voice, dict):
@@ -130,10 +132,10 @@ class SpeechBody:
             voice = "cloned"
         if not isinstance(voice, str) or not voice.strip():
             raise _bad("voice must be a voice name (see GET /v1/audio/voices) or {\"id\": name}", "voice")
-        fmt = body.get("response_format") or "mp3"
+        fmt = _given(body, "response_format", "mp3")
         if fmt not in FORMATS:
             raise _bad(f"response_format must be one of {', '.join(FORMATS)}, got {fmt!r}", "response_format")
-        stream_format = body.get("stream_format") or "audio"
+        stream_format = _given(body, "stream_format", "audio")
         if stream_format not in ("audio", "sse"):
             raise _bad(f"stream_format must be 'audio' or 'sse', got {stream_format!r}", "stream_format")
         speed = body.get("speed")
@@ -145,12 +147,24 @@ class SpeechBody:
         if instructions is not None and (not isinstance(instructions, str) or len(instructions) > MAX_INPUT_CHARS):
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
         # language, seed, max_new_tokens and text_mode are checked by the scheduler (400 from its InputError).
-        return cls(text, voice, fmt, stream_format, instructions or None, body.get("language") or "auto",
-                   body.get("seed"), body.get("max_new_tokens"), body.get("text_mode") or None, speed, task_type,
-                   ref_audio, ref_text, x_vector_only)
+        return cls(text, voice, fmt, stream_format, instructions or None, _given(body, "language", "auto"),
+                   _whole(body.get("seed")), _whole(body.get("max_new_tokens")), _given(body, "text_mode", None), speed,
+                   task_type, ref_audio, ref_text, x_vector_only)
 
 
 _TASK_KINDS = {"CustomVoice": "custom_voice", "Base": "base", "VoiceDesign": "voice_design"}
+
+
+def _whole(value: Any) -> Any:  # noqa: ANN401 - checked where it is used
+    """A whole number JSON wrote with a fraction (7.0, as JavaScript and JSON Schema allow) as an int."""
+    return int(value) if isinstance(value, float) and value.is_integer() else value
+
+
+def _given(body: dict[str, Any], key: str, default: Any) -> Any:  # noqa: ANN401 - checked where it is used
+    """An optional field: null or "" leave it out (clients send both for "not set"); anything else
+    is checked where it is used."""
+    value = body.get(key)
+    return default if value is None or (isinstance(value, str) and not value) else value
 
 
 def _inline_clone(engine: Engine, body: SpeechBody) -> ClonedVoice:
@@ -251,13 +265,29 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                            expose_headers=["X-Hearth-Request", "X-Hearth-Seed", "X-Hearth-Warning", "X-Request-Id"])
 
     @app.exception_handler(ApiError)
-    async def api_error(_: Request, e: ApiError) -> JSONResponse:
+    async def api_error(http: Request, e: ApiError) -> JSONResponse:
+        if e.status == 405:
+            e.headers = allow(http, {**e.headers, "Allow": ""})
         return e.response()
 
     @app.exception_handler(StarletteHTTPException)
-    async def http_error(_: Request, e: StarletteHTTPException) -> JSONResponse:
+    async def http_error(http: Request, e: StarletteHTTPException) -> JSONResponse:
         kind = "not_found_error" if e.status_code == 404 else "invalid_request_error"
-        return ApiError(e.status_code, str(e.detail), kind).response()
+        return ApiError(e.status_code, str(e.detail), kind, headers=allow(http, e.headers)).response()
+
+    def allow(http: Request, headers: Mapping[str, str] | None) -> dict[str, str]:
+        """A 405's headers, its Allow naming every method the path has in the OpenAPI document
+        (Starlette's names only the first route's)."""
+        headers = dict(headers or {})
+        if "Allow" in headers and state.engine is not None:
+            for route in app.routes:
+                if isinstance(route, Route) and route.path_regex.match(http.url.path):
+                    methods = allowed(document(state.engine, model_names, MAX_INPUT_CHARS, MAX_UPLOAD_BYTES >> 20),
+                                      route.path)
+                    if methods:
+                        headers["Allow"] = ", ".join(methods)
+                    break
+        return headers
 
     @app.exception_handler(Exception)
     async def internal_error(_: Request, e: Exception) -> JSONResponse:
@@ -324,6 +354,12 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         return await asyncio.get_running_loop().run_in_executor(state.pool, fn, *args)
 
     add_voice_routes(app, authorize=authorize, key_ok=key_ok, loaded=loaded, error=make_error, run=run)
+
+    @app.get("/openapi.json")
+    async def openapi() -> JSONResponse:
+        # For the loaded checkpoint (its voices, languages and routes): 503 while it loads.
+        engine, _ = loaded()
+        return JSONResponse(document(engine, model_names, MAX_INPUT_CHARS, MAX_UPLOAD_BYTES >> 20))
 
     @app.get("/metrics")
     async def metrics() -> Response:

@@ -107,10 +107,12 @@ def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None], key_
         return error(400, message, param)
 
     def base(engine: Engine, what: str) -> None:
+        # 405: the method is not allowed on this server's resource (its OpenAPI document lists
+        # these routes on Base servers only), with what to do instead.
         if engine.config.model_type != "base":
             voices = ", ".join(engine.voices) or "described in the instructions"
-            raise bad(f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this server runs a "
-                      f"{engine.config.kind} one, whose voices are: {voices}")
+            raise error(405, f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this server "
+                             f"runs a {engine.config.kind} one, whose voices are: {voices}")
 
     @app.get("/v1/audio/voices")
     async def voices(http: Request) -> JSONResponse:

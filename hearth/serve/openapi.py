@@ -1,0 +1,226 @@
+"""`GET /openapi.json`: the server's own OpenAPI 3.1 document, describing the real bodies.
+
+Written out rather than derived from the routes: the endpoints read raw bodies (to give OpenAI's
+error envelope, stream, and cap sizes), so FastAPI cannot see their shapes. The document is built
+for the loaded checkpoint: its voices and aliases, its languages, and the voice routes only where
+they work (Base; elsewhere they answer 405). A 405's `Allow` lists the methods documented here.
+The WebSocket's messages are in `components.schemas` (OpenAPI has no WebSocket operations) and
+named by the `x-websocket` extension. tests/test_schema.py runs schemathesis against it: every
+answer must match it, and no input may bring a 5xx or a hang.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine import Engine
+from ..stretch import MAX_SPEED, MIN_SPEED
+from .encoders import FORMATS, MEDIA_TYPES
+
+__all__ = ["allowed", "document"]
+
+_JSON = "application/json"
+
+
+def _error_response(description: str) -> dict[str, Any]:
+    return {"description": description, "content": {_JSON: {"schema": {"$ref": "#/components/schemas/Error"}}}}
+
+
+_ERRORS = {
+    "400": _error_response("bad input: the message says what is allowed, `param` names the field"),
+    "401": _error_response("a missing or wrong API key (with --api-key)"),
+    "413": _error_response("the body is too large"),
+    "500": _error_response("the model could not be loaded, or the request's first sentence failed"),
+    "503": {**_error_response("the model is loading, or the server is full (see Retry-After)"),
+            "headers": {"Retry-After": {"schema": {"type": "string"}}}},
+}
+
+
+def _errors(*codes: str) -> dict[str, Any]:
+    return {code: _ERRORS[code] for code in codes}
+
+
+def _absent_allowed(schema: dict[str, Any], empty: bool = False) -> dict[str, Any]:
+    """An optional field: null (and, with `empty`, "") is taken as leaving it out."""
+    return {"anyOf": [schema, {"type": "null"}, *([{"const": ""}] if empty else [])]}
+
+
+def _speech_body(engine: Engine, max_input: int) -> dict[str, Any]:
+    config = engine.config
+    kind = config.model_type
+    names = sorted(set(engine.voices) | set(engine.voice_aliases)) if kind != "voice_design" else []
+    voice_name: dict[str, Any] = {"type": "string", "minLength": 1}
+    if kind == "custom_voice" and names:
+        voice_name = {"type": "string", "enum": names}  # any case is taken; these are the names
+    text = {"type": "string", "minLength": 1, "maxLength": max_input}
+    properties: dict[str, Any] = {
+        "model": {"description": "any name (any value): the server speaks with its one model"},
+        "input": {**text, "pattern": "[^\\W_]", "description": "the text to speak (it must hold a letter or "
+                  "digit, in any script); spoken sentence by sentence"},
+        "voice": {"oneOf": [voice_name, {"type": "object", "properties": {"id": voice_name}, "required": ["id"]}],
+                  "description": "a voice or an alias (GET /v1/audio/voices); ignored by VoiceDesign"},
+        "response_format": _absent_allowed({"enum": list(FORMATS), "default": "mp3"}, empty=True),
+        "stream_format": _absent_allowed({"enum": ["audio", "sse"], "default": "audio"}, empty=True),
+        "speed": _absent_allowed({"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED, "default": 1.0,
+                                  "description": "speaking rate; the pitch is kept"}),
+        "instructions": _absent_allowed({"type": "string", "maxLength": max_input, "description":
+                                         "a style instruction (1.7B), or the voice itself (VoiceDesign)"}),
+        "language": _absent_allowed({"enum": list(config.languages), "default": "auto"}, empty=True),
+        "seed": _absent_allowed({"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
+                                 "description": "sentence i is sampled with seed + i"}),
+        "max_new_tokens": _absent_allowed({"type": "integer", "minimum": 1,
+                                           "description": "an upper bound on frames per sentence"}),
+        "text_mode": _absent_allowed({"enum": ["whole", "interleaved", "stream"]}, empty=True),
+        "task_type": _absent_allowed({"enum": [config.kind]}),
+    }
+    required = ["input", "voice"] if kind != "voice_design" else ["input", "instructions"]
+    if kind == "base":
+        properties |= {
+            "ref_audio": {"type": "string", "pattern": "^data:[^,]*;base64,",
+                          "description": "a reference recording to clone inline, as a base64 data URL"},
+            "ref_text": {"type": "string", "description": "what ref_audio says (in-context cloning)"},
+            "x_vector_only_mode": {"type": "boolean"},
+        }
+    return {"type": "object", "properties": properties, "required": required}
+
+
+def _websocket_messages() -> dict[str, Any]:
+    def message(kind: str, properties: dict[str, Any] | None = None, required: list[str] | None = None
+                ) -> dict[str, Any]:
+        return {"type": "object", "properties": {"type": {"const": kind}, **(properties or {})},
+                "required": ["type", *(required or [])]}
+
+    string, number, integer = {"type": "string"}, {"type": "number"}, {"type": "integer"}
+    return {
+        "WsSessionConfig": message("session.config", {
+            "voice": string, "language": string, "seed": integer, "max_new_tokens": integer,
+            "response_format": {"enum": ["pcm", "wav"]}, "instructions": string,
+            "text_mode": {"enum": ["whole", "interleaved", "stream"]}, "model": string,
+            "stream_format": string, "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED}}),
+        "WsInputText": message("input.text", {"text": string}, ["text"]),
+        "WsInputDone": message("input.done"),
+        "WsInputCancel": message("input.cancel"),
+        "WsAudioStart": message("audio.start", {"sentence_index": integer, "sentence_text": string,
+                                                "format": string, "sample_rate": integer}),
+        "WsAudioDone": message("audio.done", {"sentence_index": integer, "sentence_text": string}),
+        "WsSessionDone": message("session.done", {"total_sentences": integer}),
+        "WsSessionCancelled": message("session.cancelled", {"audio_s_sent": number, "text_consumed": string}),
+        "WsError": message("error", {"message": string, "code": string}, ["message"]),
+    }
+
+
+def document(engine: Engine, model_names: list[str], max_input: int, max_upload_mb: int) -> dict[str, Any]:
+    """The OpenAPI document of a server running `engine`."""
+    binary = {"schema": {"type": "string", "format": "binary"}}
+    audio: dict[str, Any] = {media: binary for media in MEDIA_TYPES.values()}
+    usage = {"type": "object", "required": ["input_tokens", "output_tokens", "total_tokens"],
+             "properties": {name: {"type": "integer", "minimum": 0}
+                            for name in ("input_tokens", "output_tokens", "total_tokens")}}
+    audio["text/event-stream"] = {  # each event (OpenAPI 3.1: `schema` is an event)
+        "schema": {"type": "object", "required": ["data"], "properties": {"data": {
+            "type": "string", "contentMediaType": "application/json", "contentSchema": {"oneOf": [
+                {"type": "object", "required": ["type", "audio"], "properties": {
+                    "type": {"const": "speech.audio.delta"}, "audio": {"type": "string", "contentEncoding": "base64"}}},
+                {"type": "object", "required": ["type", "usage"], "properties": {
+                    "type": {"const": "speech.audio.done"}, "usage": usage}}]}}}},
+        "description": "stream_format sse: speech.audio.delta events (the audio in response_format, base64), "
+                       "then speech.audio.done with the usage (output_tokens: frames)"}
+    speech_headers = {name: {"schema": {"type": "string"}}
+                      for name in ("X-Hearth-Request", "X-Request-Id", "X-Hearth-Seed", "X-Hearth-Warning")}
+    voice_entry = {"type": "object", "required": ["id", "name"], "properties": {
+        "id": {"type": "string"}, "name": {"type": "string"},
+        "languages": {"type": "array", "items": {"type": "string"}}, "dialect": {"type": "string"},
+        "alias_of": {"type": "string"}, "cloned": {"type": "string"}}}
+    paths: dict[str, Any] = {
+        "/v1/audio/speech": {"post": {
+            "summary": "Speak a text (OpenAI's speech API, streamed)",
+            "requestBody": {"required": True, "content": {_JSON: {"schema": {"$ref": "#/components/schemas/Speech"}}}},
+            "responses": {"200": {"description": "the audio, sent as it is made", "content": audio,
+                                  "headers": speech_headers},
+                          **_errors("400", "401", "413", "500", "503")},
+        }},
+        "/v1/audio/voices": {"get": {
+            "summary": "The voices and their aliases (stored voices only with the key)",
+            "responses": {"200": {"description": "voices", "content": {_JSON: {"schema": {
+                "type": "object", "required": ["voices", "uploaded_voices"], "properties": {
+                    "voices": {"type": "array", "items": voice_entry},
+                    "uploaded_voices": {"type": "array", "items": {"type": "object"}}}}}}},
+                **_errors("500", "503")},
+        }},
+        "/v1/audio/models": {"get": {
+            "summary": "Model names, in Open WebUI's shape",
+            "responses": {"200": {"description": "models", "content": {_JSON: {"schema": {
+                "type": "object", "required": ["models"], "properties": {"models": {"type": "array", "items": {
+                    "type": "object", "required": ["id"], "properties": {"id": {"enum": model_names},
+                                                                        "name": {"type": "string"}}}}}}}}}},
+        }},
+        "/v1/models": {"get": {
+            "summary": "Model names, as OpenAI lists them",
+            "responses": {"200": {"description": "models", "content": {_JSON: {"schema": {
+                "type": "object", "required": ["object", "data"], "properties": {
+                    "object": {"const": "list"}, "data": {"type": "array", "items": {
+                        "type": "object", "required": ["id", "object"], "properties": {
+                            "id": {"enum": model_names}, "object": {"const": "model"},
+                            "owned_by": {"type": "string"}}}}}}}}},
+                **_errors("401")},
+        }},
+        "/health": {"get": {
+            "summary": "ok once the model is loaded",
+            "responses": {status: {"description": text, "content": {_JSON: {"schema": {
+                "type": "object", "required": ["status"], "properties": {"status": {"type": "string"}}}}}}
+                for status, text in (("200", "ready"), ("500", "loading failed"), ("503", "loading"))},
+        }},
+        "/metrics": {"get": {
+            "summary": "Prometheus text format",
+            "responses": {"200": {"description": "metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}},
+        }},
+    }
+    if engine.config.model_type != "base":  # (they answer 405 there, saying a Base checkpoint is needed)
+        return _finish(engine, paths, max_input)
+    paths["/v1/audio/voices"]["post"] = {
+        "summary": "Store a cloned voice (vLLM-Omni's upload; a Base checkpoint only, else 400)",
+        "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
+            "type": "object", "required": ["name", "audio_sample"], "properties": {
+                "name": {"type": "string", "pattern": "^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$"},
+                "audio_sample": {"type": "string", "format": "binary",
+                                 "description": f"WAV, FLAC or OGG, 3-10 s of speech, at most {max_upload_mb} MB"},
+                "ref_text": {"type": "string"}, "consent": {"type": "string"},
+                "x_vector_only_mode": {"type": "string", "enum": ["true", "false"]}}}}}},
+        "responses": {"200": {"description": "stored", "content": {_JSON: {"schema": {"type": "object"}}}},
+                      **_errors("400", "401", "413", "503")},
+    }
+    paths["/v1/audio/voices/{name}"] = {"delete": {
+        "summary": "Delete a stored voice",
+        "parameters": [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}],
+        "responses": {"200": {"description": "deleted", "content": {_JSON: {"schema": {"type": "object"}}}},
+                      "404": _error_response("no such stored voice"), **_errors("400", "401", "503")},
+    }}
+    return _finish(engine, paths, max_input)
+
+
+def allowed(document: dict[str, Any], path: str) -> list[str] | None:
+    """The methods `document` gives `path` (a route's template), None if it has none there."""
+    operations = document["paths"].get(path)
+    return None if operations is None else sorted(method.upper() for method in operations)
+
+
+def _finish(engine: Engine, paths: dict[str, Any], max_input: int) -> dict[str, Any]:
+    schemas = {
+        "Speech": _speech_body(engine, max_input),
+        "Error": {"type": "object", "required": ["error"], "properties": {"error": {
+            "type": "object", "required": ["message", "type", "param", "code"], "properties": {
+                "message": {"type": "string"}, "type": {"type": "string"},
+                "param": {"type": ["string", "null"]}, "code": {"type": ["string", "null"]}}}}},
+        **_websocket_messages(),
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "Hearth", "version": "1", "description": "On-device speech: OpenAI's speech API, "
+                 f"vLLM-Omni's extensions, a {engine.config.kind} checkpoint."},
+        "paths": paths,
+        "components": {"schemas": schemas},
+        "x-websocket": {"/v1/audio/speech/stream": {
+            "client": ["WsSessionConfig", "WsInputText", "WsInputDone", "WsInputCancel"],
+            "server": ["WsAudioStart", "binary audio frames", "WsAudioDone", "WsSessionDone",
+                       "WsSessionCancelled", "WsError"]}},
+    }
