@@ -81,6 +81,14 @@ def add_parsers(sub: Any) -> None:
     load.add_argument("--max-new-tokens", type=count(1), default=None, help="per sentence (default: the model's)")
     load.add_argument("--words-per-second", type=seconds(False), default=15.0,
                       help="Wyoming: the pace of the streamed text, word by word (default 15, an LLM writing)")
+    load.add_argument("--duration", type=seconds(False), default=None,
+                      help="go on for this many seconds (then --requests is not a limit)")
+    load.add_argument("--formats", default="pcm",
+                      help="response formats, rotated: e.g. pcm,mp3,opus,wav,flac,aac (default pcm)")
+    load.add_argument("--cancel", type=float, default=0.0,
+                      help="the share of requests (0-1) that leave after their first audio")
+    load.add_argument("--hostile", type=count(0), default=0,
+                      help="extra clients sending malformed, oversized, stalled and dropped requests")
     load.add_argument("--json", action="store_true", help="print one JSON object")
     load.set_defaults(run=_loadtest)
 
@@ -90,8 +98,16 @@ def _loadtest(args: argparse.Namespace) -> int:
 
     if args.max_new_tokens is not None and args.url.startswith("tcp://"):
         raise InputError("--max-new-tokens is for http:// servers; start `hearth wyoming` with it instead")
+    from ..serve.encoders import FORMATS
+
+    formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
+    if not formats or set(formats) - set(FORMATS):
+        raise InputError(f"--formats takes a comma-separated list of {', '.join(FORMATS)}; got {args.formats!r}")
+    if not 0 <= args.cancel <= 1:
+        raise InputError(f"--cancel is a share from 0 to 1, got {args.cancel}")
     settings = LoadSettings(args.url, args.clients, args.requests, args.voice, args.api_key, args.max_new_tokens,
-                            words_per_second=args.words_per_second)
+                            words_per_second=args.words_per_second, duration_s=args.duration, formats=formats,
+                            cancel=args.cancel, hostile=args.hostile)
     try:
         return main_loadtest(settings, args.json)
     except ValueError as e:

@@ -28,6 +28,7 @@ from fastapi import FastAPI, Request, WebSocket
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
 from ..engine import Engine, InputError
@@ -288,6 +289,12 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                         headers["Allow"] = ", ".join(methods)
                     break
         return headers
+
+    @app.exception_handler(ClientDisconnect)
+    async def client_left(http: Request, _: ClientDisconnect) -> Response:
+        # The client went away while its body was being read: nobody to answer, nothing to log but that.
+        log.info("a client left before sending its whole request (%s %s)", http.method, http.url.path)
+        return Response(status_code=400)
 
     @app.exception_handler(Exception)
     async def internal_error(_: Request, e: Exception) -> JSONResponse:
