@@ -358,6 +358,26 @@ def test_loadtest_reports_served_and_busy(tiny_dir):
     assert code == 0, log
 
 
+def test_loadtest_soak_mode_with_cancels_and_hostile_clients(server):
+    """--duration, rotated formats, clients that leave, hostile clients: nothing fails, every hostile
+    request gets a 4xx (or is dropped by its own client), and the server logs no traceback."""
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "loadtest", server.url, "--clients", "2", "--duration", "6",
+                        "--formats", "pcm,mp3,opus", "--cancel", "0.5", "--hostile", "1", "--max-new-tokens", "6",
+                        "--json"], capture_output=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    report = json.loads(r.stdout)
+    assert report["errors"] == 0 and report["served"] >= 4 and report["left_early"] >= 1, report
+    assert report["formats"] == ["pcm", "mp3", "opus"]
+    assert set(report["hostile_answers"]) <= {"4xx", "dropped"} and report["hostile_answers"]["4xx"] >= 5, report
+    assert "Traceback" not in server.logged()
+    bad = subprocess.run([sys.executable, "-m", "hearth.cli", "loadtest", server.url, "--formats", "ogg"],
+                         capture_output=True, timeout=60, check=False)
+    assert bad.returncode == 2 and b"--formats" in bad.stderr
+
+
 def test_loading_cors_and_instructions(tiny_dir, tmp_path):
     """While a fresh cache is filled the server answers 503 "loading" (health and speech alike); browsers
     from an allowed origin get CORS headers; instructions to a 0.6B model come back as a warning."""
