@@ -419,6 +419,10 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
             watcher.cancel()
             request.cancel()
             raise
+        if first is None and request.cancelled:  # the client left before its first audio: nobody to answer
+            watcher.cancel()
+            log.info("request %d: the client left before its first audio", request.id)
+            return Response(status_code=499)  # (nginx's "client closed request", counted as such in /metrics)
         # x-request-id as OpenAI's: SDKs expose it (`response.request_id`), LiveKit's plugin logs it.
         headers = {"X-Hearth-Request": str(request.id), "X-Request-Id": f"hearth-{request.id}",
                    "Cache-Control": "no-store"}
