@@ -67,6 +67,26 @@ def test_page_speaks_while_streaming_and_stop_cancels(browser, server):
     assert "request 2: cancelled after" in server.logged(), server.logged()
 
 
+def test_page_speed(browser, server):
+    """The Speed field: the page plays exactly what the server sends at that speed (twice the
+    samples at 0.5: each sentence stretched to round(n / speed))."""
+    import requests
+
+    browser.get(server.url + "/")
+    browser.wait("return document.querySelectorAll('#voice option').length === 9")
+    browser.run("document.getElementById('text').value = 'Hello there. And again.'")
+    browser.run("document.getElementById('seed').value = '5'")
+    browser.run("document.getElementById('speed').value = '0.5'")
+    browser.click("#speak")
+    browser.wait("return window.hearth.state === 'done'")
+    samples = browser.run("return window.hearth.scheduledSamples")
+    body = {"model": "tts-1", "input": "Hello there. And again.", "voice": browser.run(
+        "return document.getElementById('voice').value"), "language": "auto", "response_format": "pcm", "seed": 5}
+    plain = requests.post(server.url + "/v1/audio/speech", json=body, timeout=120).content
+    slow = requests.post(server.url + "/v1/audio/speech", json={**body, "speed": 0.5}, timeout=120).content
+    assert samples == len(slow) // 2 == 2 * (len(plain) // 2)
+
+
 def test_page_reports_errors(browser, server):
     browser.get(server.url + "/")
     browser.wait("return document.querySelectorAll('#voice option').length === 9")
