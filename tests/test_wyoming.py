@@ -144,9 +144,12 @@ def test_streamed_text_speaks_before_it_ends(server, expected):
 
 
 def test_languages_and_stdio(tiny_dir, fast_engine):
-    """stdio://, as wyoming-piper's tests run it; a language code picks the model's language."""
+    """stdio://, as wyoming-piper's tests run it; a language code picks the model's language; the
+    server's --speed (Wyoming carries no rate) stretches every synthesis."""
+    from hearth.stretch import stretch
+
     proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(tiny_dir), "--uri",
-                             "stdio://", "--seed", "3", "--max-new-tokens", "4"],
+                             "stdio://", "--seed", "3", "--max-new-tokens", "4", "--speed", "1.25"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     try:
         write_event(Describe().event(), proc.stdin)
@@ -164,8 +167,8 @@ def test_languages_and_stdio(tiny_dir, fast_engine):
     finally:
         proc.kill()
     assert events[0].type == "info"
-    expected = to_pcm(fast_engine.synthesize("Guten Abend.", "aiden", "german", seed=3, max_new_tokens=4).samples,
-                      "s16")
+    samples = fast_engine.synthesize("Guten Abend.", "aiden", "german", seed=3, max_new_tokens=4).samples
+    expected = to_pcm(stretch(samples, 1.25, 24000), "s16")
     assert audio_blocks(events[1:-1]) == [expected]
     assert events[-1].type == "error" and "unknown language 'nl'" in events[-1].data["text"]
     assert "de" in events[-1].data["text"]
