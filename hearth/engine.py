@@ -177,6 +177,12 @@ class Engine:
         """Who speaks, checked against the checkpoint's kind: a built-in voice's name (CustomVoice),
         a speaker embedding from `speaker_embedding` (Base), or None (VoiceDesign: the instruction
         describes the voice)."""
+        try:
+            return self._check_voice(voice)
+        except InputError as e:
+            raise e.about("voice") from e.__cause__
+
+    def _check_voice(self, voice: Speaker) -> Speaker:
         kind = self.config.model_type
         if kind == "voice_design":
             if voice is None or isinstance(voice, str) and not voice.strip():
@@ -238,23 +244,23 @@ class Engine:
     def check_language(self, language: str) -> str:
         lang = language.strip().lower() if isinstance(language, str) else None
         if lang not in self.languages:
-            raise InputError(f"unknown language {language!r}; choose one of: {', '.join(self.languages)}")
+            raise InputError(f"unknown language {language!r}; choose one of: {', '.join(self.languages)}", "language")
         return lang
 
     def prompt(self, text: str, instruct: str | None = None) -> Prompt:
         if not isinstance(text, str) or not text.strip():
-            raise InputError("the text is empty; give some words to speak")
+            raise InputError("the text is empty; give some words to speak", "text")
         instruct = self._instruct(instruct)
         if len(text) > 8 * MAX_TEXT_TOKENS:  # cheap bound before tokenizing megabytes
             raise InputError(
                 f"the text is {len(text)} characters, too long for one prompt (limit {MAX_TEXT_TOKENS} tokens); "
-                "split it into sentences or paragraphs"
+                "split it into sentences or paragraphs", "text"
             )
         p = build_prompt(self.tokenizer, text, instruct)
         if len(p.text) > MAX_TEXT_TOKENS:
             raise InputError(
                 f"the text is {len(p.text)} tokens, more than one prompt takes ({MAX_TEXT_TOKENS}); "
-                "split it into sentences or paragraphs"
+                "split it into sentences or paragraphs", "text"
             )
         return p
 
@@ -301,7 +307,7 @@ class Engine:
     @staticmethod
     def check_seed(seed: int | None) -> int | None:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
-            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}")
+            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}", "seed")
         return seed
 
     @property
@@ -317,7 +323,7 @@ class Engine:
         try:
             return text_mode(mode)
         except ValueError as e:
-            raise InputError(str(e)) from e
+            raise InputError(str(e), "text_mode") from e
 
     def _sampling_rng(self, options: SamplingOptions, seed: int | None) -> tuple[torch.Generator | None, int | None]:
         if not (options.do_sample or options.sub_do_sample):
@@ -362,7 +368,7 @@ class Engine:
         try:
             speed = check_speed(speed)
         except ValueError as e:
-            raise InputError(str(e)) from None
+            raise InputError(str(e), "speed") from None
         plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
         options = self._options(options, greedy, max_new_tokens)
         rng, seed = self._sampling_rng(options, seed)

@@ -6,4 +6,16 @@ __all__ = ["InputError"]
 
 
 class InputError(ValueError):
-    """A request the engine cannot serve as given; the message says what to change."""
+    """A request the engine cannot serve as given; the message says what to change, and `param`
+    names the option at fault where there is one ("voice", "language", "seed", "text", "speed", ...:
+    the engine's names; a server maps them to its own, e.g. OpenAI's "input" for "text")."""
+
+    def __init__(self, message: str, param: str | None = None):
+        super().__init__(message)
+        self.param = param
+
+    def about(self, param: str) -> InputError:
+        """This error, naming `param` unless it names one already (for re-raising)."""
+        if self.param is None:
+            self.param = param
+        return self

@@ -291,16 +291,17 @@ class Scheduler:
         `speed` (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio
         untouched."""
         if not isinstance(text, str):
-            raise InputError("the text must be a string")
+            raise InputError("the text must be a string", "text")
         if len(text) > MAX_REQUEST_CHARS:
             raise InputError(f"the text is {len(text):,} characters; one request takes at most "
-                             f"{MAX_REQUEST_CHARS:,}. Send it in parts (for example paragraph by paragraph)")
+                             f"{MAX_REQUEST_CHARS:,}. Send it in parts (for example paragraph by paragraph)", "text")
         cleaned = clean_text(text)
         if not cleaned.strip():
-            raise InputError("the text is empty; give some words to speak")
+            raise InputError("the text is empty; give some words to speak", "text")
         texts = list(split_sentences(cleaned)) if split else [cleaned.strip()]
         if not texts:
-            raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)")
+            raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)",
+                             "text")
         request = self._request(
             text=cleaned, voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
             greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
@@ -344,7 +345,7 @@ class Scheduler:
         """A request with its options checked (not yet admitted)."""
         engine = self.engine
         if fields["on_failure"] not in ("skip", "raise"):
-            raise InputError(f"on_failure must be 'skip' or 'raise', got {fields['on_failure']!r}")
+            raise InputError(f"on_failure must be 'skip' or 'raise', got {fields['on_failure']!r}", "on_failure")
         fields["voice"] = engine.check_voice(fields["voice"])
         fields["language"] = engine.check_language(fields["language"])
         fields["text_mode"] = engine.check_text_mode(fields["text_mode"])
@@ -352,13 +353,13 @@ class Scheduler:
         try:
             fields["speed"] = check_speed(fields["speed"])
         except ValueError as e:
-            raise InputError(str(e)) from None
+            raise InputError(str(e), "speed") from None
         if fields["seed"] is None and not fields["greedy"]:
             fields["seed"] = secrets.randbits(63)
         for name in ("max_new_tokens", "chunk_frames", "first_chunk_frames"):
             value = fields[name]
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}")
+                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}", name)
         after = fields["after"]
         fields["after"] = after if after is not None and not after.finished else None
         return Request(id=0, _scheduler=self, **fields)

@@ -136,10 +136,17 @@ def test_scheduler_speed_stretches_each_sentence(engine):
                 source = np.concatenate([c.samples for c in plain if c.sentence == sentence])
                 got = np.concatenate([c.samples for c in stretched if c.sentence == sentence])
                 assert got.tobytes() == stretch(source, speed, RATE).tobytes()
-        with pytest.raises(InputError, match="0.25 to 4.0"):
+        with pytest.raises(InputError, match="0.25 to 4.0") as info:
             scheduler.submit(text, "ryan", speed=5)
+        assert info.value.param == "speed"  # the option at fault, named once where it is checked
         with pytest.raises(InputError, match="0.25 to 4.0"):
             scheduler.open("ryan", speed="fast")
+        for kwargs, param in (({"voice": "nobody"}, "voice"), ({"language": "klingon"}, "language"),
+                              ({"seed": -1}, "seed"), ({"text_mode": "sideways"}, "text_mode"),
+                              ({"max_new_tokens": 0}, "max_new_tokens"), ({"text": "?!"}, "text")):
+            with pytest.raises(InputError) as info:
+                scheduler.submit(**{"text": text, "voice": "ryan", **kwargs})
+            assert info.value.param == param, (kwargs, info.value)
 
 
 def test_engine_stream_and_synthesize_speed(engine):

@@ -205,11 +205,12 @@ def _voice_for(engine: Engine, body: SpeechBody) -> Speaker:
     return None
 
 
-def _param_of(message: str) -> str | None:
-    for name in ("voice", "language", "text mode", "seed", "max_new_tokens", "speed"):
-        if name in message:
-            return name.replace(" ", "_")
-    return "input"
+_PARAMS = {"text": "input", "instruct": "instructions"}  # the engine's names of OpenAI's fields
+
+
+def _param_of(e: InputError) -> str:
+    """The request field an engine error is about, by OpenAI's names (the text when none is named)."""
+    return _PARAMS.get(e.param, e.param) if e.param else "input"
 
 
 class _Stream:
@@ -404,7 +405,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                                        instruct=body.instructions, text_mode=body.text_mode,
                                        max_new_tokens=body.max_new_tokens, on_failure="raise", speed=body.speed)
         except InputError as e:
-            raise _bad(str(e), _param_of(str(e))) from None
+            raise _bad(str(e), _param_of(e)) from None
         except Busy as e:
             raise ApiError(503, str(e), "server_error", code="busy",
                            headers={"Retry-After": str(max(1, round(e.retry_after_s)))}) from None
