@@ -18,12 +18,13 @@ import numpy as np
 import torch
 from torch import nn
 
-from .config import CodecDecoderConfig, CodecEncoderConfig, ConfigError, GenerationDefaults, ModelConfig, read_json
+from .config import CodecDecoderConfig, CodecEncoderConfig, ConfigError, ModelConfig, read_json
 from .model.codec import CodecDecoder
 from .model.codec_encoder import CodecEncoder
 from .model.speaker import SpeakerEncoder
 from .model.talker import Talker
 from .safetensors_mmap import SafetensorsError, SafetensorsFile
+from .sampling import SamplingOptions
 from .text import TextTokenizer
 
 __all__ = [
@@ -120,7 +121,7 @@ class Checkpoint:
     path: Path
     config: ModelConfig
     codec: CodecDecoderConfig
-    generation: GenerationDefaults
+    generation: SamplingOptions  # generation_config.json
     encoder: CodecEncoderConfig | None = None  # the speech tokenizer's encoder: read for Base checkpoints
 
     def tokenizer(self) -> TextTokenizer:
@@ -146,7 +147,7 @@ def open_checkpoint(model: str | os.PathLike[str], progress: bool = True) -> Che
         codec_path = path / "speech_tokenizer/config.json"
         codec = CodecDecoderConfig.from_json(read_json(codec_path), str(codec_path))
         gen_path = path / "generation_config.json"
-        generation = GenerationDefaults.from_json(read_json(gen_path), str(gen_path))
+        generation = SamplingOptions.from_json(read_json(gen_path), str(gen_path))
         encoder = None
         if config.model_type == "base":
             encoder = CodecEncoderConfig.from_json(read_json(codec_path), str(codec_path))

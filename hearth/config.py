@@ -17,7 +17,7 @@ __all__ = [
     "CodecDecoderConfig",
     "CodecEncoderConfig",
     "ConfigError",
-    "GenerationDefaults",
+    "JsonReader",
     "MODEL_TYPES",
     "ModelConfig",
     "SpeakerEncoderConfig",
@@ -42,7 +42,7 @@ def read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-class _Reader:
+class JsonReader:
     """Reads typed values from one JSON object, naming the file and key path in every error."""
 
     def __init__(self, data: dict[str, Any], where: str):
@@ -82,8 +82,8 @@ class _Reader:
     def sequence(self, key: str) -> list[Any]:
         return self._get(key, (list,))
 
-    def sub(self, key: str) -> _Reader:
-        return _Reader(self.mapping(key), f"{self.where}.{key}")
+    def sub(self, key: str) -> JsonReader:
+        return JsonReader(self.mapping(key), f"{self.where}.{key}")
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class TransformerConfig:
     vocab_size: int
 
     @classmethod
-    def read(cls, r: _Reader) -> TransformerConfig:
+    def read(cls, r: JsonReader) -> TransformerConfig:
         cfg = cls(
             hidden_size=r.integer("hidden_size"),
             intermediate_size=r.integer("intermediate_size"),
@@ -199,7 +199,7 @@ class ModelConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str = "config.json") -> ModelConfig:
-        r = _Reader(data, where)
+        r = JsonReader(data, where)
         model_type = r.text("tts_model_type")
         if model_type not in MODEL_TYPES:
             raise ConfigError(
@@ -247,7 +247,7 @@ class ModelConfig:
         speaker_encoder = None
         if model_type == "base":
             speaker_encoder = _speaker_encoder(r.sub("speaker_encoder_config") if "speaker_encoder_config" in data
-                                               else _Reader({}, f"{where}.speaker_encoder_config"))
+                                               else JsonReader({}, f"{where}.speaker_encoder_config"))
             if speaker_encoder.enc_dim != stack.hidden_size:
                 raise ConfigError(f"{where}: the speaker encoder's enc_dim ({speaker_encoder.enc_dim}) must equal "
                                   f"the talker's hidden_size ({stack.hidden_size})")
@@ -265,7 +265,7 @@ class ModelConfig:
         )
 
 
-def _speaker_encoder(r: _Reader) -> SpeakerEncoderConfig:
+def _speaker_encoder(r: JsonReader) -> SpeakerEncoderConfig:
     """speaker_encoder_config, with the official class's defaults for absent keys."""
     d = SpeakerEncoderConfig()
 
@@ -319,7 +319,7 @@ class CodecDecoderConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str = "speech_tokenizer/config.json") -> CodecDecoderConfig:
-        r = _Reader(data, where)
+        r = JsonReader(data, where)
         d = r.sub("decoder_config")
         cfg = cls(
             num_quantizers=d.integer("num_quantizers"),
@@ -385,7 +385,7 @@ class CodecEncoderConfig:
 
     @classmethod
     def from_json(cls, data: dict[str, Any], where: str = "speech_tokenizer/config.json") -> CodecEncoderConfig:
-        r = _Reader(data, where)
+        r = JsonReader(data, where)
         e = r.sub("encoder_config")
         fixed = {"use_causal_conv": True, "pad_mode": "constant", "use_conv_shortcut": False, "hidden_act": "gelu",
                  "attention_bias": False, "audio_channels": 1}
@@ -421,36 +421,3 @@ class CodecEncoderConfig:
         if not cfg.num_semantic_quantizers <= cfg.valid_quantizers <= cfg.num_quantizers:
             raise ConfigError(f"{where}: encoder_valid_num_quantizers must lie between the semantic and all quantizers")
         return cfg
-
-
-@dataclass(frozen=True)
-class GenerationDefaults:
-    """generation_config.json; the official hard defaults fill any key it lacks."""
-
-    do_sample: bool = True
-    temperature: float = 0.9
-    top_k: int = 50
-    top_p: float = 1.0
-    repetition_penalty: float = 1.05
-    subtalker_do_sample: bool = True
-    subtalker_temperature: float = 0.9
-    subtalker_top_k: int = 50
-    subtalker_top_p: float = 1.0
-    max_new_tokens: int = 8192
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any], where: str = "generation_config.json") -> GenerationDefaults:
-        r = _Reader(data, where)
-        base = cls()
-        return cls(
-            do_sample=r.flag("do_sample", base.do_sample),
-            temperature=r.number("temperature", base.temperature),
-            top_k=r.integer("top_k", base.top_k),
-            top_p=r.number("top_p", base.top_p),
-            repetition_penalty=r.number("repetition_penalty", base.repetition_penalty),
-            subtalker_do_sample=r.flag("subtalker_dosample", base.subtalker_do_sample),
-            subtalker_temperature=r.number("subtalker_temperature", base.subtalker_temperature),
-            subtalker_top_k=r.integer("subtalker_top_k", base.subtalker_top_k),
-            subtalker_top_p=r.number("subtalker_top_p", base.subtalker_top_p),
-            max_new_tokens=r.integer("max_new_tokens", base.max_new_tokens),
-        )

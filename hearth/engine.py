@@ -272,7 +272,7 @@ class Engine:
         return instruct
 
     def sampling(self, greedy: bool = False, **overrides: object) -> SamplingOptions:
-        opts = SamplingOptions.from_defaults(self.checkpoint.generation, **overrides)
+        opts = self.checkpoint.generation.with_overrides(**overrides)
         return opts.greedy() if greedy else opts
 
     def frames(

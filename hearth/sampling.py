@@ -8,17 +8,19 @@ range; then temperature, top-k, top-p), and every draw comes from the request's 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from typing import Any
 
 import torch
 
-from .config import GenerationDefaults
+from .config import JsonReader
 
 __all__ = ["DEFAULT_BUDGET", "FrameBudget", "SamplingOptions", "pick", "process_talker_logits", "warp"]
 
 
 @dataclass(frozen=True)
 class SamplingOptions:
-    """Per-request sampling. Built from generation_config.json; override with `replace` or `from_defaults`."""
+    """Per-request sampling: a checkpoint's generation_config.json (`from_json`; the official hard
+    defaults fill any key it lacks), with a request's overrides (`with_overrides`)."""
 
     do_sample: bool = True
     temperature: float = 0.9
@@ -33,14 +35,24 @@ class SamplingOptions:
     min_new_tokens: int = 2
 
     @classmethod
-    def from_defaults(cls, d: GenerationDefaults, **overrides: object) -> SamplingOptions:
-        base = cls(
-            do_sample=d.do_sample, temperature=d.temperature, top_k=d.top_k, top_p=d.top_p,
-            repetition_penalty=d.repetition_penalty, sub_do_sample=d.subtalker_do_sample,
-            sub_temperature=d.subtalker_temperature, sub_top_k=d.subtalker_top_k, sub_top_p=d.subtalker_top_p,
-            max_new_tokens=d.max_new_tokens,
+    def from_json(cls, data: dict[str, Any], where: str = "generation_config.json") -> SamplingOptions:
+        r, base = JsonReader(data, where), cls()
+        return cls(
+            do_sample=r.flag("do_sample", base.do_sample),
+            temperature=r.number("temperature", base.temperature),
+            top_k=r.integer("top_k", base.top_k),
+            top_p=r.number("top_p", base.top_p),
+            repetition_penalty=r.number("repetition_penalty", base.repetition_penalty),
+            sub_do_sample=r.flag("subtalker_dosample", base.sub_do_sample),
+            sub_temperature=r.number("subtalker_temperature", base.sub_temperature),
+            sub_top_k=r.integer("subtalker_top_k", base.sub_top_k),
+            sub_top_p=r.number("subtalker_top_p", base.sub_top_p),
+            max_new_tokens=r.integer("max_new_tokens", base.max_new_tokens),
         )
-        return replace(base, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
+
+    def with_overrides(self, **overrides: object) -> SamplingOptions:
+        """These options with every override that is not None."""
+        return replace(self, **{k: v for k, v in overrides.items() if v is not None})  # type: ignore[arg-type]
 
     def greedy(self) -> SamplingOptions:
         return replace(self, do_sample=False, sub_do_sample=False)
