@@ -36,7 +36,7 @@ _spec = importlib.util.spec_from_file_location("hearth_test_audit", AUDIT_DIR / 
 assert _spec is not None and _spec.loader is not None
 _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 
-from hearth.random_checkpoint import tiny_configs, write_checkpoint  # noqa: E402
+from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint  # noqa: E402
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -64,7 +64,7 @@ def tiny17_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def base_dir(tmp_path_factory) -> Path:
     """A tiny Base checkpoint (voice cloning: speaker encoder and speech-tokenizer encoder included)."""
-    from hearth.random_checkpoint import as_model_type
+    from hearth.tools.random_checkpoint import as_model_type
 
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
     return write_checkpoint(tmp_path_factory.mktemp("base06"), as_model_type(config, "base", speaker_channels=32),

@@ -1,10 +1,10 @@
-"""Test helpers around the official qwen-tts package (see hearth.reference)."""
+"""Test helpers around the official qwen-tts package (see hearth.tools.reference)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from hearth.reference import import_official, load_official, official_generate
+from hearth.tools.reference import import_official, load_official, official_generate
 
 __all__ = ["import_official", "load_official", "official_codes", "reference_tokenizer"]
 

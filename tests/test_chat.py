@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from fake_llm import FakeLLM
 
-from hearth.agent import ChatStream, chat_url
 from hearth.sentences import split_sentences
+from hearth.tools.agent import ChatStream, chat_url
 
 sf = pytest.importorskip("soundfile")
 

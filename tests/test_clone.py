@@ -11,7 +11,7 @@ from official import load_official, official_codes
 
 import hearth
 from hearth.engine import prime_on_disk
-from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
+from hearth.tools.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
 
 TEXT = "The kettle is on. Come in and sit down."
 

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from hearth.checkpoint import load_codec, open_checkpoint
-from hearth.random_checkpoint import tiny_configs, write_checkpoint
+from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 
 
 def snr_db(ref: torch.Tensor, got: torch.Tensor) -> float:

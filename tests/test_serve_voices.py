@@ -261,7 +261,7 @@ def test_a_designed_voice_over_http_and_wyoming_needs_its_instructions(tmp_path)
     import subprocess
     import sys
 
-    from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
+    from hearth.tools.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
 
     config, codec = tiny_configs("1b7", hidden=96, layers=2, predictor_hidden=48)
     design_dir = write_checkpoint(tmp_path / "design", as_model_type(config, "voice_design"), codec, seed=43)

@@ -13,8 +13,8 @@ import torch
 from faults import failing_sessions, failing_vocoder
 
 import hearth
-from hearth.random_checkpoint import tiny_configs, write_checkpoint
 from hearth.stream import ChunkPlan
+from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 
 
 def snr_db(ref: np.ndarray, got: np.ndarray) -> float:

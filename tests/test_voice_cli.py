@@ -14,7 +14,7 @@ import torch
 from official import load_official, official_codes
 from test_clone import REF_TEXT, ids, reference_audio
 
-from hearth.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
+from hearth.tools.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
 
 TEXT = "Good morning. The bread is warm."
 

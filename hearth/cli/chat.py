@@ -18,10 +18,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..agent import BargeIn, ChatStream, chat_url, speak_turn
 from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
 from ..engine import InputError, load
 from ..scheduler import Scheduler
+from ..tools.agent import BargeIn, ChatStream, chat_url, speak_turn
 from .options import (
     add_backend,
     add_model,

@@ -101,7 +101,7 @@ def _check_model(model: str | None) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from ..bench import SENTENCE, BenchSettings, exec_with_cpu_mask, main_bench
+    from ..tools.bench import SENTENCE, BenchSettings, exec_with_cpu_mask, main_bench
     from ..voices import MAX_REFERENCE_S, MIN_REFERENCE_S
 
     if args.cpu is not None:
@@ -126,14 +126,14 @@ def _bench(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from ..doctor import main_doctor
+    from ..tools.doctor import main_doctor
 
     return main_doctor(args.json)
 
 
 def _tune(args: argparse.Namespace) -> int:
-    from ..doctor import main_tune
     from ..settings import backend_options
+    from ..tools.doctor import main_tune
 
     _check_model(args.model)
     try:
@@ -146,7 +146,7 @@ def _tune(args: argparse.Namespace) -> int:
 def _accuracy(args: argparse.Namespace) -> int:
     from ..backends import openvino_available
     from ..backends.accuracy import main_accuracy
-    from ..bench import bench_checkpoint
+    from ..tools.bench import bench_checkpoint
 
     if not openvino_available():
         raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "

@@ -199,7 +199,7 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
 
 
 def _soak(args: argparse.Namespace) -> int:
-    from ..soak import SoakSettings, main_soak
+    from ..tools.soak import SoakSettings, main_soak
 
     check_backend(args)
     settings = SoakSettings(sentences=args.sentences, idle_s=args.idle, max_new_tokens=args.max_new_tokens,

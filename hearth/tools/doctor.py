@@ -8,8 +8,8 @@ import subprocess
 import sys
 from typing import Any
 
-from .settings import backend_options, load_tuned, save_tuned, tuned_path
-from .topology import describe, detect, plan, simd
+from ..settings import backend_options, load_tuned, save_tuned, tuned_path
+from ..topology import describe, detect, plan, simd
 
 __all__ = ["doctor_report", "main_doctor", "main_tune"]
 

@@ -52,7 +52,7 @@ class BenchSettings:
 
     @property
     def uses_openvino(self) -> bool:
-        from .settings import backend_options
+        from ..settings import backend_options
 
         return backend_options(**self.backend).uses_openvino
 
@@ -63,14 +63,14 @@ def bench_checkpoint(size: str = "0.6b", kind: str = "custom_voice") -> Path:
 
     Written by a subprocess, so that its memory never shows in this process's peak RSS.
     """
-    from .settings import cache_dir
+    from ..settings import cache_dir
 
     name = f"random-{size}-seed0" if kind == "custom_voice" else f"random-{size}-{kind}-seed0"
     path = cache_dir() / "bench" / name
     if not (path / "speech_tokenizer" / "model.safetensors").is_file():
         print(f"hearth bench: writing a random {size} {kind} checkpoint to {path} (once)", file=sys.stderr)
         tmp = path.with_name(path.name + ".part")
-        cmd = [sys.executable, "-m", "hearth.random_checkpoint", str(tmp), "--size", size, "--seed", "0",
+        cmd = [sys.executable, "-m", "hearth.tools.random_checkpoint", str(tmp), "--size", size, "--seed", "0",
                "--kind", kind]
         subprocess.run(cmd, check=True)
         tmp.replace(path)
@@ -114,7 +114,7 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     """`setup_s`: time this process spent before loading that a user would not (writing the checkpoint)."""
     import torch
 
-    from . import load
+    from .. import load
 
     if s.threads:
         torch.set_num_threads(s.threads)
@@ -212,7 +212,7 @@ def run_clone(engine: Any, s: BenchSettings, options: Any) -> tuple[Any, dict[st
     once in use (the standard runs). Returns the stored voice and the figures."""
     import tempfile
 
-    from .voices import Cloner, VoiceStore
+    from ..voices import Cloner, VoiceStore
 
     if engine.config.model_type != "base":
         raise ValueError(f"--clone needs a Base checkpoint; {engine.checkpoint.path} is {engine.config.kind}")
@@ -290,16 +290,16 @@ def _llm_tokens(text: str, rate: float) -> Any:
 
 
 def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, Any]:
-    """Voice-agent turns (`hearth.agent.speak_turn`) with an LLM writing at each rate: the time from
+    """Voice-agent turns (`hearth.tools.agent.speak_turn`) with an LLM writing at each rate: the time from
     its first token to the first audio, live (interleaved, sentences start before they end) beside
     a sentence-at-a-time pipeline (each sentence spoken once complete), the gaps inside an answer,
     and how soon a barge-in silences the speech. Random weights never say EOS, so each sentence
     stops at 4 + 4 frames per text token (0.32 s per token, about real speech)."""
     import threading
 
+    from ..sampling import FrameBudget
+    from ..scheduler import Scheduler
     from .agent import BargeIn, speak_turn
-    from .sampling import FrameBudget
-    from .scheduler import Scheduler
 
     budget = FrameBudget(base=4, per_token=4)
     logging.getLogger("hearth.generate").setLevel(logging.ERROR)  # the short budget is the point, not news
@@ -386,7 +386,7 @@ def run_streams(engine: Any, s: BenchSettings, n: int) -> dict[str, Any]:
     Throughput is seconds of audio made per wall second, all streams together."""
     import threading
 
-    from .scheduler import Scheduler
+    from ..scheduler import Scheduler
 
     batch = s.max_batch or n
     runs: list[dict[str, Any]] = []
@@ -450,8 +450,8 @@ def batch_agreement(engine: Any, rows: int, frames: int) -> dict[str, Any]:
     import numpy as np
     import torch
 
-    from .audio import snr_db
-    from .prompt import embed_prompt
+    from ..audio import snr_db
+    from ..prompt import embed_prompt
 
     options = engine.sampling(greedy=True)
     batch = engine.lm.batch(rows)
@@ -607,7 +607,7 @@ def _official_worker(s: BenchSettings, model: Path) -> dict[str, Any]:
 
 
 def run_official(s: BenchSettings, model: Path) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "hearth.bench", "--official-worker", json.dumps(vars(s)), str(model)]
+    cmd = [sys.executable, "-m", "hearth.tools.bench", "--official-worker", json.dumps(vars(s)), str(model)]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"the official benchmark failed:\n{proc.stderr.strip()[-2000:]}")
@@ -686,7 +686,7 @@ def exec_with_cpu_mask(mask: str) -> None:
     import platform
     import shutil
 
-    from .settings import cache_dir
+    from ..settings import cache_dir
 
     if mask not in CPU_MASKS:
         raise ValueError(f"--cpu must be one of {', '.join(CPU_MASKS)}, got {mask!r}")
@@ -700,7 +700,7 @@ def exec_with_cpu_mask(mask: str) -> None:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise ValueError("--cpu compiles a small preload library and needs a C compiler: apt-get install gcc")
-    source = Path(__file__).with_name("cpu_mask.c")
+    source = Path(__file__).parent.parent / "cpu_mask.c"
     import hashlib
 
     key = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
@@ -718,7 +718,7 @@ def exec_with_cpu_mask(mask: str) -> None:
 
 
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
-    from .topology import simd
+    from ..topology import simd
 
     mask = os.environ.get("HEARTH_CPU_MASK")
     if mask and simd().startswith(("avx512", "amx")):

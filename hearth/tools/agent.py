@@ -31,8 +31,8 @@ from typing import Any
 
 import numpy as np
 
-from .sampling import DEFAULT_BUDGET
-from .scheduler import Request, Scheduler
+from ..sampling import DEFAULT_BUDGET
+from ..scheduler import Request, Scheduler
 
 __all__ = ["BargeIn", "ChatStream", "LLMError", "TurnReport", "chat_url", "speak_turn"]
 

