@@ -18,7 +18,7 @@ import numpy as np
 
 __all__ = [
     "snr_db",
-    "SAMPLE_FORMATS", "NullSink", "RawSink", "Speaker", "WavWriter", "default_output_available", "play", "to_pcm",
+    "SAMPLE_FORMATS", "NullSink", "RawSink", "DeviceSink", "WavWriter", "default_output_available", "play", "to_pcm",
     "wav_header",
 ]
 
@@ -210,11 +210,11 @@ def default_output_available() -> bool:
 
 
 def play(samples: np.ndarray, sample_rate: int) -> None:
-    with Speaker(sample_rate) as speaker:
+    with DeviceSink(sample_rate) as speaker:
         speaker.write(samples)
 
 
-class Speaker:
+class DeviceSink:
     """The default output device as a blocking sink: `write` returns once the audio is queued."""
 
     realtime = True
@@ -243,7 +243,7 @@ class Speaker:
         self._stream.abort()
         self._stream.close()
 
-    def __enter__(self) -> Speaker:
+    def __enter__(self) -> DeviceSink:
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, *exc: object) -> None:

@@ -1,6 +1,6 @@
 """Local playback over the scheduler: requests spoken one after another on one sink.
 
-    with Player(Scheduler(engine), Speaker(engine.sample_rate), voice="ryan") as player:
+    with Player(Scheduler(engine), DeviceSink(engine.sample_rate), voice="ryan") as player:
         request = player.say("First sentence. Second one.")
         request.wait()                   # returns once all its audio has been played
         player.cancel()                  # silence now: this player's requests are dropped

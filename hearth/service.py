@@ -1,6 +1,6 @@
 """The resident speaker in one object: a scheduler of its own and a player on one sink.
 
-    with Service(engine, Speaker(engine.sample_rate), voice="ryan", language="english") as service:
+    with Service(engine, DeviceSink(engine.sample_rate), voice="ryan", language="english") as service:
         job = service.say("First sentence. Second sentence.", seed=1)
         job.wait()        # job.sentences: status, error, frames, seed of each; job.first_audio_s
         service.cancel()  # silence now; queued requests are dropped

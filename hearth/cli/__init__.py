@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
-from . import chat, measure, resident, serve, speech, voice, wyoming_server
+from . import chat, measure, serve, speak, speech, voice, wyoming_server
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "Terminated", "main", "parser", "run"]
 
@@ -52,7 +52,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging (and tracebacks) on stderr")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     speech.add_parsers(sub)
-    resident.add_parsers(sub)
+    speak.add_parsers(sub)
     measure.add_parsers(sub)
     serve.add_parsers(sub)
     wyoming_server.add_parsers(sub)

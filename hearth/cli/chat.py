@@ -18,7 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
+from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
 from ..engine import InputError, load
 from ..scheduler import Scheduler
 from ..tools.agent import BargeIn, ChatStream, chat_url, speak_turn
@@ -113,7 +113,7 @@ def _chat(args: argparse.Namespace) -> int:
     threading.Thread(target=_lines, args=(lines,), name="hearth-stdin", daemon=True).start()
     with load(args.model, **load_flags(args)) as engine, Scheduler(engine, max_active=1, max_waiting=1) as scheduler:
         sink = (WavWriter(args.out, engine.sample_rate, args.sample_format) if args.out is not None
-                else Speaker(engine.sample_rate))
+                else DeviceSink(engine.sample_rate))
         _say(f"ready: talking with {model} at {chat_url(args.llm)}; type a line (Ctrl-D ends)")
         with sink:
             turns = _converse(scheduler, sink, lines, args, model, key)

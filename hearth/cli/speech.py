@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..aliases import alias_list, voice_aliases
-from ..audio import SAMPLE_FORMATS, Speaker, WavWriter, default_output_available
+from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
 from ..checkpoint import open_checkpoint
 from ..engine import Engine, InputError, load
 from ..sampling import FrameBudget
@@ -127,9 +127,9 @@ def _say(args: argparse.Namespace) -> int:
             threading.Thread(target=_feed_stdin, args=(request,), name="hearth-stdin", daemon=True).start()
         else:
             request = scheduler.submit(text, args.voice, args.language, split=not args.whole, **options)
-        sink: Speaker | WavWriter
+        sink: DeviceSink | WavWriter
         if out is None:
-            sink, where = Speaker(engine.sample_rate), "the default output device"
+            sink, where = DeviceSink(engine.sample_rate), "the default output device"
         else:
             target = sys.stdout.buffer if str(out) == "-" else out
             sink, where = WavWriter(target, engine.sample_rate, args.sample_format), str(out)

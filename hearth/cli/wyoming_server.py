@@ -81,7 +81,7 @@ def _wyoming(args: argparse.Namespace) -> int:
     try:
         import wyoming  # noqa: F401
 
-        from ..serve.wyoming import Service
+        from ..serve.wyoming import WyomingState
     except ImportError as e:
         raise InputError(f"hearth wyoming needs the 'wyoming' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[wyoming]'") from None
@@ -95,9 +95,9 @@ def _wyoming(args: argparse.Namespace) -> int:
         raise InputError(f"a {checkpoint.config.kind} checkpoint speaks the voice an instruction describes, and "
                          "Wyoming carries none: give it with --instruct 'A warm, calm woman's voice'")
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
-    service = Service(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1], seed=args.seed,
-                      max_new_tokens=args.max_new_tokens, instruct=args.instruct, voice_aliases=aliases,
-                      speed=args.speed)
+    service = WyomingState(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1],
+                           seed=args.seed, max_new_tokens=args.max_new_tokens, instruct=args.instruct,
+                           voice_aliases=aliases, speed=args.speed)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:

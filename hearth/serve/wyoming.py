@@ -40,7 +40,7 @@ from ..engine import Engine, InputError
 from ..scheduler import Busy, Request, Scheduler, SentenceFailed
 from .resident import Resident
 
-__all__ = ["LANGUAGE_CODES", "Service", "Session", "describe"]
+__all__ = ["LANGUAGE_CODES", "WyomingState", "Session", "describe"]
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +107,7 @@ def model_language(code: Any, config: ModelConfig) -> str:
 
 
 @dataclass(kw_only=True)
-class Service(Resident):
+class WyomingState(Resident):
     """What the sessions share: the checkpoint's info (known before loading), then the engine."""
 
     config: ModelConfig
@@ -197,7 +197,7 @@ async def _read(reader: asyncio.StreamReader) -> Event | _Malformed | None:
 class Session(AsyncEventHandler):
     """One client connection."""
 
-    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, service: Service):
+    def __init__(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter, service: WyomingState):
         super().__init__(reader, writer)
         self.service = service
         self._streamed: Request | None = None  # the open request of a streaming exchange

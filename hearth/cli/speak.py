@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..audio import SAMPLE_FORMATS, NullSink, RawSink, Speaker, WavWriter, default_output_available
+from ..audio import SAMPLE_FORMATS, DeviceSink, NullSink, RawSink, WavWriter, default_output_available
 from ..engine import Engine, InputError, load
 from ..player import PlayerRequest
 from ..scheduler import Busy
@@ -99,7 +99,7 @@ def _sink_kind(args: argparse.Namespace) -> str:
 
 def _open_sink(kind: str, args: argparse.Namespace, sample_rate: int) -> Any:
     if kind == "speaker":
-        return Speaker(sample_rate)
+        return DeviceSink(sample_rate)
     if kind == "wav":
         return WavWriter(args.out, sample_rate, args.sample_format)
     if kind == "raw":
