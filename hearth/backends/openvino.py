@@ -13,7 +13,6 @@ import os
 import threading
 import time
 import warnings
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -93,7 +92,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
             log.info("compressing the transformer layers to int4 with NNCF (data-free, group-wise)")
             compressed = compress_int4(int4_candidates(ckpt.config.talker), source, INT4_RATIO)
         parts = {}
-        networks = (("talker", partial(build_talker, paged=True)), ("predictor", build_predictor_loop))
+        networks = (("talker", build_talker), ("predictor", build_predictor_loop))
         for network, build in networks:
             model, builder = build(ckpt.config.talker, source, weights, compressed=compressed)
             ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)

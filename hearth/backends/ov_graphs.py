@@ -260,30 +260,20 @@ def _last_position(x: ov.Output) -> ov.Output:
     return ops.gather(x, _ints([-1]), _int(1)).output(0)
 
 
-def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool = False,
+def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str,
                  compressed: Int4Weights | None = None) -> tuple[ov.Model, _Builder]:
-    """The talker step: embeds [1, n, H] at the positions after the state's -> (hidden, logits) of
-    the last position. Inputs cos/sin [n, head_dim] and an additive mask [1, 1, n, past + n] come
-    from the caller (it knows the position); beam_idx [1] = [0] selects the cache row.
-
-    paged: the form for many sequences in one call, ready for OpenVINO's paged-attention
-    transformation (`ov_paged`): one row per token, inputs_embeds [T, 1, H] and cos/sin
-    [T, 1, 1, head_dim] for the tokens of all sequences laid end to end, and `select` [S] (the rows
-    whose hidden state and logits are wanted: each sequence's last token) -> hidden [S, 1, H],
-    logits [S, vocab]. The transformation replaces the state with a block-table KV cache.
+    """The talker step for many sequences in one call, ready for OpenVINO's paged-attention
+    transformation (`ov_paged`), which replaces its state with a block-table KV cache: one row per
+    token, inputs_embeds [T, 1, H] and cos/sin [T, 1, 1, head_dim] for the tokens of all sequences
+    laid end to end, and `select` [S] (the rows whose hidden state and logits are wanted: each
+    sequence's last token) -> hidden [S, 1, H], logits [S, vocab].
     """
     s = cfg.stack
     b = _Builder(weights, fmt, compressed)
-    if paged:
-        embeds = ops.parameter([-1, 1, s.hidden_size], _F32, name="inputs_embeds")
-        cos = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="cos")
-        sin = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="sin")
-        select = ops.parameter([-1], ov.Type.i64, name="select")
-    else:
-        embeds = ops.parameter([1, -1, s.hidden_size], _F32, name="embeds")
-        cos = ops.parameter([-1, s.head_dim], _F32, name="cos")
-        sin = ops.parameter([-1, s.head_dim], _F32, name="sin")
-        mask = ops.parameter([1, 1, -1, -1], _F32, name="mask")
+    embeds = ops.parameter([-1, 1, s.hidden_size], _F32, name="inputs_embeds")
+    cos = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="cos")
+    sin = ops.parameter([-1, 1, 1, s.head_dim], _F32, name="sin")
+    select = ops.parameter([-1], ov.Type.i64, name="select")
     beam = ops.parameter([-1], ov.Type.i32, name="beam_idx")
     empty = ops.constant(np.zeros((1, s.num_kv_heads, 0, s.head_dim), np.float32))
     sinks = []
@@ -293,7 +283,7 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool
             full = []
             for kind, new in (("k", k), ("v", v)):
                 var = f"past.{layer}.{kind}"
-                read = ops.read_value(empty, var, _F32, [-1 if paged else 1, s.num_kv_heads, -1, s.head_dim])
+                read = ops.read_value(empty, var, _F32, [-1, s.num_kv_heads, -1, s.head_dim])
                 reordered = ops.gather(read, beam, _int(0))
                 cat = ops.concat([reordered, new], 2)
                 sinks.append(ops.assign(cat, var))
@@ -305,19 +295,12 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str, paged: bool
     x = embeds.output(0)
     for i in range(s.num_layers):
         prefix = f"talker.model.layers.{i}."
-        x = _decoder_layer(b, x, prefix, s, cos.output(0), sin.output(0), stateful(i),
-                           None if paged else mask.output(0))
-    if paged:
-        last = _rms_norm(ops.gather(x, select, _int(0)).output(0), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
-        logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([0, -1]), True)
-        inputs = [embeds, cos, sin, select, beam]
-    else:
-        last = _rms_norm(_last_position(x), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
-        logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([1, -1]), False)
-        inputs = [embeds, cos, sin, mask, beam]
+        x = _decoder_layer(b, x, prefix, s, cos.output(0), sin.output(0), stateful(i), None)
+    last = _rms_norm(ops.gather(x, select, _int(0)).output(0), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
+    logits = ops.reshape(b.linear(last, "talker.codec_head"), _ints([0, -1]), True)
     hidden = ops.result(last, name="hidden")
     out = ops.result(logits, name="logits")
-    model = ov.Model([hidden, out], sinks, inputs, "hearth_talker_paged" if paged else "hearth_talker")
+    model = ov.Model([hidden, out], sinks, [embeds, cos, sin, select, beam], "hearth_talker_paged")
     hidden.output(0).get_tensor().set_names({"hidden"})
     out.output(0).get_tensor().set_names({"logits"})
     return model, b

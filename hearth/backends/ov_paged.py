@@ -1,7 +1,7 @@
 """OpenVINO's batched path: the talker steps of many utterances in one call over a paged KV cache,
 and their predictor loops in one call.
 
-The talker's batched form (`build_talker(paged=True)`) lays the tokens of every row end to end,
+The talker's batched form (`build_talker`) lays the tokens of every row end to end,
 one token per graph row; OpenVINO's paged-attention transformation (the one its GenAI
 continuous-batching pipeline applies) replaces the per-request KV state with cache tensors split
 into fixed-size blocks, owned here: each row holds a list of blocks, and a call says, per row, how
