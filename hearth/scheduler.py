@@ -390,6 +390,11 @@ class Scheduler:
             active = self._active()
             return {"active_streams": active, "queue_depth": len(self._requests) - active}
 
+    def batched_steps(self) -> tuple[int, int]:
+        """(calls, rows stepped) of the frame batcher so far: their ratio is the mean batch; (0, 0)
+        when the scheduler does not batch."""
+        return (self._batcher.calls, self._batcher.rows_stepped) if self._batcher is not None else (0, 0)
+
     def close(self) -> None:
         """Cancel every request and stop the scheduler thread."""
         with self._cond:

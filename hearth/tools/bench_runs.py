@@ -241,7 +241,7 @@ def run_streams(engine: Any, s: BenchSettings, n: int) -> dict[str, Any]:
                 runs.append({"wall_s": wall, "streams": results})
             print(f"hearth bench: {n} stream(s), run {i}{' (warm-up)' if not i else ''}: {wall:.1f} s",
                   file=sys.stderr)
-        calls, rows = (scheduler._batcher.calls, scheduler._batcher.rows_stepped) if scheduler._batcher else (0, 0)
+        calls, rows = scheduler.batched_steps()
     rss, peak = rss_mb()
     ttfa = [r["ttfa_s"] for run in runs for r in run["streams"] if r["ttfa_s"] is not None]
     return {
