@@ -80,9 +80,9 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
     import openvino as ov
 
     from .openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
-    from .ov_graphs import build_predictor_loop
     from .ov_int4 import compress_int4, int4_candidates
     from .ov_paged import PagedBatch
+    from .ov_predictor import build_predictor_loop
 
     compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO) if weights == "int4" else None
     props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them

@@ -64,7 +64,8 @@ def _core(device: str):  # noqa: ANN202 - the runtime's own type
 
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
-    from .ov_graphs import WEIGHT_FORMATS, build_predictor_loop, build_talker
+    from .ov_graphs import WEIGHT_FORMATS, build_talker
+    from .ov_predictor import build_predictor_loop
 
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")

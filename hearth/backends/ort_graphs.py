@@ -17,7 +17,7 @@ buffer's first dimension, each with its own length (`seqlens_k`); the rotary emb
 inside the attention, at the positions the lengths imply. The predictor loop needs no cache across
 frames; its 15 steps are unrolled, every step reading the same weight initializers (the runtime
 packs each once), and it samples inside the graph from uniform draws the caller supplies, as the
-OpenVINO loop does (`ov_graphs._sample`).
+OpenVINO loop does (`ov_predictor._sample`).
 """
 
 from __future__ import annotations
@@ -263,7 +263,7 @@ def build_talker(cfg: TalkerConfig, source: WeightSource, fmt: str, max_position
 
 def _sample(g: _Graph, logits: str, draw: str, temperature: str, top_k: str, top_p: str) -> str:
     """Per row: temperature, top-k, top-p, then inverse-CDF sampling with one uniform draw in [0, 1)
-    (the arithmetic of `ov_graphs._sample`). logits [B, V], draw / temperature / top_p [B, 1],
+    (the arithmetic of `ov_predictor._sample`). logits [B, V], draw / temperature / top_p [B, 1],
     top_k [1] int64 -> [B] int64."""
     scaled = g.op("Div", [logits, temperature])
     values, indices = g.op("TopK", [scaled, top_k], outputs=2, axis=-1, largest=1, sorted=1)
@@ -284,7 +284,7 @@ def _sample(g: _Graph, logits: str, draw: str, temperature: str, top_k: str, top
 
 def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str, teacher_forced: bool = False
                          ) -> tuple[Any, _Weights]:
-    """One frame's codebooks 1..G-1 for B rows, as `ov_graphs.build_predictor_loop` (unrolled): inputs
+    """One frame's codebooks 1..G-1 for B rows, as `ov_predictor.build_predictor_loop` (unrolled): inputs
     hidden [B, 1, H], first [B, 1, H], draws [B, G-1], temperature [B], top_k [] int64, top_p [B];
     outputs codes [B, G-1] int64 and summed [B, 1, H] (first + the embeddings of codes 1..G-1).
 
