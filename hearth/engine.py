@@ -8,16 +8,13 @@
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import secrets
 import threading
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -29,11 +26,12 @@ from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
 from .errors import InputError
-from .generate import FrameGenerator, GenerationStats, Turn
-from .live import BatchInvariance, LiveEmbeds
+from .generate import FrameGenerator, Generation, Turn
+from .live import BatchInvariance, LiveEmbeds, LiveUtterance
+from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
-from .stream import AudioChunk, AudioStream, ChunkPlan, Workers
+from .stream import Audio, AudioChunk, AudioStream, ChunkPlan, Workers
 from .stretch import check_speed
 from .voices import Cloner, VoiceProfile
 
@@ -48,61 +46,6 @@ log = logging.getLogger(__name__)
 # Prefill plus generated frames must stay inside the talker's 32768 positions; longer texts belong
 # to the sentence splitter of the scheduler, not to one prompt.
 MAX_TEXT_TOKENS = 4096
-_PRIMED_KEPT = 8  # cloned voices whose primed vocoder state is kept
-
-
-@dataclass(frozen=True)
-class Generation:
-    """The codes of one utterance: `codes` [frames, 16] int64, the sampling seed (None when greedy)
-    and how generation went (frames, stop reason, stage timings)."""
-
-    codes: torch.Tensor
-    seed: int | None
-    stats: GenerationStats
-
-
-@dataclass(frozen=True)
-class Audio:
-    """One utterance's audio (float32 mono in [-1, 1]) and the codes it was decoded from."""
-
-    samples: np.ndarray
-    sample_rate: int
-    codes: torch.Tensor  # [frames, 16] int64
-    seed: int | None
-    stats: GenerationStats
-
-    @property
-    def duration_s(self) -> float:
-        return len(self.samples) / self.sample_rate
-
-
-def _primed(vocoder: Any, codes: torch.Tensor) -> Any:  # noqa: ANN401 - a backend's vocoder and state
-    """A vocoder state that has heard a cloned voice's reference codes: read from disk where the
-    backend keeps states (OpenVINO: once per machine), else decoded (and then kept there)."""
-    key = _reference_key(codes).hex()
-    load, save = getattr(vocoder, "load_state", None), getattr(vocoder, "save_state", None)
-    state = load(key) if load is not None else None
-    if state is None:
-        state = vocoder.start()
-        with torch.inference_mode():
-            vocoder.decode(codes, state)
-        if save is not None:
-            save(state, key)
-    return state
-
-
-def prime_on_disk(vocoder: Any, codes: torch.Tensor) -> bool:  # noqa: ANN401 - a backend's vocoder
-    """Decode a cloned voice's reference with `vocoder` and keep the state on disk, as an engine's
-    first utterance in that voice would (False: this vocoder keeps no states on disk)."""
-    if not hasattr(vocoder, "save_state"):
-        return False
-    _primed(vocoder, codes)
-    return True
-
-
-def _reference_key(codes: torch.Tensor) -> bytes:
-    """What a cloned voice's primed vocoder state is kept under: its reference codes' digest."""
-    return hashlib.sha256(codes.to(torch.int64).contiguous().numpy().tobytes()).digest()[:16]
 
 
 class Engine:
@@ -139,8 +82,7 @@ class Engine:
         self._invariance: BatchInvariance | None = None
         self._invariance_lock = threading.Lock()
         self.cloner = Cloner(checkpoint)  # voice cloning (Base checkpoints): encoders load on first use
-        self._primed: OrderedDict[bytes, Any] = OrderedDict()  # vocoder states that heard a reference
-        self._primed_lock = threading.Lock()
+        self._primed = PrimedStates(self.vocoder)  # vocoder states that heard a cloned voice's reference
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
         log.debug("warm-up %.2f s", time.perf_counter() - t0)
@@ -394,32 +336,11 @@ class Engine:
 
     def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None,
                voice: Speaker = None, speed: float = 1.0) -> AudioStream:
-        start = self._primed_start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
+        start = self._primed.start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
         audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers,
                             start=start, speed=speed)
         audio.seed = seed
         return audio
-
-    def _primed_start(self, codes: torch.Tensor) -> Callable[[], Any]:
-        """A vocoder state that has heard these reference codes: decoded once per reference (a
-        10 s reference is 125 frames of vocoder work), then forked for every utterance."""
-        key = _reference_key(codes)
-        vocoder = self.vocoder
-
-        def start() -> Any:  # noqa: ANN401 - the backend's vocoder state
-            with self._primed_lock:
-                primed = self._primed.get(key)
-                if primed is not None:
-                    self._primed.move_to_end(key)
-            if primed is None:
-                primed = _primed(vocoder, codes)
-                with self._primed_lock:
-                    self._primed[key] = primed
-                    while len(self._primed) > _PRIMED_KEPT:
-                        self._primed.popitem(last=False)
-            return vocoder.fork(primed)
-
-        return start
 
     def prime_voice(self, voice: Speaker) -> None:
         """Make a cloned voice's first utterance start as fast as the next ones: decode its reference
@@ -427,16 +348,12 @@ class Engine:
         voice = self.check_voice(voice)
         if isinstance(voice, ClonedVoice) and voice.codes is not None:
             with torch.inference_mode():
-                self._primed_start(voice.codes)()
+                self._primed.start(voice.codes)()
 
     def forget_primed(self, voice: ClonedVoice | None = None) -> None:
         """Drop the primed vocoder states kept in memory, and `voice`'s kept on disk (benchmarks
         measure a voice's first use)."""
-        with self._primed_lock:
-            self._primed.clear()
-        drop = getattr(self.vocoder, "drop_state", None)
-        if voice is not None and voice.codes is not None and drop is not None:
-            drop(_reference_key(voice.codes).hex())
+        self._primed.forget(voice.codes if voice is not None else None)
 
     def open(
         self,
@@ -527,57 +444,6 @@ class Engine:
         codes = torch.cat([c.codes for c in chunks]) if chunks else torch.zeros(0, groups, dtype=torch.long)
         samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
         return Audio(samples, self.sample_rate, codes, audio.seed, audio.generation)
-
-
-class LiveUtterance:
-    """An utterance fed with text while it speaks (`Engine.open`): push, end, cancel; iterate audio."""
-
-    def __init__(self, embeds: LiveEmbeds, audio: AudioStream):
-        self._embeds = embeds
-        self.audio = audio
-        self.seed = audio.seed
-        self.generation = audio.generation
-
-    def push(self, text: str) -> None:
-        """More text; the utterance takes it in as soon as its words are complete."""
-        if not isinstance(text, str):
-            raise InputError("the text must be a string")
-        try:
-            self._embeds.push(text)
-        except ValueError as e:
-            raise InputError(str(e)) from e
-
-    def end(self) -> None:
-        """No more text: the rest is spoken, then the audio ends."""
-        try:
-            self._embeds.end()
-        except ValueError as e:
-            raise InputError(str(e)) from e
-
-    def cancel(self) -> None:
-        """Stop now, from any thread (generation stops within a frame, also while waiting for text)."""
-        self._embeds.cancel()
-        self.audio.stop()
-
-    @property
-    def text_tokens(self) -> int:
-        return self._embeds.text_tokens
-
-    def __iter__(self) -> LiveUtterance:
-        return self
-
-    def __next__(self) -> AudioChunk:
-        return next(self.audio)
-
-    def close(self) -> None:
-        self._embeds.cancel()
-        self.audio.close()
-
-    def __enter__(self) -> LiveUtterance:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 def load(

@@ -23,7 +23,7 @@ from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, proces
 if TYPE_CHECKING:
     from .batch import FrameBatcher
 
-__all__ = ["Embeds", "FrameGenerator", "GenerationStats", "Turn"]
+__all__ = ["Embeds", "FrameGenerator", "Generation", "GenerationStats", "Turn"]
 
 log = logging.getLogger(__name__)
 
@@ -221,3 +221,13 @@ class FrameGenerator:
         may wait for it); None once cancelled."""
         extra = self.embeds.row(self._step - 1)
         return None if extra is None else summed + extra
+
+
+@dataclass(frozen=True)
+class Generation:
+    """The codes of one utterance: `codes` [frames, 16] int64, the sampling seed (None when greedy)
+    and how generation went (frames, stop reason, stage timings)."""
+
+    codes: torch.Tensor
+    seed: int | None
+    stats: GenerationStats

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 import torch
 
 from .config import ModelConfig
+from .errors import InputError
 from .prompt import Embedder, LiveText, Prompt, Speaker, embed_prompt
+from .stream import AudioChunk, AudioStream
 from .text import TextTokenizer
 
-__all__ = ["BatchInvariance", "LiveEmbeds"]
+__all__ = ["BatchInvariance", "LiveEmbeds", "LiveUtterance"]
 
 _PAD_TO = 64  # live rows are computed in batches of at least this many rows
 
@@ -240,3 +242,53 @@ class LiveEmbeds:
         assert self.tts_pad is not None
         return self._final[:, step : step + 1] if step < self._final.shape[1] else self.tts_pad
 
+
+class LiveUtterance:
+    """An utterance fed with text while it speaks (`Engine.open`): push, end, cancel; iterate audio."""
+
+    def __init__(self, embeds: LiveEmbeds, audio: AudioStream):
+        self._embeds = embeds
+        self.audio = audio
+        self.seed = audio.seed
+        self.generation = audio.generation
+
+    def push(self, text: str) -> None:
+        """More text; the utterance takes it in as soon as its words are complete."""
+        if not isinstance(text, str):
+            raise InputError("the text must be a string")
+        try:
+            self._embeds.push(text)
+        except ValueError as e:
+            raise InputError(str(e)) from e
+
+    def end(self) -> None:
+        """No more text: the rest is spoken, then the audio ends."""
+        try:
+            self._embeds.end()
+        except ValueError as e:
+            raise InputError(str(e)) from e
+
+    def cancel(self) -> None:
+        """Stop now, from any thread (generation stops within a frame, also while waiting for text)."""
+        self._embeds.cancel()
+        self.audio.stop()
+
+    @property
+    def text_tokens(self) -> int:
+        return self._embeds.text_tokens
+
+    def __iter__(self) -> LiveUtterance:
+        return self
+
+    def __next__(self) -> AudioChunk:
+        return next(self.audio)
+
+    def close(self) -> None:
+        self._embeds.cancel()
+        self.audio.close()
+
+    def __enter__(self) -> LiveUtterance:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

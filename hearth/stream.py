@@ -30,10 +30,10 @@ import numpy as np
 import torch
 
 from .backends import Vocoder
-from .generate import FrameGenerator
+from .generate import FrameGenerator, GenerationStats
 from .stretch import Stretcher
 
-__all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
+__all__ = ["Audio", "ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
 
 log = logging.getLogger(__name__)
 
@@ -450,3 +450,18 @@ class AudioStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class Audio:
+    """One utterance's audio (float32 mono in [-1, 1]) and the codes it was decoded from."""
+
+    samples: np.ndarray
+    sample_rate: int
+    codes: torch.Tensor  # [frames, 16] int64
+    seed: int | None
+    stats: GenerationStats
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / self.sample_rate

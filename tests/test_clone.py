@@ -10,7 +10,7 @@ import torch
 from official import load_official, official_codes
 
 import hearth
-from hearth.engine import prime_on_disk
+from hearth.primed import prime_on_disk
 from hearth.tools.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
 
 TEXT = "The kettle is on. Come in and sit down."

@@ -78,7 +78,7 @@ def _prime(ckpt: Any, codes: Any) -> None:  # noqa: ANN401
     """Let the default vocoder hear the reference now and keep its state, so that the voice's first
     sentence in any later process starts as fast as the next ones."""
     from ..backends import create_vocoder
-    from ..engine import prime_on_disk
+    from ..primed import prime_on_disk
     from ..settings import backend_options
 
     options = backend_options()
