@@ -13,7 +13,7 @@ import os
 import secrets
 import threading
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -31,7 +31,7 @@ from .live import BatchInvariance, LiveEmbeds, LiveUtterance
 from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
-from .stream import Audio, AudioChunk, AudioStream, ChunkPlan, Workers
+from .stream import Audio, AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
 from .stretch import check_speed
 from .voices import Cloner, VoiceProfile
 
@@ -294,6 +294,7 @@ class Engine:
         turn: Turn | None = None,
         batcher: FrameBatcher | None = None,
         speed: float = 1.0,
+        deliver: Callable[[AudioChunk | StreamEnd], None] | None = None,
     ) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
@@ -306,6 +307,7 @@ class Engine:
         frame, when this stream may compute (see `generate.Turn`); with a `batcher`
         (`hearth.batch.FrameBatcher`) its frames are computed together with other streams'. `speed`
         (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio untouched.
+        `deliver` makes it a pushing stream (see `AudioStream`): chunks go to it as they are decoded.
         """
         try:
             speed = check_speed(speed)
@@ -316,7 +318,7 @@ class Engine:
         rng, seed = self._sampling_rng(options, seed)
         frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
                              rng=rng, budget=budget, turn=turn, batcher=batcher)
-        return self._audio(frames, plan, max_ready, seed, voice, speed)
+        return self._audio(frames, plan, max_ready, seed, voice, speed, deliver)
 
     def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
         try:
@@ -335,10 +337,11 @@ class Engine:
         return options
 
     def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None,
-               voice: Speaker = None, speed: float = 1.0) -> AudioStream:
+               voice: Speaker = None, speed: float = 1.0,
+               deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> AudioStream:
         start = self._primed.start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
         audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers,
-                            start=start, speed=speed)
+                            start=start, speed=speed, deliver=deliver)
         audio.seed = seed
         return audio
 
@@ -372,6 +375,7 @@ class Engine:
         paced: bool = False,
         turn: Turn | None = None,
         batcher: FrameBatcher | None = None,
+        deliver: Callable[[AudioChunk | StreamEnd], None] | None = None,
     ) -> LiveUtterance:
         """An utterance whose text arrives while it speaks (the interleaved text mode):
 
@@ -395,7 +399,7 @@ class Engine:
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, voice, language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
         frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn, batcher)
-        return LiveUtterance(embeds, self._audio(frames, plan, max_ready, seed))
+        return LiveUtterance(embeds, self._audio(frames, plan, max_ready, seed, deliver=deliver))
 
     def batch_invariance(self) -> BatchInvariance:
         """How this machine's text projection rounds by batch size (measured once, on first use)."""

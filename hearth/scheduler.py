@@ -57,7 +57,7 @@ from .prompt import ClonedVoice, Speaker
 from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
 from .settings import trim_heap
-from .stream import AudioStream
+from .stream import AudioChunk, AudioStream, StreamEnd
 from .stretch import Stretcher, check_speed
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
@@ -616,79 +616,77 @@ class Scheduler:
         return run
 
     def _start(self, run: _Running) -> None:
-        """Start a whole sentence's stream (outside the lock), then its pump."""
-        request, sentence = run.request, run.sentence
+        """Start a whole sentence's stream (outside the lock). Its chunks land in the request's
+        channel from the vocoder's own thread (`_landed`): no thread relays them."""
         if run.stream is None and run.failed_to_start is None:
+            request, sentence = run.request, run.sentence
             try:
                 stream = self.engine.stream(
                     sentence.text, request.voice, request.language, instruct=request.instruct,
                     text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
                     max_new_tokens=request.max_new_tokens, budget=request.budget,
                     chunk_frames=request.chunk_frames, first_chunk_frames=request.first_chunk_frames,
-                    paced=request.paced, turn=run, batcher=self._batcher,
+                    paced=request.paced, turn=run, batcher=self._batcher, deliver=run.landed,
                 )
-            except Exception as e:  # noqa: BLE001 - isolation, as above
+            except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
             else:
                 with self._cond:
                     run.stream = stream
                     stopped = run.stopped
                 if stopped:
-                    stream.close()
-        threading.Thread(target=self._pump, args=(run,), name=f"hearth-pump-{request.id}", daemon=True).start()
+                    stream.stop()  # its end still lands (stopped), and ends the sentence
+        if run.failed_to_start is not None:
+            self._landed(run, StreamEnd(error=run.failed_to_start))
 
-    def _pump(self, run: _Running) -> None:
-        """One sentence's chunks into its request's channel; never blocks on the consumer (it holds
-        at most two sentences by the bound above)."""
+    def _landed(self, run: _Running, item: AudioChunk | StreamEnd) -> None:
+        """A sentence's chunk, or its end, arriving on its vocoder's thread: into the request's
+        channel at once. Never blocks on the consumer (a request holds at most two sentences ahead,
+        by the bound above)."""
         request, sentence = run.request, run.sentence
-        t0 = time.monotonic()
-        codes: list[torch.Tensor] = []
-        try:
-            if run.failed_to_start is not None:
-                raise run.failed_to_start
-            stream = run.stream
-            assert stream is not None
-            ended = False
-            with stream:
-                for chunk in stream:
-                    ended = chunk.is_last
-                    with self._cond:
-                        if request.cancelled:
-                            break
-                        if sentence.ttfa_s is None and chunk.frames:
-                            sentence.ttfa_s = time.monotonic() - t0
-                        if request.first_chunk_s is None:
-                            request.first_chunk_s = time.monotonic() - request.submitted
-                        sentence.frames += chunk.frames
-                        if request.keep_codes:
-                            codes.append(chunk.codes)
-                        request._items.append(SpeechChunk(chunk.samples, chunk.sample_rate, request._chunks,
-                                                          sentence.index, chunk.frames, chunk.codes, chunk.is_last))
-                        request._chunks += 1
-                        self._cond.notify_all()
-            if not ended and not request.cancelled:
-                raise RuntimeError("the sentence's stream stopped before its end (is the engine closing?)")
+        if isinstance(item, AudioChunk):
             with self._cond:
-                sentence.stop_reason = stream.generation.stop_reason
-                if sentence.status == "generating":
-                    sentence.status = "cancelled" if request.cancelled else "done"
-                if request.keep_codes and codes:
-                    sentence.codes = torch.cat(codes)
-        except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
-            with self._cond:
-                sentence.status, sentence.error = "failed", f"{type(e).__name__}: {e}"
-                if not request.cancelled:
-                    request._items.append(_SentenceFailure(sentence.index, e))
-                    if request.on_failure == "raise":
-                        request._texts.clear()
+                if request.cancelled:
+                    return
+                if sentence.ttfa_s is None and item.frames:
+                    sentence.ttfa_s = time.monotonic() - run.started
+                if request.first_chunk_s is None:
+                    request.first_chunk_s = time.monotonic() - request.submitted
+                sentence.frames += item.frames
+                if request.keep_codes:
+                    run.codes.append(item.codes)
+                run.ended = item.is_last
+                request._items.append(SpeechChunk(item.samples, item.sample_rate, request._chunks, sentence.index,
+                                                  item.frames, item.codes, item.is_last))
+                request._chunks += 1
                 self._cond.notify_all()
-            log.warning("sentence %d of request %d failed: %s", sentence.index + 1, request.id, sentence.error)
+            return
+        error = item.error
+        if error is None and not run.ended and not request.cancelled:
+            error = RuntimeError("the sentence's stream stopped before its end (is the engine closing?)")
+        try:
+            with self._cond:
+                if item.stats is not None:
+                    sentence.stop_reason = item.stats.stop_reason
+                if error is not None:
+                    sentence.status, sentence.error = "failed", f"{type(error).__name__}: {error}"
+                    if not request.cancelled:
+                        request._items.append(_SentenceFailure(sentence.index, error))
+                        if request.on_failure == "raise":
+                            request._texts.clear()
+                elif sentence.status == "generating":
+                    sentence.status = "cancelled" if request.cancelled else "done"
+                if request.keep_codes and run.codes and error is None:
+                    sentence.codes = torch.cat(run.codes)
+            if error is not None:
+                log.warning("sentence %d of request %d failed: %s", sentence.index + 1, request.id, sentence.error)
         finally:
             run.stop()
             trim_heap()
             with self._cond:
                 run.stopped = True
-                self._running.remove(run)
+                if run in self._running:
+                    self._running.remove(run)
                 request._run = None
                 if request.cancelled:
                     request._outstanding = 0
@@ -713,6 +711,13 @@ class _Running:
         self.idle = False
         self.stopped = False
         self.failed_to_start: Exception | None = None
+        self.started = time.monotonic()
+        self.ended = False  # its last chunk has landed
+        self.codes: list[torch.Tensor] = []  # kept with keep_codes
+
+    def landed(self, item: AudioChunk | StreamEnd) -> None:
+        """The stream's `deliver`: called on its vocoder's thread."""
+        self.scheduler._landed(self, item)
 
     def open_live(self) -> None:
         r = self.request
@@ -720,7 +725,7 @@ class _Running:
             r.voice, r.language, instruct=r.instruct, seed=self.sentence.seed, greedy=r.greedy,
             max_new_tokens=r.max_new_tokens, budget=r.budget, chunk_frames=r.chunk_frames,
             first_chunk_frames=r.first_chunk_frames, paced=r.paced, turn=self,
-            batcher=self.scheduler._batcher,
+            batcher=self.scheduler._batcher, deliver=self.landed,
         )
         self.stream = self.live
         self.text_grew(self.sentence.text)

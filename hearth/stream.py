@@ -33,7 +33,7 @@ from .backends import Vocoder
 from .generate import FrameGenerator, GenerationStats
 from .stretch import Stretcher
 
-__all__ = ["Audio", "ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "Workers"]
+__all__ = ["Audio", "ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "StreamEnd", "Workers"]
 
 log = logging.getLogger(__name__)
 
@@ -127,6 +127,16 @@ class _WorkerFailure:
 @dataclass
 class _End:
     pass
+
+
+@dataclass(frozen=True)
+class StreamEnd:
+    """What a pushing stream (`AudioStream(deliver=...)`) delivers last, exactly once: the end of
+    its audio (`error` None, `stopped` False), a failure, or a stop before the end."""
+
+    error: BaseException | None = None
+    stopped: bool = False
+    stats: GenerationStats | None = None
 
 
 class _Worker:
@@ -228,8 +238,11 @@ class _Pipeline:
 
     def __init__(self, frames: FrameGenerator, decoder: Vocoder, sample_rate: int, plan: ChunkPlan,
                  max_ready: int, workers: Workers,
-                 start: Callable[[], Any] | None = None):
+                 start: Callable[[], Any] | None = None,
+                 deliver: Callable[[AudioChunk | StreamEnd], None] | None = None):
         self.frames = frames
+        self.deliver = deliver
+        self._ended = False  # (push mode) the StreamEnd was delivered
         self.start = start
         self.decoder = decoder
         self.sample_rate = sample_rate
@@ -327,12 +340,33 @@ class _Pipeline:
         self._target = self.plan.paced_length(self._index, lead, self._frame_cost, self.last_decode_s)
         return True
 
+    def _out(self, item: AudioChunk | _WorkerFailure | _End) -> bool:
+        """Hands an item to the consumer: into the audio queue, or (push mode) straight to
+        `deliver` on this thread. False when the stream was stopped meanwhile."""
+        if self.deliver is None:
+            return self._put(self.audio, item)
+        if isinstance(item, AudioChunk):
+            self.deliver(item)
+            return not self.stop.is_set()
+        self._ended = True
+        error = item.error if isinstance(item, _WorkerFailure) else None
+        self.deliver(StreamEnd(error=error, stats=self.frames.stats))
+        return True
+
     def _decode(self) -> None:
+        try:
+            self._decode_all()
+        finally:
+            if self.deliver is not None and not self._ended:  # stopped before its end
+                self._ended = True
+                self.deliver(StreamEnd(stopped=True, stats=self.frames.stats))
+
+    def _decode_all(self) -> None:
         try:
             with torch.inference_mode():
                 state = self.decoder.start() if self.start is None else self.start()
         except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-            self._put(self.audio, _WorkerFailure(e))
+            self._out(_WorkerFailure(e))
             self.stop.set()
             return
         while not self.stop.is_set():
@@ -341,7 +375,7 @@ class _Pipeline:
             except queue.Empty:
                 continue
             if not isinstance(item, _Codes):
-                self._put(self.audio, item)
+                self._out(item)
                 return
             try:
                 t = time.perf_counter()
@@ -352,7 +386,7 @@ class _Pipeline:
                     samples = np.zeros(0, dtype=np.float32)
                 decode_s = time.perf_counter() - t
             except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-                self._put(self.audio, _WorkerFailure(e))
+                self._out(_WorkerFailure(e))
                 self.stop.set()  # nothing after a failed chunk may be played: stop generating
                 return
             self.decoded.set()
@@ -360,7 +394,7 @@ class _Pipeline:
             timing = ChunkTiming(item.generated_at, time.perf_counter() - self.t0, item.generate_s, decode_s)
             chunk = AudioChunk(samples, self.sample_rate, item.index, item.start_frame, item.codes.shape[0],
                                item.codes, item.is_last, timing)
-            if not self._put(self.audio, chunk):
+            if not self._out(chunk):
                 return
 
     def shutdown(self) -> None:
@@ -389,14 +423,20 @@ class AudioStream:
         workers: Workers | None = None,
         start: Callable[[], Any] | None = None,
         speed: float = 1.0,
+        deliver: Callable[[AudioChunk | StreamEnd], None] | None = None,
     ):
         """`start`: makes the vocoder state this stream begins from, on the vocoder's worker (default
         `decoder.start()`; a cloned voice's state has heard its reference, so the new audio continues it).
-        `speed`: the speaking rate (`hearth.stretch`), applied as the consumer takes each chunk."""
+        `speed`: the speaking rate (`hearth.stretch`), applied as the consumer takes each chunk.
+        `deliver`: push mode, for a consumer with a channel of its own (the scheduler): each chunk,
+        then one `StreamEnd`, is handed to it on the vocoder's thread as soon as it exists, and the
+        stream is not iterated (no queue, no relay thread)."""
+        if deliver is not None and speed != 1.0:
+            raise ValueError("a pushing stream delivers chunks as decoded: apply the speed where they land")
         self.generation = frames.stats
         self.seed: int | None = None  # the sampling seed, set by the engine
         self._own_workers = workers is None
-        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, workers or Workers(), start)
+        self._pipe = _Pipeline(frames, decoder, sample_rate, plan, max_ready, workers or Workers(), start, deliver)
         self._finalizer = weakref.finalize(self, self._pipe.stop.set)
         self._done = False
         self._stretcher = Stretcher(speed, sample_rate) if speed != 1.0 else None

@@ -1,0 +1,106 @@
+"""Threads per streaming request, and the server's first byte minus the engine's first audio.
+
+Not part of the package or the suite: the numbers in the #23 closing note and docs/performance.md
+("Request channel") come from
+
+    python -m hearth.tools.random_checkpoint /tmp/tiny06 --size tiny
+    python docs/channel_latency.py /tmp/tiny06 [--requests 20]
+
+`hearth serve`'s app runs in this process (uvicorn on a thread, loopback), so both moments are read
+on one clock: the engine's first audio is when the vocoder returned a request's first chunk (its
+`decode` is wrapped here), the first byte when the client received it. Threads per request: the
+threads alive while 4 streaming requests are held open mid-stream, minus those before the first,
+over 4 (shared threads, such as the batcher's, count once), with the threads by name.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import statistics
+import sys
+import threading
+import time
+
+import uvicorn
+
+from hearth.engine import load
+from hearth.scheduler import Scheduler
+from hearth.serve.http import ServerState, create_app
+
+
+def names() -> dict[str, int]:
+    """Live threads by name, numbers stripped (hearth-vocoder-3 -> hearth-vocoder)."""
+    out: dict[str, int] = {}
+    for t in threading.enumerate():
+        key = t.name.rstrip("0123456789_-").split("_")[0] or t.name
+        out[key] = out.get(key, 0) + 1
+    return dict(sorted(out.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("model")
+    parser.add_argument("--requests", type=int, default=20)
+    parser.add_argument("--backend", default=None)
+    args = parser.parse_args()
+    engine = load(args.model, **({"backend": args.backend} if args.backend else {}))
+    decoded: list[float] = []
+    decode = engine.vocoder.decode
+
+    def timed_decode(*a, **k):  # the engine's audio, the moment it exists
+        out = decode(*a, **k)
+        decoded.append(time.monotonic())
+        return out
+
+    engine.vocoder.decode = timed_decode  # type: ignore[method-assign]
+    state = ServerState(model_name="hearth")
+    state.engine, state.scheduler = engine, Scheduler(engine, max_active=8, max_waiting=8)
+    state.ready.set()
+    server = uvicorn.Server(uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning"))
+    threading.Thread(target=server.run, daemon=True).start()
+    while not server.started:
+        time.sleep(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+
+    def open_request(text: str, tokens: int) -> http.client.HTTPResponse:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=120)
+        body = {"input": text, "voice": "ryan", "response_format": "pcm", "seed": 1, "max_new_tokens": tokens}
+        conn.request("POST", "/v1/audio/speech", json.dumps(body), {"Content-Type": "application/json"})
+        return conn.getresponse()
+
+    idle = threading.active_count()  # before any request: the engine's warm worker pair, uvicorn
+    idle_names = names()
+    for _ in range(2):  # warm-up
+        open_request("Warming up.", 6).read()
+    deltas = []
+    for _ in range(args.requests):
+        start = len(decoded)
+        response = open_request("Hello there, this is one sentence.", 8)
+        response.read1(1)
+        first_byte = time.monotonic()
+        response.read()
+        deltas.append((first_byte - decoded[start]) * 1000)
+    time.sleep(0.5)
+    held = [open_request("A long sentence that keeps going for quite a while, " * 3, 400) for _ in range(4)]
+    for response in held:
+        response.read1(1)
+    time.sleep(0.3)
+    busy = threading.active_count()
+    busy_names = names()
+    for response in held:
+        response.close()
+    print(json.dumps({"first_byte_minus_first_audio_ms_p50": round(statistics.median(deltas), 2),
+                      "p95": round(sorted(deltas)[int(0.95 * (len(deltas) - 1))], 2),
+                      "threads_idle": idle, "threads_with_4_streams": busy,
+                      "threads_per_stream": (busy - idle) / 4,
+                      "by_name_idle": idle_names, "by_name_with_4_streams": busy_names}))
+    sys.stdout.flush()
+    server.should_exit = True
+    state.scheduler.close()
+    engine.close()
+
+
+if __name__ == "__main__":
+    main()
