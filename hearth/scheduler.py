@@ -39,12 +39,13 @@ sentence (or, with `on_failure="raise"`, ends with the error raised to its consu
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import secrets
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -250,6 +251,25 @@ class Request:
         while (chunk := self.get()) is not None:
             yield chunk
 
+    async def aget(self) -> SpeechChunk | None:
+        """`get` for asyncio: the next chunk, or None at the end, awaited without holding a thread
+        (the scheduler wakes the loop when a chunk lands or the request ends)."""
+        assert self._scheduler is not None
+        loop = asyncio.get_running_loop()
+        while True:
+            waiter = self._scheduler._watch(loop)  # watched before looking, so no wake-up is missed
+            try:
+                chunk = self.get(timeout=0)
+                if chunk is not None or self.finished:
+                    return chunk
+                await waiter
+            finally:
+                self._scheduler._unwatch(loop, waiter)
+
+    async def __aiter__(self) -> AsyncIterator[SpeechChunk]:
+        while (chunk := await self.aget()) is not None:
+            yield chunk
+
 
 class Scheduler:
     """Owns an engine's generation: requests in, one audio channel per request out."""
@@ -265,6 +285,7 @@ class Scheduler:
         # stepped frame by frame as one batch (`hearth.batch`).
         self._batcher = FrameBatcher(engine.lm, max_batch) if max_batch > 1 else None
         self._cond = threading.Condition()
+        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()  # async consumers
         self._requests: list[Request] = []  # admitted, not yet generated; round-robin order
         self._turn = 0
         self._ids = 0
@@ -377,7 +398,7 @@ class Scheduler:
             request.submitted = time.monotonic()
             request._texts.extend(texts)
             self._requests.append(request)
-            self._cond.notify_all()
+            self._notify()
         return request
 
     def idle(self) -> bool:
@@ -403,7 +424,7 @@ class Scheduler:
         for request in pending:
             self._cancel(request)
         with self._cond:
-            self._cond.notify_all()
+            self._notify()
         self._thread.join(timeout=30)
         if self._batcher is not None:
             self._batcher.close()
@@ -448,7 +469,7 @@ class Scheduler:
             if request._owed is not None:  # cannot happen (what `pending` promised comes); end it anyway
                 request._owed.text_complete(request._owed.fed)
                 request._owed = None
-        self._cond.notify_all()
+        self._notify()
 
     def _end_input(self, request: Request) -> None:
         with self._cond:
@@ -458,7 +479,7 @@ class Scheduler:
             if request._splitter is not None:
                 self._route(request, request._splitter.finish())
             self._settle(request)
-            self._cond.notify_all()
+            self._notify()
 
     def _settle(self, request: Request) -> None:
         """Under the lock: a request with nothing left to start or running is generated (the consumer
@@ -469,6 +490,25 @@ class Scheduler:
         if request._generated and request._run is None and request in self._requests:
             self._requests.remove(request)
 
+    def _notify(self) -> None:
+        """Under the lock: something changed; blocked consumers and awaiting ones look again."""
+        self._cond.notify_all()
+        for loop, waiter in list(self._waiters):
+            try:
+                loop.call_soon_threadsafe(_wake, waiter)
+            except RuntimeError:  # its loop is closed: nobody awaits it any more
+                self._waiters.discard((loop, waiter))
+
+    def _watch(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+        waiter = loop.create_future()
+        with self._cond:
+            self._waiters.add((loop, waiter))
+        return waiter
+
+    def _unwatch(self, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[None]) -> None:
+        with self._cond:
+            self._waiters.discard((loop, waiter))
+
     def _take(self, request: Request, timeout: float | None) -> SpeechChunk | None:
         deadline = None if timeout is None else time.monotonic() + timeout
         with self._cond:
@@ -476,7 +516,7 @@ class Scheduler:
                 request._release_next = False
                 request._outstanding -= 1
                 request._taken += 1
-                self._cond.notify_all()
+                self._notify()
             while True:
                 if request._items:
                     item = request._items.popleft()
@@ -486,7 +526,7 @@ class Scheduler:
                     # A failed sentence: its end, as far as the consumer is concerned.
                     request._outstanding -= 1
                     request._taken += 1
-                    self._cond.notify_all()
+                    self._notify()
                     if request.on_failure == "raise":
                         self._end(request, "failed")
                         raise SentenceFailed(f"sentence {item.sentence + 1} failed: {item.error}") from item.error
@@ -514,7 +554,7 @@ class Scheduler:
             run = request._run
             if run is not None:
                 run.stopped = True
-            self._cond.notify_all()
+            self._notify()
         if run is not None:
             run.stop()  # generation stops within a frame
 
@@ -574,7 +614,7 @@ class Scheduler:
                         request._items.append(_SentenceFailure(len(request.sentences), e))
                         request.on_failure = "raise"
                     self._requests.remove(request)
-                self._cond.notify_all()
+                self._notify()
 
     def _serve(self) -> None:
         while True:
@@ -659,7 +699,7 @@ class Scheduler:
                 request._items.append(SpeechChunk(item.samples, item.sample_rate, request._chunks, sentence.index,
                                                   item.frames, item.codes, item.is_last))
                 request._chunks += 1
-                self._cond.notify_all()
+                self._notify()
             return
         error = item.error
         if error is None and not run.ended and not request.cancelled:
@@ -691,7 +731,7 @@ class Scheduler:
                 if request.cancelled:
                     request._outstanding = 0
                 self._settle(request)
-                self._cond.notify_all()
+                self._notify()
 
 
 class _Running:
@@ -766,7 +806,7 @@ class _Running:
     def waiting(self, idle: bool) -> None:
         with self.scheduler._cond:
             self.idle = idle
-            self.scheduler._cond.notify_all()
+            self.scheduler._notify()
 
     def stop(self) -> None:
         """Stop generating (outside the lock): within a frame, also while waiting for text."""
@@ -775,3 +815,8 @@ class _Running:
             stream.cancel()
         elif stream is not None:
             stream.stop()
+
+
+def _wake(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)

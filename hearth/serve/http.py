@@ -214,22 +214,23 @@ def _param_of(e: InputError) -> str:
 
 
 class _Stream:
-    """One response's side of a scheduler request: takes chunks and encodes them off the event loop."""
+    """One response's side of a scheduler request: awaits its chunks (no thread waits for them) and
+    encodes them, the compressed formats off the event loop."""
 
     def __init__(self, state: ServerState, request: SpeechRequest, fmt: str, sample_rate: int):
         self.state = state
         self.request = request
         self.encoder = encoder(fmt, sample_rate)
+        self.inline = fmt in ("pcm", "wav")  # a copy and a byte swap: not worth a thread hop
         self.frames = 0
 
     async def _run(self, fn: Any, *args: Any) -> Any:
+        if self.inline:
+            return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(self.state.pool, fn, *args)
 
-    def _take(self) -> SpeechChunk | None:
-        return self.request.get()  # returns at the next chunk, the end, or a cancel
-
     async def first(self) -> SpeechChunk | None:
-        return await self._run(self._take)
+        return await self.request.aget()  # returns at the next chunk, the end, or a cancel
 
     async def pieces(self, first: SpeechChunk | None) -> AsyncIterator[bytes]:
         """Encoded bytes as chunks come; the tail of the encoder at the end."""
@@ -239,7 +240,7 @@ class _Stream:
             data = await self._run(self.encoder.encode, chunk.samples)
             if data:
                 yield data
-            chunk = await self._run(self._take)
+            chunk = await self.request.aget()
         if self.request.cancelled:
             return
         tail = await self._run(self.encoder.finish)

@@ -28,10 +28,8 @@ and the connection stays open; a connection that closes cancels its session.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import logging
-import threading
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
@@ -61,25 +59,15 @@ class _Session:
         self.samples_sent = 0
         self.frames_sent: dict[int, int] = {}  # sentence -> frames sent
         self.client_cancelled = False
-        self.chunks: asyncio.Queue[SpeechChunk | None] = asyncio.Queue()
-        loop = asyncio.get_running_loop()
-        # A thread per session takes chunks from the scheduler (a blocking call) and hands them to
-        # the event loop, so an idle session holds no pool thread.
-        self._reader = threading.Thread(target=self._read, args=(loop,), name=f"hearth-ws-{request.id}",
-                                        daemon=True)
-        self._reader.start()
         self.task = asyncio.create_task(self._send())
 
-    def _read(self, loop: asyncio.AbstractEventLoop) -> None:
-        # RuntimeError from call_soon_threadsafe: the loop is closed, the server is going down.
-        with contextlib.suppress(RuntimeError):
-            try:
-                while (chunk := self.request.get()) is not None:
-                    loop.call_soon_threadsafe(self.chunks.put_nowait, chunk)
-            except Exception:  # noqa: BLE001 - the request ended with an error; the sender says it ended
-                log.exception("websocket session %d: reading audio failed", self.request.id)
-            finally:
-                loop.call_soon_threadsafe(self.chunks.put_nowait, None)
+    async def _next(self) -> SpeechChunk | None:
+        """The next chunk, awaited (no thread waits for it); None at the end."""
+        try:
+            return await self.request.aget()
+        except Exception:  # noqa: BLE001 - the request ended with an error; the sender says it ended
+            log.exception("websocket session %d: reading audio failed", self.request.id)
+            return None
 
     @property
     def finished(self) -> bool:
@@ -98,7 +86,7 @@ class _Session:
         current: int | None = None
         wav = None
         reported = 0  # sentences whose failure, if any, has been told
-        while (chunk := await self.chunks.get()) is not None:
+        while (chunk := await self._next()) is not None:
             reported = await self._report_failures(reported, chunk.sentence)
             if chunk.sentence != current:
                 current = chunk.sentence

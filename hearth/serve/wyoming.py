@@ -20,7 +20,6 @@ import asyncio
 import contextlib
 import json
 import logging
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -388,16 +387,13 @@ class Session(AsyncEventHandler):
 
     async def _speak(self, request: Request, streamed: bool, before: asyncio.Task[None] | None) -> None:
         """Audio events for one request, as its chunks come; after the synthesis before it."""
-        loop = asyncio.get_running_loop()
-        pool = self.service.pool
-        take: Callable[[], Any] = request.get
         open_block = False
         try:
             if before is not None:
                 await asyncio.gather(before, return_exceptions=True)
             while True:
                 try:
-                    chunk = await loop.run_in_executor(pool, take)
+                    chunk = await request.aget()
                 except SentenceFailed as e:
                     if open_block:
                         await self._write(AudioStop().event())
