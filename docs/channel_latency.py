@@ -44,6 +44,7 @@ def main() -> None:
     parser.add_argument("model")
     parser.add_argument("--requests", type=int, default=20)
     parser.add_argument("--backend", default=None)
+    parser.add_argument("--max-batch", type=int, default=4, help="streams stepped together (1: one at a time)")
     args = parser.parse_args()
     engine = load(args.model, **({"backend": args.backend} if args.backend else {}))
     decoded: list[float] = []
@@ -56,7 +57,8 @@ def main() -> None:
 
     engine.vocoder.decode = timed_decode  # type: ignore[method-assign]
     state = ServerState(model_name="hearth")
-    state.engine, state.scheduler = engine, Scheduler(engine, max_active=8, max_waiting=8)
+    state.engine, state.scheduler = engine, Scheduler(engine, max_active=8, max_waiting=8,
+                                                        max_batch=args.max_batch)
     state.ready.set()
     server = uvicorn.Server(uvicorn.Config(create_app(state), host="127.0.0.1", port=0, log_level="warning"))
     threading.Thread(target=server.run, daemon=True).start()
@@ -83,12 +85,15 @@ def main() -> None:
         response.read()
         deltas.append((first_byte - decoded[start]) * 1000)
     time.sleep(0.5)
-    held = [open_request("A long sentence that keeps going for quite a while, " * 3, 400) for _ in range(4)]
+    long = " ".join(f"Sentence {i} goes on for a while, and then it goes on some more." for i in range(12))
+    held = [open_request(long, 2000) for _ in range(4)]
     for response in held:
         response.read1(1)
-    time.sleep(0.3)
-    busy = threading.active_count()
-    busy_names = names()
+    busy, busy_names = 0, {}
+    for _ in range(20):  # the most seen while the four generate
+        if threading.active_count() > busy:
+            busy, busy_names = threading.active_count(), names()
+        time.sleep(0.02)
     for response in held:
         response.close()
     print(json.dumps({"first_byte_minus_first_audio_ms_p50": round(statistics.median(deltas), 2),

@@ -48,7 +48,7 @@ def test_pipecat_pipeline_yields_the_servers_audio(server):
     async def run(speed):
         tts = service(api_key="unused", base_url=server.url + "/v1", sample_rate=24000,
                       settings=service.Settings(voice="nova", speed=speed, instructions="Warm and calm."))
-        return await run_test(tts, frames_to_send=[TTSSpeakFrame("Hello from a pipeline. This is the second one.")],
+        return await run_test(tts, frames_to_send=[TTSSpeakFrame("Hi there. Bye now.")],
                               pipeline_params=PipelineParams(audio_out_sample_rate=24000), start_timeout=30)
 
     for speed in (1.0, 0.8):
@@ -80,11 +80,11 @@ def test_livekit_synthesize_and_stream(server, model):
         tts.prewarm()  # a GET of the base URL, as LiveKit does when an agent starts
         try:
             request_ids = []
-            async with tts.synthesize("Hello there. LiveKit is speaking now.") as stream:
+            async with tts.synthesize("Hello. Bye.") as stream:
                 frames = [event.frame async for event in stream if not request_ids.append(event.request_id)]
             adapter = lk_tts.StreamAdapter(tts=tts, sentence_tokenizer=tokenize.basic.SentenceTokenizer())
             streamed = adapter.stream()
-            text = "Text arrives word by word. Then another sentence follows it."
+            text = "Words arrive. Then more."
             for word in text.split(" "):
                 streamed.push_text(word + " ")
             streamed.end_input()

@@ -25,7 +25,7 @@ from servers import Server
 schemathesis = pytest.importorskip("schemathesis")
 from schemathesis.specs.openapi.checks import positive_data_acceptance  # noqa: E402
 
-EXAMPLES = 60
+EXAMPLES = 40
 CALLS = {"custom": 0, "base": 0}
 
 
