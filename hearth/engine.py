@@ -26,12 +26,12 @@ from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
 from .errors import InputError
-from .generate import FrameGenerator, Generation, Turn
+from .generate import Audio, FrameGenerator, Generation, Turn
 from .live import BatchInvariance, LiveEmbeds, LiveUtterance
 from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
-from .stream import Audio, AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
+from .stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
 from .stretch import check_speed
 from .voices import Cloner, VoiceProfile
 

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
+import numpy as np
 import torch
 
 from .backends import LanguageModel, LMSession
@@ -23,7 +24,7 @@ from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, proces
 if TYPE_CHECKING:
     from .batch import FrameBatcher
 
-__all__ = ["Embeds", "FrameGenerator", "Generation", "GenerationStats", "Turn"]
+__all__ = ["Audio", "Embeds", "FrameGenerator", "Generation", "GenerationStats", "Turn"]
 
 log = logging.getLogger(__name__)
 
@@ -231,3 +232,18 @@ class Generation:
     codes: torch.Tensor
     seed: int | None
     stats: GenerationStats
+
+
+@dataclass(frozen=True)
+class Audio:
+    """One utterance's audio (float32 mono in [-1, 1]) and the codes it was decoded from."""
+
+    samples: np.ndarray
+    sample_rate: int
+    codes: torch.Tensor  # [frames, 16] int64
+    seed: int | None
+    stats: GenerationStats
+
+    @property
+    def duration_s(self) -> float:
+        return len(self.samples) / self.sample_rate

@@ -33,7 +33,7 @@ from .backends import Vocoder
 from .generate import FrameGenerator, GenerationStats
 from .stretch import Stretcher
 
-__all__ = ["Audio", "ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "StreamEnd", "Workers"]
+__all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "StreamEnd", "Workers"]
 
 log = logging.getLogger(__name__)
 
@@ -490,18 +490,3 @@ class AudioStream:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-
-@dataclass(frozen=True)
-class Audio:
-    """One utterance's audio (float32 mono in [-1, 1]) and the codes it was decoded from."""
-
-    samples: np.ndarray
-    sample_rate: int
-    codes: torch.Tensor  # [frames, 16] int64
-    seed: int | None
-    stats: GenerationStats
-
-    @property
-    def duration_s(self) -> float:
-        return len(self.samples) / self.sample_rate
