@@ -77,7 +77,7 @@ def _openvino_sampler(vocab: int):
     import openvino as ov
     import openvino.opset13 as ops
 
-    from hearth.backends.ov_graphs import _sample
+    from hearth.backends.ov_predictor import _sample
 
     logits_in = ops.parameter([1, vocab], ov.Type.f32)
     draw_in = ops.parameter([1], ov.Type.f32)
