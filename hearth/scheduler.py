@@ -40,6 +40,7 @@ sentence (or, with `on_failure="raise"`, ends with the error raised to its consu
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import secrets
 import threading
@@ -165,6 +166,7 @@ class Request:
     _chunks: int = field(default=0, repr=False)
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
     _stretcher: tuple[int, Stretcher] | None = field(default=None, repr=False)  # (sentence, its stretcher)
+    _waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = field(default=None, repr=False)  # aget
 
     @property
     def cancelled(self) -> bool:
@@ -257,14 +259,14 @@ class Request:
         assert self._scheduler is not None
         loop = asyncio.get_running_loop()
         while True:
-            waiter = self._scheduler._watch(loop)  # watched before looking, so no wake-up is missed
+            waiter = self._scheduler._watch(self, loop)  # watched before looking, so no wake-up is missed
             try:
                 chunk = self.get(timeout=0)
                 if chunk is not None or self.finished:
                     return chunk
                 await waiter
             finally:
-                self._scheduler._unwatch(loop, waiter)
+                self._scheduler._unwatch(self)
 
     async def __aiter__(self) -> AsyncIterator[SpeechChunk]:
         while (chunk := await self.aget()) is not None:
@@ -285,7 +287,6 @@ class Scheduler:
         # stepped frame by frame as one batch (`hearth.batch`).
         self._batcher = FrameBatcher(engine.lm, max_batch) if max_batch > 1 else None
         self._cond = threading.Condition()
-        self._waiters: set[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = set()  # async consumers
         self._requests: list[Request] = []  # admitted, not yet generated; round-robin order
         self._turn = 0
         self._ids = 0
@@ -398,7 +399,7 @@ class Scheduler:
             request.submitted = time.monotonic()
             request._texts.extend(texts)
             self._requests.append(request)
-            self._notify()
+            self._notify(request)
         return request
 
     def idle(self) -> bool:
@@ -424,7 +425,7 @@ class Scheduler:
         for request in pending:
             self._cancel(request)
         with self._cond:
-            self._notify()
+            self._cond.notify_all()  # the scheduler thread sees it is closed (each cancel woke its consumer)
         self._thread.join(timeout=30)
         if self._batcher is not None:
             self._batcher.close()
@@ -469,7 +470,7 @@ class Scheduler:
             if request._owed is not None:  # cannot happen (what `pending` promised comes); end it anyway
                 request._owed.text_complete(request._owed.fed)
                 request._owed = None
-        self._notify()
+        self._notify(request)
 
     def _end_input(self, request: Request) -> None:
         with self._cond:
@@ -479,7 +480,7 @@ class Scheduler:
             if request._splitter is not None:
                 self._route(request, request._splitter.finish())
             self._settle(request)
-            self._notify()
+            self._notify(request)
 
     def _settle(self, request: Request) -> None:
         """Under the lock: a request with nothing left to start or running is generated (the consumer
@@ -490,24 +491,24 @@ class Scheduler:
         if request._generated and request._run is None and request in self._requests:
             self._requests.remove(request)
 
-    def _notify(self) -> None:
-        """Under the lock: something changed; blocked consumers and awaiting ones look again."""
+    def _notify(self, request: Request | None = None) -> None:
+        """Under the lock: something changed; blocked threads look again, and so does `request`'s
+        consumer if it awaits (`aget`: only its own request's changes wake it)."""
         self._cond.notify_all()
-        for loop, waiter in list(self._waiters):
-            try:
+        if request is not None and request._waiter is not None:
+            loop, waiter = request._waiter
+            with contextlib.suppress(RuntimeError):  # its loop is closed: nobody awaits it any more
                 loop.call_soon_threadsafe(_wake, waiter)
-            except RuntimeError:  # its loop is closed: nobody awaits it any more
-                self._waiters.discard((loop, waiter))
 
-    def _watch(self, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
+    def _watch(self, request: Request, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
         waiter = loop.create_future()
         with self._cond:
-            self._waiters.add((loop, waiter))
+            request._waiter = (loop, waiter)
         return waiter
 
-    def _unwatch(self, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[None]) -> None:
+    def _unwatch(self, request: Request) -> None:
         with self._cond:
-            self._waiters.discard((loop, waiter))
+            request._waiter = None
 
     def _take(self, request: Request, timeout: float | None) -> SpeechChunk | None:
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -516,7 +517,7 @@ class Scheduler:
                 request._release_next = False
                 request._outstanding -= 1
                 request._taken += 1
-                self._notify()
+                self._notify(request)
             while True:
                 if request._items:
                     item = request._items.popleft()
@@ -526,7 +527,7 @@ class Scheduler:
                     # A failed sentence: its end, as far as the consumer is concerned.
                     request._outstanding -= 1
                     request._taken += 1
-                    self._notify()
+                    self._notify(request)
                     if request.on_failure == "raise":
                         self._end(request, "failed")
                         raise SentenceFailed(f"sentence {item.sentence + 1} failed: {item.error}") from item.error
@@ -554,7 +555,7 @@ class Scheduler:
             run = request._run
             if run is not None:
                 run.stopped = True
-            self._notify()
+            self._notify(request)
         if run is not None:
             run.stop()  # generation stops within a frame
 
@@ -614,7 +615,7 @@ class Scheduler:
                         request._items.append(_SentenceFailure(len(request.sentences), e))
                         request.on_failure = "raise"
                     self._requests.remove(request)
-                self._notify()
+                    self._notify(request)
 
     def _serve(self) -> None:
         while True:
@@ -695,14 +696,13 @@ class Scheduler:
                 sentence.frames += item.frames
                 if request.keep_codes:
                     run.codes.append(item.codes)
-                run.ended = item.is_last
                 request._items.append(SpeechChunk(item.samples, item.sample_rate, request._chunks, sentence.index,
                                                   item.frames, item.codes, item.is_last))
                 request._chunks += 1
-                self._notify()
+                self._notify(request)
             return
         error = item.error
-        if error is None and not run.ended and not request.cancelled:
+        if item.stopped and not request.cancelled:
             error = RuntimeError("the sentence's stream stopped before its end (is the engine closing?)")
         try:
             with self._cond:
@@ -731,7 +731,7 @@ class Scheduler:
                 if request.cancelled:
                     request._outstanding = 0
                 self._settle(request)
-                self._notify()
+                self._notify(request)
 
 
 class _Running:
@@ -752,7 +752,6 @@ class _Running:
         self.stopped = False
         self.failed_to_start: Exception | None = None
         self.started = time.monotonic()
-        self.ended = False  # its last chunk has landed
         self.codes: list[torch.Tensor] = []  # kept with keep_codes
 
     def landed(self, item: AudioChunk | StreamEnd) -> None:
@@ -806,7 +805,7 @@ class _Running:
     def waiting(self, idle: bool) -> None:
         with self.scheduler._cond:
             self.idle = idle
-            self.scheduler._notify()
+            self.scheduler._cond.notify_all()  # turn-taking: no consumer waits on it
 
     def stop(self) -> None:
         """Stop generating (outside the lock): within a frame, also while waiting for text."""
