@@ -35,7 +35,6 @@ from ..engine import Engine, InputError
 from ..prompt import ClonedVoice, Speaker
 from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
 from ..scheduler import Request as SpeechRequest
-from ..stretch import check_speed
 from ..voices import read_reference
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
@@ -94,7 +93,7 @@ class SpeechBody:
     seed: Any
     max_new_tokens: Any
     text_mode: Any
-    speed: float = 1.0
+    speed: Any = 1.0
     task_type: str | None = None
     ref_audio: str | None = None  # vLLM-Omni's inline clone (Base): a base64 data URL
     ref_text: str | None = None
@@ -139,18 +138,13 @@ class SpeechBody:
         stream_format = _given(body, "stream_format", "audio")
         if stream_format not in ("audio", "sse"):
             raise _bad(f"stream_format must be 'audio' or 'sse', got {stream_format!r}", "stream_format")
-        speed = body.get("speed")
-        try:
-            speed = 1.0 if speed is None else check_speed(speed)
-        except ValueError as e:
-            raise _bad(str(e), "speed") from None
+        speed = body.get("speed")  # checked by the scheduler, as are language, seed, max_new_tokens and text_mode
         instructions = body.get("instructions")
         if instructions is not None and (not isinstance(instructions, str) or len(instructions) > MAX_INPUT_CHARS):
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
-        # language, seed, max_new_tokens and text_mode are checked by the scheduler (400 from its InputError).
         return cls(text, voice, fmt, stream_format, instructions or None, _given(body, "language", "auto"),
-                   _whole(body.get("seed")), _whole(body.get("max_new_tokens")), _given(body, "text_mode", None), speed,
-                   task_type, ref_audio, ref_text, x_vector_only)
+                   _whole(body.get("seed")), _whole(body.get("max_new_tokens")), _given(body, "text_mode", None),
+                   1.0 if speed is None else speed, task_type, ref_audio, ref_text, x_vector_only)
 
 
 _TASK_KINDS = {"CustomVoice": "custom_voice", "Base": "base", "VoiceDesign": "voice_design"}
@@ -278,17 +272,19 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
         kind = "not_found_error" if e.status_code == 404 else "invalid_request_error"
         return ApiError(e.status_code, str(e.detail), kind, headers=allow(http, e.headers)).response()
 
+    methods: dict[str, list[str]] = {}  # path -> the methods the OpenAPI document gives it (once loaded)
+
     def allow(http: Request, headers: Mapping[str, str] | None) -> dict[str, str]:
         """A 405's headers, its Allow naming every method the path has in the OpenAPI document
         (Starlette's names only the first route's)."""
         headers = dict(headers or {})
         if "Allow" in headers and state.engine is not None:
+            if not methods:  # the routes a checkpoint offers do not change while it serves
+                methods.update(allowed(document(state.engine, model_names, MAX_INPUT_CHARS, MAX_UPLOAD_BYTES >> 20)))
             for route in app.routes:
                 if isinstance(route, Route) and route.path_regex.match(http.url.path):
-                    methods = allowed(document(state.engine, model_names, MAX_INPUT_CHARS, MAX_UPLOAD_BYTES >> 20),
-                                      route.path)
-                    if methods:
-                        headers["Allow"] = ", ".join(methods)
+                    if route.path in methods:
+                        headers["Allow"] = ", ".join(methods[route.path])
                     break
         return headers
 

@@ -198,10 +198,9 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
     return _finish(engine, paths, max_input)
 
 
-def allowed(document: dict[str, Any], path: str) -> list[str] | None:
-    """The methods `document` gives `path` (a route's template), None if it has none there."""
-    operations = document["paths"].get(path)
-    return None if operations is None else sorted(method.upper() for method in operations)
+def allowed(document: dict[str, Any]) -> dict[str, list[str]]:
+    """The methods `document` gives each path (a route's template)."""
+    return {path: sorted(method.upper() for method in operations) for path, operations in document["paths"].items()}
 
 
 def _finish(engine: Engine, paths: dict[str, Any], max_input: int) -> dict[str, Any]:

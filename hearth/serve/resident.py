@@ -29,8 +29,8 @@ class Resident:
     scheduler: Scheduler | None = None
     error: str | None = None  # why loading failed
     ready: threading.Event = field(default_factory=threading.Event)  # loading has ended, well or not
-    # Threads that wait on request channels: one per stream at most, bounded by the scheduler's
-    # admission limits.
+    # Blocking work kept off the event loop: encoding the compressed formats, cloning, the voice
+    # store (audio itself is awaited: `Request.aget`). Threads are made as needed, up to 64.
     pool: concurrent.futures.ThreadPoolExecutor = field(
         default_factory=lambda: concurrent.futures.ThreadPoolExecutor(64, thread_name_prefix="hearth-stream")
     )
