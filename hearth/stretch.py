@@ -48,8 +48,7 @@ class Stretcher:
         self._fed = 0
         self._frame = 0  # the next window's number; window k is centred on output k * hop
         self._previous: int | None = None  # where in the input the last window started
-        self._accumulator = np.zeros(self._n, np.float32)  # output from _acc_start on, still being summed
-        self._acc_start = -self._hop
+        self._tail = np.zeros(self._hop, np.float32)  # the last window's second half, still to be summed
         self._emitted = 0
         self._finished = False
 
@@ -106,15 +105,13 @@ class Stretcher:
                 break
             chosen = lo if lo == hi else self._best(lo, hi)
             segment = self._buffer[chosen - self._base:chosen - self._base + n]
-            self._accumulator += segment * self._window
-            # The first half of the accumulator is now final (no later window reaches it).
-            done, self._accumulator = self._accumulator[:hop], np.concatenate(
-                [self._accumulator[hop:], np.zeros(hop, np.float32)])
-            first = max(0, -self._acc_start)  # output before sample 0 is the silence padding's
-            if first < hop:
-                out.append(done[first:])
-                self._emitted += hop - first
-            self._acc_start += hop
+            weighted = segment * self._window
+            # Window k covers output [(k - 1) hop, (k + 1) hop): its first half completes the previous
+            # window's second half (no later window reaches it); window 0's lies before sample 0.
+            if self._frame > 0:
+                out.append(self._tail + weighted[:hop])
+                self._emitted += hop
+            self._tail = weighted[hop:]
             self._previous = chosen
             self._frame += 1
         self._trim()
