@@ -10,16 +10,18 @@ setup:
 	$(PYTHON) -m pip install -q --no-deps qwen-tts==0.1.1
 
 # Everything, in two worker processes (a test module stays on one worker: its server starts once).
+# A worker that dies ends the run: pytest-xdist 3.8's loadscope can wait forever after replacing one
+# (pytest-dev/pytest-xdist#1378).
 test:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m mypy
-	$(PYTHON) -m pytest -q -n 2 --dist loadscope
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0
 
 # For working: no test that starts a process or converts for a compiled backend, but one OpenVINO
 # smoke test (see tests/conftest.py); about two minutes on two cores.
 test-fast:
 	$(PYTHON) -m ruff check hearth tests
-	$(PYTHON) -m pytest -q -n 2 -m "not slow"
+	$(PYTHON) -m pytest -q -n 2 --max-worker-restart 0 -m "not slow"
 
 lint:
 	$(PYTHON) -m ruff check hearth tests

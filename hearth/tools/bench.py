@@ -338,6 +338,8 @@ def exec_with_cpu_mask(mask: str) -> None:
         tmp.replace(library)
     preload = " ".join(filter(None, [str(library), os.environ.get("LD_PRELOAD")]))
     env = {**os.environ, "HEARTH_CPU_MASK": mask, "LD_PRELOAD": preload, "HEARTH_EXEC_UPTIME": str(_uptime_s())}
+    # Python's fault handler would take SIGSEGV, through which every masked CPUID instruction passes.
+    env.pop("PYTHONFAULTHANDLER", None)
     logging.shutdown()
     sys.stderr.flush()
     os.execve(sys.executable, [sys.executable, "-m", "hearth.cli", *sys.argv[1:]], env)
