@@ -10,7 +10,7 @@ waiting utterance takes its place (continuous batching). A row that waits for te
 consumer is simply left out of the next call; nobody waits for it.
 
 Each row keeps its own session (caches, position), sampling generator, history and frame budget,
-and the per-frame logic is `FrameGenerator`'s own. So a row's codes are the ones it would have
+and a frame is computed by `generate.step`, as it is for an utterance alone. So a row's codes are the ones it would have
 alone whenever the backend's batch computes each row as it would alone (the torch reference's
 does; OpenVINO's batched kernels round differently, see `hearth bench --streams`).
 """
@@ -21,40 +21,37 @@ import logging
 import threading
 import time
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import torch
 
-from .backends import LanguageModel, LMBatch, LMSession
-from .generate import FrameGenerator
+from .backends import LanguageModel, LMBatch
+from .generate import Stop, Turn, Utterance, step
 
 __all__ = ["FrameBatcher"]
 
 log = logging.getLogger(__name__)
 
-_POLL_S = 0.05  # how often a consumer waiting for frames checks whether its stream was stopped
-
 
 class _Row:
-    """One utterance in the batcher. Fields are guarded by the batcher's lock, except `session`
-    and `summed`, which only the batcher's thread touches."""
+    """One utterance in the batcher. Fields are guarded by the batcher's lock, except the
+    utterance's own state, which only the batcher's thread touches once the row is queued."""
 
-    def __init__(self, gen: FrameGenerator):
-        self.gen = gen
-        self.session: LMSession | None = None  # opened with its prefill
-        self.summed: torch.Tensor | None = None  # the last frame's summed embedding
+    def __init__(self, utterance: Utterance, turn: Turn | None, stop: Stop | None):
+        self.utterance = utterance
+        self.turn = turn
+        self.stop = stop
         self.frames: deque[torch.Tensor] = deque()  # made, not yet taken by the consumer
-        self.done = False  # no more frames will be made (the stop reason is in gen.stats)
+        self.done = False  # no more frames will be made (the stop reason is in the utterance's stats)
         self.error: BaseException | None = None
         self.abandoned = False  # the consumer has gone
         self.idle = False  # waiting for text (told to the utterance's turn)
         self.starving = False  # waiting for text, and the consumer not yet told
-        self.joined = 0.0
 
 
 class FrameBatcher:
-    """Steps up to `max_rows` utterances together (see the module). `run(gen)` is what a batched
-    `FrameGenerator` iterates; rows beyond `max_rows` wait, in order, for a place.
+    """Steps up to `max_rows` utterances together (see the module). `run(utterance, ...)` is what a
+    batched `FrameGenerator` iterates; rows beyond `max_rows` wait, in order, for a place.
 
     `ahead_frames` bounds the frames made but not taken per row: a consumer that is slow (or busy
     decoding) costs the others nothing, its row just sits out until it has taken some.
@@ -78,14 +75,20 @@ class FrameBatcher:
 
     # -- the consumer's side (the thread iterating a batched FrameGenerator) ---------------------------
 
-    def run(self, gen: FrameGenerator) -> Iterator[torch.Tensor]:
-        row = _Row(gen)
-        gen.embeds.watch(self._wake)
+    def run(self, utterance: Utterance, on_starve: Callable[[], None] | None = None, stop: Stop | None = None,
+            turn: Turn | None = None) -> Iterator[torch.Tensor]:
+        """The utterance's frames as the batcher makes them. `on_starve`: called when it waits for
+        text (the frames made so far can go out); `stop`: once set, no more frames (stop reason
+        "closed"); `turn`: told when the utterance waits for text (it lets others compute)."""
+        row = _Row(utterance, turn, stop)
+        utterance.embeds.watch(self._wake)
+        if stop is not None:
+            stop.on_set(self._wake)
         with self._cond:
             if self._closed or self._broken is not None:
                 raise RuntimeError("the batcher is closed" if self._broken is None
                                    else f"the batcher failed: {self._broken}")
-            row.joined = time.perf_counter()
+            utterance.started_at = time.perf_counter()
             self._waiting.append(row)
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="hearth-batch", daemon=True)
@@ -104,16 +107,16 @@ class FrameBatcher:
                             raise row.error
                         if row.done:
                             return
-                        if gen.stopped is not None and gen.stopped():
-                            gen.stats.stop_reason = "closed"
+                        if stop is not None and stop.is_set():
+                            utterance.stats.stop_reason = "closed"
                             return
                         if row.starving:
                             row.starving = False
                             break
-                        self._cond.wait(_POLL_S)
+                        self._cond.wait()
                 if frame is None:  # waiting for text: the frames made so far go out now
-                    if gen.on_starve is not None:
-                        gen.on_starve()
+                    if on_starve is not None:
+                        on_starve()
                     continue
                 yield frame
         finally:
@@ -157,7 +160,8 @@ class FrameBatcher:
             with self._cond:
                 for row in [*self._rows, *self._waiting]:
                     if not row.done:
-                        row.gen.stats.stop_reason = row.gen.stats.stop_reason or "closed"
+                        stats = row.utterance.stats
+                        stats.stop_reason = stats.stop_reason or "closed"
                         row.done = True
                     self._close_session(row)
                 self._rows.clear()
@@ -193,8 +197,8 @@ class FrameBatcher:
                 if not work and not told:
                     self._cond.wait()
             for row, idle in told:  # outside the lock: a turn takes the scheduler's lock
-                if row.gen.turn is not None:
-                    row.gen.turn.waiting(idle)
+                if row.turn is not None:
+                    row.turn.waiting(idle)
             if work:
                 self._step(batch, work)
                 return True
@@ -202,12 +206,9 @@ class FrameBatcher:
     def _state(self, row: _Row) -> str:
         """Under the lock: "go" (can compute its next frame), "text" (waits for text) or "full"
         (its consumer has not taken enough)."""
-        gen = row.gen
-        if row.session is None:
-            return "go" if gen.embeds.started() else "text"
-        if len(row.frames) >= self.ahead_frames:
+        if row.utterance.session is not None and len(row.frames) >= self.ahead_frames:
             return "full"
-        return "go" if gen._input_ready() else "text"
+        return "go" if row.utterance.input_ready() else "text"
 
     def _retire(self) -> None:
         """Under the lock: rows whose consumer has gone leave (their sessions close)."""
@@ -216,12 +217,10 @@ class FrameBatcher:
             self._close_session(row)
 
     def _close_session(self, row: _Row) -> None:
-        if row.session is not None:
-            try:
-                row.session.close()
-            except Exception:  # noqa: BLE001 - closing must not take the others down
-                log.exception("closing a row's session failed")
-            row.session = None
+        try:
+            row.utterance.close()
+        except Exception:  # noqa: BLE001 - closing must not take the others down
+            log.exception("closing a row's session failed")
 
     def _end(self, row: _Row, reason: str | None = None, error: BaseException | None = None) -> None:
         """A row ends (its stop reason, or its own failure); the others go on."""
@@ -229,7 +228,7 @@ class FrameBatcher:
             if error is not None:
                 row.error = error
             else:
-                row.gen.stats.stop_reason = reason or "closed"
+                row.utterance.stats.stop_reason = reason or "closed"
             row.done = True
             if row in self._rows:
                 self._rows.remove(row)
@@ -237,77 +236,22 @@ class FrameBatcher:
             self._cond.notify_all()
 
     def _step(self, batch: LMBatch, work: list[_Row]) -> None:
-        t0 = time.perf_counter()
-        rows: list[_Row] = []
-        inputs: list[torch.Tensor] = []
-        prefill: list[bool] = []
-        with torch.inference_mode():
-            for row in work:
-                gen = row.gen
-                try:
-                    if row.session is None:
-                        if not gen.embeds.prefill_ready():  # (does not wait: `started` said so)
-                            self._end(row, gen._empty_reason())
-                            continue
-                        prompt = gen.embeds.prefill
-                        assert prompt is not None
-                        row.session = batch.open(gen.opts, gen.rng, prompt.shape[1], gen.embeds.prefix)
-                        x, first = prompt, True
-                    else:
-                        assert row.summed is not None
-                        step_input = gen._next_input(row.summed)
-                        if step_input is None:  # live text, cancelled
-                            self._end(row, "closed")
-                            continue
-                        x, first = step_input, False
-                except Exception as e:  # noqa: BLE001 - this row fails, the others go on
-                    self._end(row, error=e)
-                    continue
-                rows.append(row)
-                inputs.append(x)
-                prefill.append(first)
-            if not rows:
-                return
-            if any(prefill) and not all(prefill):
-                self.joined_mid_batch += sum(prefill)
-            sessions = [r.session for r in rows]
-            logits = batch.talker(sessions, inputs, prefill)  # type: ignore[arg-type]
-            t1 = time.perf_counter()
+        done = step(batch, [row.utterance for row in work])
+        if done.rows:
             self.calls += 1
-            self.rows_stepped += len(rows)
-            go: list[_Row] = []
-            for row, result, first in zip(rows, logits, prefill, strict=True):
-                gen = row.gen
-                if first:
-                    gen.stats.prefill_s = t1 - row.joined
+            self.rows_stepped += done.rows
+            if 0 < done.prompts < done.rows:
+                self.joined_mid_batch += done.prompts
+        ended: list[tuple[_Row, str | BaseException]] = []
+        with self._cond:
+            for row, outcome in zip(work, done.outcomes, strict=True):
+                if isinstance(outcome, torch.Tensor):
+                    row.frames.append(outcome)
                 else:
-                    gen.stats.talker_s += t1 - t0
-                try:
-                    if isinstance(result, BaseException):
-                        raise result
-                    gen._sampled(result)
-                    reason = gen._stopping()
-                except Exception as e:  # noqa: BLE001 - as above
-                    self._end(row, error=e)
-                    continue
-                if reason is not None:
-                    self._end(row, reason)
-                    continue
-                go.append(row)
-            if not go:
-                return
-            predicted = batch.predict([r.session for r in go], [r.gen._cb0 for r in go])  # type: ignore[misc]
-            t2 = time.perf_counter()
-            failed: list[tuple[_Row, BaseException]] = []
-            with self._cond:
-                for row, frame in zip(go, predicted, strict=True):
-                    row.gen.stats.predictor_s += t2 - t1
-                    if isinstance(frame, BaseException):
-                        failed.append((row, frame))
-                        continue
-                    rest, summed = frame
-                    row.summed = summed
-                    row.frames.append(row.gen._frame(rest))
-                self._cond.notify_all()
-        for row, error in failed:
-            self._end(row, error=error)
+                    ended.append((row, outcome))
+            self._cond.notify_all()
+        for row, why in ended:
+            if isinstance(why, BaseException):
+                self._end(row, error=why)
+            else:
+                self._end(row, why)

@@ -9,6 +9,7 @@ design: an explicit `torch.Generator` instead of the global RNG, and a runaway g
 from __future__ import annotations
 
 import logging
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -17,14 +18,15 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 import torch
 
-from .backends import LanguageModel, LMSession
+from .backends import LanguageModel, LMBatch, LMSession, SequentialBatch
 from .config import ModelConfig
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
 
 if TYPE_CHECKING:
     from .batch import FrameBatcher
 
-__all__ = ["Audio", "Embeds", "FrameGenerator", "Generation", "GenerationStats", "Turn"]
+__all__ = ["Audio", "Embeds", "FrameGenerator", "Generation", "GenerationStats", "Outcome", "Step", "Stop", "Turn",
+           "Utterance", "step"]
 
 log = logging.getLogger(__name__)
 
@@ -68,6 +70,184 @@ class GenerationStats:
     predictor_s: float = 0.0
 
 
+class Utterance:
+    """One utterance's generation state: its inputs, its language-model session (opened with its
+    prompt), the codebook-0 history, the frames made so far and its statistics.
+
+    `step` advances a list of them by one frame each; the solo loop (`FrameGenerator`) and the batcher
+    (`hearth.batch.FrameBatcher`) both drive it that way, so the per-frame logic exists once.
+    """
+
+    def __init__(
+        self,
+        config: ModelConfig,
+        embeds: Embeds,
+        options: SamplingOptions,
+        rng: torch.Generator | None = None,
+        budget: FrameBudget | None = DEFAULT_BUDGET,
+    ):
+        self.embeds = embeds
+        self.options = options
+        self.rng = rng
+        self.budget = budget
+        self.max_frames = options.max_new_tokens - 1
+        self.stats = GenerationStats()
+        self.session: LMSession | None = None
+        self.started_at = time.perf_counter()  # when it asked for its first frame (prefill time counts from it)
+        t = config.talker
+        vocab = t.stack.vocab_size
+        self._eos = t.codec_eos_id
+        # The official processor suppresses the top 1024 codec ids (control tokens), EOS excepted.
+        self._suppress = torch.zeros(1, vocab, dtype=torch.bool)
+        self._suppress[:, max(vocab - 1024, 0) :] = True
+        self._suppress[:, self._eos] = False
+        self._history: list[int] = []
+        self._cb0 = 0
+        self._made = 0
+        self._summed: torch.Tensor | None = None  # the last frame's summed embedding
+        self._budget_frames: int | None = None
+
+    def input_ready(self) -> bool:
+        """Whether its next talker input is known (its prompt, or live text's next row), so that
+        `step` would not wait for text."""
+        if self.session is None:
+            return self.embeds.started()
+        return self.embeds.ready(self._made - 1)
+
+    def empty_reason(self) -> str:
+        """Why an utterance whose prompt never came ends: its text was empty, or it was cancelled."""
+        return "empty" if self.embeds.final_tokens() == 0 else "closed"
+
+    def close(self) -> None:
+        """Give the session back (idempotent)."""
+        if self.session is not None:
+            session, self.session = self.session, None
+            session.close()
+
+    # -- the parts of a frame, in the order `step` runs them ----------------------------------------
+
+    def _talker_input(self, batch: LMBatch) -> tuple[torch.Tensor, bool] | str:
+        """Its next talker input and whether it is the prompt (the session is opened with it), or
+        the reason it ends here. Live text may wait for its row."""
+        if self.session is None:
+            if not self.embeds.prefill_ready():
+                return self.empty_reason()
+            prompt = self.embeds.prefill
+            assert prompt is not None
+            self.session = batch.open(self.options, self.rng, prompt.shape[1], self.embeds.prefix)
+            return prompt, True
+        assert self._summed is not None
+        extra = self.embeds.row(self._made - 1)
+        if extra is None:  # live text, cancelled while waiting for it
+            return "closed"
+        return self._summed + extra, False
+
+    def _sampled(self, logits: torch.Tensor) -> str | None:
+        """Codebook 0 of the next frame from the talker's logits; then why generation ends before
+        that frame, or None."""
+        o = self.options
+        scores = process_talker_logits(logits, self._history, o, self._eos, self._suppress)
+        self._cb0 = pick(scores, o.do_sample, o.temperature, o.top_k, o.top_p, self.rng)
+        made = self._made
+        if self._cb0 == self._eos:
+            return "eos"
+        if made >= self.max_frames:
+            return "max_new_tokens"
+        if self._budget_frames is None and self.budget is not None:  # known once the text is complete
+            tokens = self.embeds.final_tokens()
+            self._budget_frames = None if tokens is None else self.budget.frames(tokens)
+        if self._budget_frames is not None and made >= self._budget_frames:
+            log.warning(
+                "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
+                made, made * 0.08, self.embeds.final_tokens(),
+            )
+            return "frame_budget"
+        return None
+
+    def _framed(self, rest: list[int], summed: torch.Tensor) -> torch.Tensor:
+        """The frame made of codebook 0 and the predictor's codebooks 1..G-1."""
+        frame = torch.tensor([self._cb0] + rest, dtype=torch.long)
+        self._history.append(self._cb0)
+        self._summed = summed
+        self._made += 1
+        self.stats.frames = self._made
+        return frame
+
+
+Outcome = torch.Tensor | str | BaseException  # a frame, the reason the utterance ended, or its failure
+
+
+@dataclass
+class Step:
+    """What one `step` did: each utterance's outcome, in order, and how many rows the talker ran
+    for (`prompts` of them were prompts)."""
+
+    outcomes: list[Outcome]
+    rows: int = 0
+    prompts: int = 0
+
+
+def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
+    """One frame of each utterance: its talker input (the prompt, which opens its session, or the
+    last frame's embedding plus its next text row), one talker call for all of them, codebook 0
+    sampled per utterance and its stopping checked, one predictor call for those that go on.
+
+    An utterance that ends or fails gets its reason or exception as its outcome; the others go on
+    (its session stays open until `Utterance.close`). Inference mode is entered here, never across
+    a caller's `yield`: it is a per-thread setting."""
+    result = Step([""] * len(utterances))
+    t0 = time.perf_counter()
+    with torch.inference_mode():
+        stepping: list[int] = []
+        inputs: list[torch.Tensor] = []
+        prompts: list[bool] = []
+        for i, u in enumerate(utterances):
+            try:
+                got = u._talker_input(batch)
+            except Exception as e:  # noqa: BLE001 - this utterance fails, the others go on
+                result.outcomes[i] = e
+                continue
+            if isinstance(got, str):
+                result.outcomes[i] = got
+                continue
+            stepping.append(i)
+            inputs.append(got[0])
+            prompts.append(got[1])
+        if not stepping:
+            return result
+        result.rows, result.prompts = len(stepping), sum(prompts)
+        logits = batch.talker([utterances[i].session for i in stepping], inputs, prompts)  # type: ignore[misc]
+        t1 = time.perf_counter()
+        going: list[int] = []
+        for i, out, prompt in zip(stepping, logits, prompts, strict=True):
+            u = utterances[i]
+            if prompt:
+                u.stats.prefill_s = t1 - u.started_at
+            else:
+                u.stats.talker_s += t1 - t0
+            try:
+                if isinstance(out, BaseException):
+                    raise out
+                reason = u._sampled(out)
+            except Exception as e:  # noqa: BLE001 - as above
+                result.outcomes[i] = e
+                continue
+            if reason is not None:
+                result.outcomes[i] = reason
+            else:
+                going.append(i)
+        if not going:
+            return result
+        predicted = batch.predict([utterances[i].session for i in going],  # type: ignore[misc]
+                                  [utterances[i]._cb0 for i in going])
+        t2 = time.perf_counter()
+        for i, frame in zip(going, predicted, strict=True):
+            u = utterances[i]
+            u.stats.predictor_s += t2 - t1
+            result.outcomes[i] = frame if isinstance(frame, BaseException) else u._framed(*frame)
+    return result
+
+
 class FrameGenerator:
     """Yields frames ([num_code_groups] int64 codes) until EOS, max_new_tokens or the frame budget.
 
@@ -75,9 +255,10 @@ class FrameGenerator:
     (repetition penalty needs the history), the rest by the session. The session is closed when
     the iterator ends, is closed, or is abandoned.
 
-    With a `batcher` (`hearth.batch.FrameBatcher`), the frames are computed by the batcher's
-    thread, stepped together with other utterances; iterating then only takes them as they come.
-    The per-frame logic (`_sampled`, `_stopping`, `_frame`, `_next_input`) is the same either way.
+    Alone, it steps its `Utterance` itself, one frame per iteration (taking its `turn` before each).
+    With a `batcher` (`hearth.batch.FrameBatcher`), the batcher's thread steps it together with
+    other utterances; iterating then only takes the frames as they come. `frames(...)` says what to
+    call when it is about to wait for text and what stops it.
     """
 
     def __init__(
@@ -91,137 +272,73 @@ class FrameGenerator:
         turn: Turn | None = None,
         batcher: FrameBatcher | None = None,
     ):
-        options.validate()
         self.lm = lm
         self.config = config
-        self.embeds = embeds
-        self.opts = options
-        self.rng = rng
-        self.max_frames = options.max_new_tokens - 1
-        self.budget = budget
+        self.utterance = Utterance(config, embeds, options, rng, budget)
         self.turn = turn
         self.batcher = batcher
-        self.on_starve: Callable[[], None] | None = None  # called before waiting for text (frames made so far go out)
-        self.stopped: Callable[[], bool] | None = None  # polled while a batched utterance waits for its frames
-        self.stats = GenerationStats()
-        t = config.talker
-        vocab = t.stack.vocab_size
-        self._eos = t.codec_eos_id
-        # The official processor suppresses the top 1024 codec ids (control tokens), EOS excepted.
-        self._suppress = torch.zeros(1, vocab, dtype=torch.bool)
-        self._suppress[:, max(vocab - 1024, 0) :] = True
-        self._suppress[:, self._eos] = False
-        self._history: list[int] = []
-        self._cb0 = 0
-        self._step = 0
-        self._budget_frames: int | None = None
 
-    def _sample_cb0(self, logits: torch.Tensor, history: list[int]) -> int:
-        o = self.opts
-        scores = process_talker_logits(logits, history, o, self._eos, self._suppress)
-        return pick(scores, o.do_sample, o.temperature, o.top_k, o.top_p, self.rng)
+    @property
+    def stats(self) -> GenerationStats:
+        return self.utterance.stats
 
     def __iter__(self) -> Iterator[torch.Tensor]:
+        return self.frames()
+
+    def frames(self, on_starve: Callable[[], None] | None = None, stop: Stop | None = None) -> Iterator[torch.Tensor]:
+        """The frames. `on_starve` is called before generation waits for text (live text: the frames
+        made so far can go out); once `stop` is set no more frames come (stop reason "closed")."""
+        u = self.utterance
         if self.batcher is not None:
-            yield from self.batcher.run(self)
+            yield from self.batcher.run(u, on_starve, stop, self.turn)
             return
-        t0 = time.perf_counter()
-        embeds = self.embeds
         with torch.inference_mode():
-            ready = embeds.prefill_ready()  # live text: waits for its first token
+            ready = u.embeds.prefill_ready()  # live text: waits for its first token
         if not ready:
-            self.stats.stop_reason = self._empty_reason()
+            u.stats.stop_reason = u.empty_reason()
             return
-        if self.turn is not None and not self.turn.take():
-            self.stats.stop_reason = "closed"
-            return
-        t0 = time.perf_counter()
-        assert embeds.prefill is not None
-        session = self.lm.session(self.opts, self.rng, embeds.prefill.shape[1], embeds.prefix)
+        batch = SequentialBatch(self.lm, 1)
         try:
-            yield from self._frames(session, t0)
+            while True:
+                if (stop is not None and stop.is_set()) or (self.turn is not None and not self.turn.take()):
+                    u.stats.stop_reason = "closed"
+                    return
+                if u.session is None:
+                    u.started_at = time.perf_counter()
+                (outcome,) = step(batch, [u]).outcomes
+                if isinstance(outcome, BaseException):
+                    raise outcome
+                if isinstance(outcome, str):
+                    u.stats.stop_reason = outcome
+                    return
+                yield outcome  # before the next text row is fetched: with live text it may have to wait
+                if on_starve is not None and not u.input_ready():
+                    on_starve()
         finally:  # also when the consumer abandons the iterator
-            session.close()
+            u.close()
 
-    def _frames(self, session: LMSession, t0: float) -> Iterator[torch.Tensor]:
-        # Inference mode is entered per step, never across a `yield`: it is a per-thread setting,
-        # and another utterance's frames may be computed on this thread between two of ours.
-        stats = self.stats
-        embeds = self.embeds
-        assert embeds.prefill is not None
-        with torch.inference_mode():
-            self._sampled(session.prefill(embeds.prefill))
-        stats.prefill_s = time.perf_counter() - t0
-        while True:
-            if reason := self._stopping():
-                stats.stop_reason = reason
-                return
-            if self.turn is not None and not self.turn.take():
-                stats.stop_reason = "closed"
-                return
-            t1 = time.perf_counter()
-            with torch.inference_mode():
-                rest, summed = session.predict(self._cb0)
-                stats.predictor_s += time.perf_counter() - t1
-                frame = self._frame(rest)
-            yield frame  # before the next text row is fetched: with live text it may have to wait
-            if self.on_starve is not None and not embeds.ready(self._step - 1):
-                self.on_starve()
-            with torch.inference_mode():
-                hidden_next = self._next_input(summed)
-            if hidden_next is None:  # live text, cancelled while waiting for it
-                stats.stop_reason = "closed"
-                return
-            t3 = time.perf_counter()
-            with torch.inference_mode():
-                self._sampled(session.step(hidden_next))
-            stats.talker_s += time.perf_counter() - t3
 
-    # -- one utterance's frame logic (the solo loop above, or a batcher) -----------------------------
+class Stop(threading.Event):
+    """A stop flag that also calls back whoever waits elsewhere for it (a batcher's consumer waits
+    on the batcher's condition, not on this event)."""
 
-    def _empty_reason(self) -> str:
-        """Why an utterance whose prefill never came ends: its text was empty, or it was cancelled."""
-        return "empty" if self.embeds.final_tokens() == 0 else "closed"
+    def __init__(self) -> None:
+        super().__init__()
+        self._callbacks: list[Callable[[], None]] = []
+        self._callbacks_lock = threading.Lock()
 
-    def _sampled(self, logits: torch.Tensor) -> None:
-        """Codebook 0 of the next frame, from the talker's logits."""
-        self._cb0 = self._sample_cb0(logits, self._history)
+    def on_set(self, callback: Callable[[], None]) -> None:
+        with self._callbacks_lock:
+            self._callbacks.append(callback)
+        if self.is_set():
+            callback()
 
-    def _stopping(self) -> str | None:
-        """Before the next frame: why generation ends here, or None."""
-        step = self._step
-        if self._cb0 == self._eos:
-            return "eos"
-        if step >= self.max_frames:
-            return "max_new_tokens"
-        if self._budget_frames is None and self.budget is not None:  # known once the text is complete
-            tokens = self.embeds.final_tokens()
-            self._budget_frames = None if tokens is None else self.budget.frames(tokens)
-        if self._budget_frames is not None and step >= self._budget_frames:
-            log.warning(
-                "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
-                step, step * 0.08, self.embeds.final_tokens(),
-            )
-            return "frame_budget"
-        return None
-
-    def _frame(self, rest: list[int]) -> torch.Tensor:
-        """The frame made of codebook 0 and the predictor's codebooks 1..G-1."""
-        frame = torch.tensor([self._cb0] + rest, dtype=torch.long)
-        self._history.append(self._cb0)
-        self._step += 1
-        self.stats.frames = self._step
-        return frame
-
-    def _input_ready(self) -> bool:
-        """Whether `_next_input` would not wait for text."""
-        return self.embeds.ready(self._step - 1)
-
-    def _next_input(self, summed: torch.Tensor) -> torch.Tensor | None:
-        """The talker's next input: the frame's summed embedding plus the next text row (live text
-        may wait for it); None once cancelled."""
-        extra = self.embeds.row(self._step - 1)
-        return None if extra is None else summed + extra
+    def set(self) -> None:
+        super().set()
+        with self._callbacks_lock:
+            callbacks = list(self._callbacks)
+        for callback in callbacks:
+            callback()
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from .backends import Vocoder
-from .generate import FrameGenerator, GenerationStats
+from .generate import FrameGenerator, GenerationStats, Stop
 from .stretch import Stretcher
 
 __all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "StreamEnd", "Workers"]
@@ -247,7 +247,7 @@ class _Pipeline:
         self.decoder = decoder
         self.sample_rate = sample_rate
         self.plan = plan
-        self.stop = threading.Event()
+        self.stop = Stop()
         self.codes: queue.Queue[_Codes | _WorkerFailure | _End] = queue.Queue(maxsize=1)
         self.audio: queue.Queue[AudioChunk | _WorkerFailure | _End] = queue.Queue(maxsize=max_ready)
         self.t0 = time.perf_counter()
@@ -288,9 +288,7 @@ class _Pipeline:
             self._index, self._start, self._chunk_t0 = 0, 0, time.perf_counter()
             self._target = self.plan.length(0)
             self._first_sent, self._frame_cost = 0.0, 0.0
-            self.frames.on_starve = self._starved
-            self.frames.stopped = self.stop.is_set
-            for frame in self.frames:
+            for frame in self.frames.frames(on_starve=self._starved, stop=self.stop):
                 if self.stop.is_set():  # checked once per frame
                     self.frames.stats.stop_reason = "closed"
                     return
