@@ -8,6 +8,7 @@ block_telemetry()
 from .backends import BackendOptions  # noqa: E402
 from .checkpoint import DEFAULT_MODEL, CheckpointError  # noqa: E402
 from .engine import Audio, AudioChunk, AudioStream, Engine, Generation, InputError, load  # noqa: E402
+from .options import SpeechOptions  # noqa: E402
 from .prompt import ClonedVoice  # noqa: E402
 from .sampling import FrameBudget, SamplingOptions  # noqa: E402
 
@@ -24,6 +25,7 @@ __all__ = [
     "Generation",
     "InputError",
     "SamplingOptions",
+    "SpeechOptions",
     "load",
 ]
 __version__ = "0.1.0"

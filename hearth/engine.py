@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -28,11 +27,11 @@ from .config import ModelConfig
 from .errors import InputError
 from .generate import Audio, FrameGenerator, Generation, Turn
 from .live import BatchInvariance, LiveEmbeds, LiveUtterance
+from .options import SpeechOptions, check_seed, check_speech_options
 from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
-from .stretch import check_speed
 from .voices import Cloner, VoiceProfile
 
 __all__ = [
@@ -192,7 +191,7 @@ class Engine:
     def prompt(self, text: str, instruct: str | None = None) -> Prompt:
         if not isinstance(text, str) or not text.strip():
             raise InputError("the text is empty; give some words to speak", "text")
-        instruct = self._instruct(instruct)
+        instruct = self.check_instruct(instruct)
         if len(text) > 8 * MAX_TEXT_TOKENS:  # cheap bound before tokenizing megabytes
             raise InputError(
                 f"the text is {len(text)} characters, too long for one prompt (limit {MAX_TEXT_TOKENS} tokens); "
@@ -206,7 +205,7 @@ class Engine:
             )
         return p
 
-    def _instruct(self, instruct: str | None) -> str | None:
+    def check_instruct(self, instruct: str | None) -> str | None:
         """The instruction, or None (with a warning) for a model that does not take one."""
         if instruct and not self.config.honours_instruct:
             log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
@@ -216,6 +215,12 @@ class Engine:
     def sampling(self, greedy: bool = False, **overrides: object) -> SamplingOptions:
         opts = self.checkpoint.generation.with_overrides(**overrides)
         return opts.greedy() if greedy else opts
+
+    def speech_options(self, voice: Speaker, language: str = "auto", **options: Any) -> SpeechOptions:
+        """Every option of one request, checked once (`hearth.options`): voice, language, instruct,
+        text_mode, seed, greedy, max_new_tokens, options (`SamplingOptions`), budget, chunk_frames,
+        first_chunk_frames, paced, speed. Bad input raises InputError naming the parameter."""
+        return check_speech_options(self, voice, language, **options)
 
     def frames(
         self,
@@ -232,25 +237,22 @@ class Engine:
         batcher: FrameBatcher | None = None,
     ) -> FrameGenerator:
         """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed (by
-        `batcher`'s thread, stepped with other utterances, when one is given)."""
-        voice = self.check_voice(voice)
-        language = self.check_language(language)
-        mode = self.check_text_mode(text_mode)
-        options = options or self.sampling()
-        try:
-            options.validate()
-        except ValueError as e:
-            raise InputError(str(e)) from e
-        prompt = self.prompt(text, instruct)
+        `batcher`'s thread, stepped with other utterances, when one is given). Sampling draws from
+        `rng` (None: greedy or the global generator's state is not used: give one to sample)."""
+        opts = self.speech_options(voice, language, instruct=instruct, text_mode=text_mode, options=options,
+                                   budget=budget)
+        return self._frames(text, opts, rng, turn, batcher)
+
+    def _frames(self, text: str, opts: SpeechOptions, rng: torch.Generator | None, turn: Turn | None = None,
+                batcher: FrameBatcher | None = None) -> FrameGenerator:
+        prompt = self.prompt(text, opts.instruct)
         with torch.inference_mode():
-            embeds = embed_prompt(self.lm, self.config, prompt, voice, language, mode)
-        return FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn, batcher)
+            embeds = embed_prompt(self.lm, self.config, prompt, opts.voice, opts.language, opts.text_mode)
+        return FrameGenerator(self.lm, self.config, embeds, opts.sampling, rng, opts.budget, turn, batcher)
 
     @staticmethod
     def check_seed(seed: int | None) -> int | None:
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64):
-            raise InputError(f"seed must be a whole number from 0 to 2**64 - 1, got {seed!r}", "seed")
-        return seed
+        return check_seed(seed)
 
     @property
     def default_text_mode(self) -> TextMode:
@@ -266,13 +268,6 @@ class Engine:
             return text_mode(mode)
         except ValueError as e:
             raise InputError(str(e), "text_mode") from e
-
-    def _sampling_rng(self, options: SamplingOptions, seed: int | None) -> tuple[torch.Generator | None, int | None]:
-        if not (options.do_sample or options.sub_do_sample):
-            return None, None
-        checked = self.check_seed(seed)
-        seed = secrets.randbits(63) if checked is None else checked
-        return torch.Generator().manual_seed(seed), seed
 
     def stream(
         self,
@@ -309,40 +304,28 @@ class Engine:
         (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio untouched.
         `deliver` makes it a pushing stream (see `AudioStream`): chunks go to it as they are decoded.
         """
-        try:
-            speed = check_speed(speed)
-        except ValueError as e:
-            raise InputError(str(e), "speed") from None
-        plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
-        options = self._options(options, greedy, max_new_tokens)
-        rng, seed = self._sampling_rng(options, seed)
-        frames = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
-                             rng=rng, budget=budget, turn=turn, batcher=batcher)
-        return self._audio(frames, plan, max_ready, seed, voice, speed, deliver)
+        opts = self.speech_options(
+            voice, language, instruct=instruct, text_mode=text_mode, seed=seed, greedy=greedy,
+            max_new_tokens=max_new_tokens, options=options, budget=budget, chunk_frames=chunk_frames,
+            first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
+        return self.stream_with(text, opts, max_ready=max_ready, turn=turn, batcher=batcher, deliver=deliver)
 
-    def _chunk_plan(self, chunk_frames: int | None, first_chunk_frames: int | None, paced: bool) -> ChunkPlan:
-        try:
-            size = self.default_chunk_frames if chunk_frames is None else chunk_frames
-            first = self.default_first_chunk if first_chunk_frames is None else first_chunk_frames
-            return ChunkPlan(size, first, paced=paced, hold_all=not self.overlap)
-        except (ValueError, TypeError) as e:
-            raise InputError(str(e)) from e
+    def stream_with(self, text: str, opts: SpeechOptions, *, max_ready: int = 4, turn: Turn | None = None,
+                    batcher: FrameBatcher | None = None,
+                    deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> AudioStream:
+        """`stream` with options already checked (`speech_options`). A pushing stream (`deliver`)
+        leaves the speed to its receiver, which applies it as it hands the chunks out (the
+        scheduler's requests do)."""
+        frames = self._frames(text, opts, opts.rng(), turn, batcher)
+        return self._audio(frames, opts, max_ready, deliver)
 
-    def _options(self, options: SamplingOptions | None, greedy: bool, max_new_tokens: int | None) -> SamplingOptions:
-        options = options if options is not None else self.sampling(greedy=greedy, max_new_tokens=max_new_tokens)
-        try:
-            options.validate()
-        except ValueError as e:
-            raise InputError(str(e)) from e
-        return options
-
-    def _audio(self, frames: FrameGenerator, plan: ChunkPlan, max_ready: int, seed: int | None,
-               voice: Speaker = None, speed: float = 1.0,
+    def _audio(self, frames: FrameGenerator, opts: SpeechOptions, max_ready: int,
                deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> AudioStream:
+        voice = opts.voice
         start = self._primed.start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
-        audio = AudioStream(frames, self.vocoder, self.sample_rate, plan, max_ready, workers=self.workers,
-                            start=start, speed=speed, deliver=deliver)
-        audio.seed = seed
+        audio = AudioStream(frames, self.vocoder, self.sample_rate, opts.chunks, max_ready, workers=self.workers,
+                            start=start, speed=1.0 if deliver is not None else opts.speed, deliver=deliver)
+        audio.seed = opts.seed
         return audio
 
     def prime_voice(self, voice: Speaker) -> None:
@@ -387,19 +370,25 @@ class Engine:
 
         Its codes equal `generate_codes(whole_text, text_mode="interleaved")` with the same seed,
         however the text was cut and whenever it came."""
-        voice = self.check_voice(voice)
-        if isinstance(voice, ClonedVoice) and voice.in_context:
+        opts = self.speech_options(voice, language, instruct=instruct, seed=seed, greedy=greedy,
+                                   max_new_tokens=max_new_tokens, options=options, budget=budget,
+                                   chunk_frames=chunk_frames, first_chunk_frames=first_chunk_frames, paced=paced)
+        return self.open_with(opts, max_ready=max_ready, turn=turn, batcher=batcher, deliver=deliver)
+
+    def open_with(self, opts: SpeechOptions, *, max_ready: int = 4, turn: Turn | None = None,
+                  batcher: FrameBatcher | None = None,
+                  deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> LiveUtterance:
+        """`open` with options already checked (`speech_options`; its text mode is not read: text
+        that arrives in pieces is always interleaved)."""
+        if isinstance(opts.voice, ClonedVoice) and opts.voice.in_context:
             raise InputError("text that arrives in pieces cannot be spoken in an in-context cloned voice yet (its "
-                             "prompt needs the whole text); give the whole text, or clone with x_vector_only=True")
-        language = self.check_language(language)
-        plan = self._chunk_plan(chunk_frames, first_chunk_frames, paced)
-        options = self._options(options, greedy, max_new_tokens)
-        instruct_ids = build_prompt(self.tokenizer, "", self._instruct(instruct)).instruct
-        rng, seed = self._sampling_rng(options, seed)
-        embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, voice, language, instruct_ids,
+                             "prompt needs the whole text); give the whole text, or clone with x_vector_only=True",
+                             "voice")
+        instruct_ids = build_prompt(self.tokenizer, "", opts.instruct).instruct
+        embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, opts.voice, opts.language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
-        frames = FrameGenerator(self.lm, self.config, embeds, options, rng, budget, turn, batcher)
-        return LiveUtterance(embeds, self._audio(frames, plan, max_ready, seed, deliver=deliver))
+        frames = FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.rng(), opts.budget, turn, batcher)
+        return LiveUtterance(embeds, self._audio(frames, opts, max_ready, deliver))
 
     def batch_invariance(self) -> BatchInvariance:
         """How this machine's text projection rounds by batch size (measured once, on first use)."""
@@ -425,13 +414,12 @@ class Engine:
         budget: FrameBudget | None = DEFAULT_BUDGET,
     ) -> Generation:
         """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
-        options = self._options(options, greedy, max_new_tokens)
-        rng, seed = self._sampling_rng(options, seed)
-        gen = self.frames(text, voice, language, instruct=instruct, text_mode=text_mode, options=options,
-                          rng=rng, budget=budget)
+        opts = self.speech_options(voice, language, instruct=instruct, text_mode=text_mode, seed=seed, greedy=greedy,
+                                   max_new_tokens=max_new_tokens, options=options, budget=budget)
+        gen = self._frames(text, opts, opts.rng())
         frames = list(gen)
         codes = torch.stack(frames) if frames else torch.zeros(0, self.config.talker.num_code_groups, dtype=torch.long)
-        return Generation(codes, seed, gen.stats)
+        return Generation(codes, opts.seed, gen.stats)
 
     def decode(self, codes: torch.Tensor) -> np.ndarray:
         """Whole-sequence decode: [frames, 16] codes -> float32 samples (1920 per frame)."""

@@ -42,25 +42,24 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import secrets
 import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import numpy as np
 import torch
 
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
+from .options import SpeechOptions
 from .prompt import ClonedVoice, Speaker
 from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
 from .settings import trim_heap
 from .stream import AudioChunk, AudioStream, StreamEnd
-from .stretch import Stretcher, check_speed
+from .stretch import Stretcher
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
 
@@ -129,21 +128,10 @@ class Request:
 
     id: int
     text: str
-    voice: Speaker
-    language: str
-    seed: int | None
-    instruct: str | None = None
-    text_mode: str | None = None  # None: the engine's default for its checkpoint
-    greedy: bool = False
-    max_new_tokens: int | None = None
-    budget: FrameBudget | None = DEFAULT_BUDGET
-    chunk_frames: int | None = None
-    first_chunk_frames: int | None = None
-    paced: bool = False
+    options: SpeechOptions  # checked at submission; sentence i is spoken with `options.sentence(i)`
     keep_codes: bool = False
     on_failure: str = "skip"
     after: Request | None = None
-    speed: float = 1.0  # the speaking rate (hearth.stretch), applied as the consumer takes each chunk
     submitted: float = field(default_factory=time.monotonic)
     sentences: list[SentenceResult] = field(default_factory=list)
     status: str = "waiting"
@@ -167,6 +155,24 @@ class Request:
     _ended: threading.Event = field(default_factory=threading.Event, repr=False)
     _stretcher: tuple[int, Stretcher] | None = field(default=None, repr=False)  # (sentence, its stretcher)
     _waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = field(default=None, repr=False)  # aget
+
+    @property
+    def voice(self) -> Speaker:
+        return self.options.voice
+
+    @property
+    def language(self) -> str:
+        return self.options.language
+
+    @property
+    def seed(self) -> int | None:
+        """The first sentence's seed (sentence i: seed + i); None when greedy."""
+        return self.options.seed
+
+    @property
+    def speed(self) -> float:
+        """The speaking rate (`hearth.stretch`), applied as the consumer takes each chunk."""
+        return self.options.speed
 
     @property
     def cancelled(self) -> bool:
@@ -222,7 +228,7 @@ class Request:
         frames = s.frames if frames is None else frames
         if frames <= 0:
             return ""
-        if self.text_mode != "interleaved":  # canonical since submission (check_text_mode)
+        if self.options.text_mode != "interleaved":
             return s.text
         engine = self._scheduler.engine
         ids = engine.prompt(s.text).text
@@ -324,12 +330,11 @@ class Scheduler:
         if not texts:
             raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)",
                              "text")
-        request = self._request(
-            text=cleaned, voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
-            greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
-            first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
-            after=after, speed=speed,
-        )
+        options = self.engine.speech_options(
+            voice, language, seed=seed, instruct=instruct, text_mode=text_mode, greedy=greedy,
+            max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
+            first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
+        request = self._request(cleaned, options, keep_codes, on_failure, after)
         return self._admit(request, texts)
 
     def open(self, voice: Speaker, language: str = "auto", *, seed: int | None = None, instruct: str | None = None,
@@ -347,44 +352,29 @@ class Scheduler:
         are certain, then it takes in its text as it arrives (the codes are still those of the
         whole sentence)."""
         engine = self.engine
-        request = self._request(
-            text="", voice=voice, language=language, seed=seed, instruct=instruct, text_mode=text_mode,
-            greedy=greedy, max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
-            first_chunk_frames=first_chunk_frames, paced=paced, keep_codes=keep_codes, on_failure=on_failure,
-            after=None, speed=speed,
-        )
+        options = engine.speech_options(
+            voice, language, seed=seed, instruct=instruct, text_mode=text_mode, greedy=greedy,
+            max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
+            first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
+        request = self._request("", options, keep_codes, on_failure, None)
         request._splitter, request._input_done = SentenceSplitter(), False
         # An in-context clone's prompt lays the reference's frames beside the transcript and the
         # text, so it holds the sentence's first (reference frames + 1) text tokens: usually the
         # whole sentence. Its sentences start when they are complete (the same codes either way).
         in_context = isinstance(request.voice, ClonedVoice) and request.voice.in_context
-        request._live = request.text_mode == "interleaved" and not in_context
+        request._live = options.text_mode == "interleaved" and not in_context
         if request._live:
             engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
 
-    def _request(self, **fields: Any) -> Request:
-        """A request with its options checked (not yet admitted)."""
-        engine = self.engine
-        if fields["on_failure"] not in ("skip", "raise"):
-            raise InputError(f"on_failure must be 'skip' or 'raise', got {fields['on_failure']!r}", "on_failure")
-        fields["voice"] = engine.check_voice(fields["voice"])
-        fields["language"] = engine.check_language(fields["language"])
-        fields["text_mode"] = engine.check_text_mode(fields["text_mode"])
-        engine.check_seed(fields["seed"])
-        try:
-            fields["speed"] = check_speed(fields["speed"])
-        except ValueError as e:
-            raise InputError(str(e), "speed") from None
-        if fields["seed"] is None and not fields["greedy"]:
-            fields["seed"] = secrets.randbits(63)
-        for name in ("max_new_tokens", "chunk_frames", "first_chunk_frames"):
-            value = fields[name]
-            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
-                raise InputError(f"{name} must be a whole number of at least 1, got {value!r}", name)
-        after = fields["after"]
-        fields["after"] = after if after is not None and not after.finished else None
-        return Request(id=0, _scheduler=self, **fields)
+    def _request(self, text: str, options: SpeechOptions, keep_codes: bool, on_failure: str,
+                 after: Request | None) -> Request:
+        """A request (not yet admitted) for options already checked."""
+        if on_failure not in ("skip", "raise"):
+            raise InputError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}", "on_failure")
+        after = after if after is not None and not after.finished else None
+        return Request(id=0, text=text, options=options, keep_codes=keep_codes, on_failure=on_failure, after=after,
+                       _scheduler=self)
 
     def _admit(self, request: Request, texts: list[str]) -> Request:
         with self._cond:
@@ -636,7 +626,7 @@ class Scheduler:
     def _begin(self, request: Request) -> _Running:
         """Under the lock: the request's next sentence, registered as running."""
         index = len(request.sentences)
-        seed = None if request.seed is None else (request.seed + index) % 2**64
+        seed = request.options.sentence(index).seed
         partial = not request._texts  # a sentence still being written
         text = request._partial if partial else request._texts.popleft()
         sentence = SentenceResult(index, text, seed, status="generating")
@@ -662,13 +652,8 @@ class Scheduler:
         if run.stream is None and run.failed_to_start is None:
             request, sentence = run.request, run.sentence
             try:
-                stream = self.engine.stream(
-                    sentence.text, request.voice, request.language, instruct=request.instruct,
-                    text_mode=request.text_mode, seed=sentence.seed, greedy=request.greedy,
-                    max_new_tokens=request.max_new_tokens, budget=request.budget,
-                    chunk_frames=request.chunk_frames, first_chunk_frames=request.first_chunk_frames,
-                    paced=request.paced, turn=run, batcher=self._batcher, deliver=run.landed,
-                )
+                stream = self.engine.stream_with(sentence.text, request.options.sentence(sentence.index), turn=run,
+                                                 batcher=self._batcher, deliver=run.landed)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
             else:
@@ -759,13 +744,9 @@ class _Running:
         self.scheduler._landed(self, item)
 
     def open_live(self) -> None:
-        r = self.request
-        self.live = self.scheduler.engine.open(
-            r.voice, r.language, instruct=r.instruct, seed=self.sentence.seed, greedy=r.greedy,
-            max_new_tokens=r.max_new_tokens, budget=r.budget, chunk_frames=r.chunk_frames,
-            first_chunk_frames=r.first_chunk_frames, paced=r.paced, turn=self,
-            batcher=self.scheduler._batcher, deliver=self.landed,
-        )
+        self.live = self.scheduler.engine.open_with(
+            self.request.options.sentence(self.sentence.index), turn=self, batcher=self.scheduler._batcher,
+            deliver=self.landed)
         self.stream = self.live
         self.text_grew(self.sentence.text)
 
