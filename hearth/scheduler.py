@@ -16,7 +16,7 @@ Text that is still being written (`open` with `text_mode="interleaved"`) is spok
 sentences end: a sentence starts as soon as its first words are certain (`SentenceSplitter.pending`)
 and takes in the rest as it comes (`Engine.open`). Such a sentence can wait for text, and while it
 waits it computes nothing, so the CPU goes to others: sentences take turns frame by frame, the
-earliest started first, and one that waits for text gives its turn to the next (`_Running`). The
+earliest started first, and one that waits for text gives its turn to the next (`hearth.turns`). The
 next sentence starts only when every running one waits for text; so with whole texts one
 sentence runs at a time, as before.
 
@@ -60,6 +60,7 @@ from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentenc
 from .settings import trim_heap
 from .stream import AudioChunk, AudioStream, StreamEnd
 from .stretch import Stretcher
+from .turns import Turn, Turns
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
 
@@ -297,8 +298,7 @@ class Scheduler:
         self._turn = 0
         self._ids = 0
         self._closed = False
-        self._running: list[_Running] = []  # sentences being generated, in the order they started
-        self._tickets = 0
+        self._turns = Turns(self._wake)  # the running sentences' frame turns
         self._thread = threading.Thread(target=self._loop, name="hearth-scheduler", daemon=True)
         self._thread.start()
 
@@ -394,7 +394,7 @@ class Scheduler:
 
     def idle(self) -> bool:
         with self._cond:
-            return not self._requests and not self._running
+            return not self._requests and not self._turns.running()
 
     def counts(self) -> dict[str, int]:
         """Requests being generated in turn, and requests waiting for a turn."""
@@ -481,6 +481,11 @@ class Scheduler:
         if request._generated and request._run is None and request in self._requests:
             self._requests.remove(request)
 
+    def _wake(self) -> None:
+        """A running sentence started or stopped waiting for text: the next one may start."""
+        with self._cond:
+            self._cond.notify_all()
+
     def _notify(self, request: Request | None = None) -> None:
         """Under the lock: something changed; blocked threads look again, and so does `request`'s
         consumer if it awaits (`aget`: only its own request's changes wake it)."""
@@ -545,6 +550,7 @@ class Scheduler:
             run = request._run
             if run is not None:
                 run.stopped = True
+                run.turn.stop()
             self._notify(request)
         if run is not None:
             run.stop()  # generation stops within a frame
@@ -615,7 +621,7 @@ class Scheduler:
                         return
                     # The next sentence starts when every running one waits for text, or, batched,
                     # while fewer than max_batch compute.
-                    busy = sum(1 for r in self._running if not r.idle)
+                    busy = self._turns.computing()
                     request = self._pick() if busy < self.max_batch else None
                     if request is not None:
                         break
@@ -634,10 +640,8 @@ class Scheduler:
         request.status = "active"
         request._outstanding += 1
         request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
-        self._tickets += 1
-        run = _Running(self, request, sentence, self._tickets)
+        run = _Running(self, request, sentence, self._turns.join())
         request._run = run
-        self._running.append(run)
         if partial:
             request._owed = run
             try:  # under the lock, so that no text can come between its start and its first push
@@ -652,7 +656,7 @@ class Scheduler:
         if run.stream is None and run.failed_to_start is None:
             request, sentence = run.request, run.sentence
             try:
-                stream = self.engine.stream_with(sentence.text, request.options.sentence(sentence.index), turn=run,
+                stream = self.engine.stream_with(sentence.text, request.options.sentence(sentence.index), turn=run.turn,
                                                  batcher=self._batcher, deliver=run.landed)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
@@ -708,10 +712,9 @@ class Scheduler:
         finally:
             run.stop()
             trim_heap()
+            self._turns.leave(run.turn)
             with self._cond:
                 run.stopped = True
-                if run in self._running:
-                    self._running.remove(run)
                 request._run = None
                 if request.cancelled:
                     request._outstanding = 0
@@ -720,20 +723,17 @@ class Scheduler:
 
 
 class _Running:
-    """A sentence being generated: its stream, and its turns at the CPU (a `generate.Turn`).
+    """A sentence being generated: its stream, its text so far when it is spoken as it is written,
+    and its turns at the CPU (`turns.Turn`). Fields are guarded by the scheduler's lock."""
 
-    Running sentences compute frame by frame in the order they started; one that waits for text is
-    `idle` and lets the next compute. Fields are guarded by the scheduler's lock."""
-
-    def __init__(self, scheduler: Scheduler, request: Request, sentence: SentenceResult, ticket: int):
+    def __init__(self, scheduler: Scheduler, request: Request, sentence: SentenceResult, turn: Turn):
         self.scheduler = scheduler
         self.request = request
         self.sentence = sentence
-        self.ticket = ticket
+        self.turn = turn
         self.stream: AudioStream | LiveUtterance | None = None
         self.live: LiveUtterance | None = None
         self.fed = ""  # text pushed into the live utterance so far
-        self.idle = False
         self.stopped = False
         self.failed_to_start: Exception | None = None
         self.started = time.monotonic()
@@ -745,7 +745,7 @@ class _Running:
 
     def open_live(self) -> None:
         self.live = self.scheduler.engine.open_with(
-            self.request.options.sentence(self.sentence.index), turn=self, batcher=self.scheduler._batcher,
+            self.request.options.sentence(self.sentence.index), turn=self.turn, batcher=self.scheduler._batcher,
             deliver=self.landed)
         self.stream = self.live
         self.text_grew(self.sentence.text)
@@ -771,22 +771,6 @@ class _Running:
     def _push(self, text: str) -> None:
         if text and self.live is not None and not self.stopped:
             self.live.push(text)
-
-    # -- generate.Turn, called by the sentence's generation thread --
-
-    def take(self) -> bool:
-        cond = self.scheduler._cond
-        with cond:
-            while not self.stopped:
-                if all(r.idle or r.stopped for r in self.scheduler._running if r.ticket < self.ticket):
-                    return True
-                cond.wait()
-            return False
-
-    def waiting(self, idle: bool) -> None:
-        with self.scheduler._cond:
-            self.idle = idle
-            self.scheduler._cond.notify_all()  # turn-taking: no consumer waits on it
 
     def stop(self) -> None:
         """Stop generating (outside the lock): within a frame, also while waiting for text."""
