@@ -13,7 +13,7 @@ its codes equal a clean single run of that sentence whatever came before: a canc
 another client's request.
 
 Text that is still being written (`open` with `text_mode="interleaved"`) is spoken before its
-sentences end: a sentence starts as soon as its first words are certain (`SentenceSplitter.pending`)
+sentences end: a sentence starts as soon as its first words are certain (`hearth.text_feed`)
 and takes in the rest as it comes (`Engine.open`). Such a sentence can wait for text, and while it
 waits it computes nothing, so the CPU goes to others: sentences take turns frame by frame, the
 earliest started first, and one that waits for text gives its turn to the next (`hearth.turns`). The
@@ -39,27 +39,22 @@ sentence (or, with `on_failure="raise"`, ends with the error raised to its consu
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 import threading
 import time
-from collections import deque
-from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field, replace
 
-import numpy as np
 import torch
 
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
 from .options import SpeechOptions
 from .prompt import ClonedVoice, Speaker
+from .request import Busy, Request, RequestState, SentenceFailed, SentenceFailure, SentenceResult, SpeechChunk
 from .sampling import DEFAULT_BUDGET, FrameBudget
-from .sentences import SentenceSplitter, clean_text, is_speakable, split_sentences
+from .sentences import clean_text, split_sentences
 from .settings import trim_heap
 from .stream import AudioChunk, AudioStream, StreamEnd
-from .stretch import Stretcher
+from .text_feed import LiveSentence, TextFeed
 from .turns import Turn, Turns
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
@@ -68,216 +63,6 @@ log = logging.getLogger(__name__)
 
 MAX_REQUEST_CHARS = 100_000  # per request; longer texts are sent in parts
 _AHEAD = 2  # sentences made but not yet taken, per consumer: the one being taken and the next
-
-
-class Busy(RuntimeError):
-    """The scheduler is full: try again shortly (`retry_after_s` is an estimate)."""
-
-    def __init__(self, message: str, retry_after_s: float):
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
-
-
-class SentenceFailed(RuntimeError):
-    """A sentence of a request with `on_failure="raise"` failed; `__cause__` is the original error."""
-
-
-@dataclass
-class SentenceResult:
-    index: int
-    text: str
-    seed: int | None
-    status: str = "pending"  # "generating", then "done", "failed" or "cancelled"
-    error: str | None = None
-    frames: int = 0
-    stop_reason: str = ""
-    ttfa_s: float | None = None  # from the start of this sentence's generation to its first audio
-    codes: torch.Tensor | None = None  # kept when the request asks for them
-
-
-@dataclass(frozen=True)
-class SpeechChunk:
-    """A piece of a request's audio, in order. `sentence_end` marks a sentence's last piece (it may
-    hold no samples when the sentence ended on a chunk boundary)."""
-
-    samples: np.ndarray  # float32 mono in [-1, 1]
-    sample_rate: int
-    index: int  # 0, 1, 2, ... over the whole request
-    sentence: int
-    frames: int
-    codes: torch.Tensor  # [frames, 16]
-    sentence_end: bool
-
-    @property
-    def duration_s(self) -> float:
-        return len(self.samples) / self.sample_rate
-
-
-@dataclass
-class _SentenceFailure:
-    sentence: int
-    error: BaseException
-
-
-@dataclass(eq=False)  # identity, not field-wise equality
-class Request:
-    """One submitted text: its sentences, its state, and its audio channel (iterate it for chunks).
-
-    status: "waiting" (admitted, nothing generated yet), "active", then "done" (the consumer took
-    the last chunk), "cancelled" or "failed" (on_failure="raise" only).
-    """
-
-    id: int
-    text: str
-    options: SpeechOptions  # checked at submission; sentence i is spoken with `options.sentence(i)`
-    keep_codes: bool = False
-    on_failure: str = "skip"
-    after: Request | None = None
-    submitted: float = field(default_factory=time.monotonic)
-    sentences: list[SentenceResult] = field(default_factory=list)
-    status: str = "waiting"
-    first_chunk_s: float | None = None  # submit to the first chunk ready for the consumer
-    max_ahead: int = 0  # the most sentences made but not taken at once (its chain's, with `after`)
-    _scheduler: Scheduler | None = field(default=None, repr=False)
-    _texts: deque[str] = field(default_factory=deque, repr=False)  # sentences not started yet
-    _items: deque[SpeechChunk | _SentenceFailure] = field(default_factory=deque, repr=False)
-    _outstanding: int = field(default=0, repr=False)  # sentences started, not yet taken
-    _taken: int = field(default=0, repr=False)  # sentences wholly taken by the consumer
-    _release_next: bool = field(default=False, repr=False)  # the chunk just taken ended a sentence
-    _generated: bool = field(default=False, repr=False)  # no sentence left to start or running
-    _splitter: SentenceSplitter | None = field(default=None, repr=False)  # an open request's text so far
-    _input_done: bool = field(default=True, repr=False)  # no more text will come
-    _live: bool = field(default=False, repr=False)  # open and interleaved: sentences start before they end
-    _partial: str = field(default="", repr=False)  # the certain start of the sentence being written
-    _run: _Running | None = field(default=None, repr=False)  # its sentence being generated
-    _owed: _Running | None = field(default=None, repr=False)  # started on a sentence still being written
-    _chars: int = field(default=0, repr=False)
-    _chunks: int = field(default=0, repr=False)
-    _ended: threading.Event = field(default_factory=threading.Event, repr=False)
-    _stretcher: tuple[int, Stretcher] | None = field(default=None, repr=False)  # (sentence, its stretcher)
-    _waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = field(default=None, repr=False)  # aget
-
-    @property
-    def voice(self) -> Speaker:
-        return self.options.voice
-
-    @property
-    def language(self) -> str:
-        return self.options.language
-
-    @property
-    def seed(self) -> int | None:
-        """The first sentence's seed (sentence i: seed + i); None when greedy."""
-        return self.options.seed
-
-    @property
-    def speed(self) -> float:
-        """The speaking rate (`hearth.stretch`), applied as the consumer takes each chunk."""
-        return self.options.speed
-
-    @property
-    def cancelled(self) -> bool:
-        return self.status == "cancelled"
-
-    @property
-    def total_sentences(self) -> int:
-        """Sentences started so far plus those still to start."""
-        return len(self.sentences) + len(self._texts)
-
-    @property
-    def finished(self) -> bool:
-        return self._ended.is_set()
-
-    @property
-    def errors(self) -> list[SentenceResult]:
-        return [s for s in self.sentences if s.status == "failed"]
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """True once the request has ended (all taken, cancelled or failed)."""
-        return self._ended.wait(timeout)
-
-    def cancel(self) -> None:
-        """Stop this request now: generation stops within a frame, queued audio is dropped, and the
-        consumer's iteration ends. Other requests are untouched."""
-        if self._scheduler is not None:
-            self._scheduler._cancel(self)
-
-    def push(self, text: str) -> None:
-        """More text for an open request (`Scheduler.open`): each sentence is generated as soon as
-        it is complete. Ignored once the request is cancelled."""
-        assert self._scheduler is not None
-        self._scheduler._push(self, text)
-
-    def end(self) -> None:
-        """No more text for an open request: what remains is spoken, then the request ends."""
-        assert self._scheduler is not None
-        self._scheduler._end_input(self)
-
-    def fail_sentence(self, index: int, error: str) -> None:
-        """Mark a sentence failed by its consumer (a sink that broke while playing it)."""
-        assert self._scheduler is not None
-        with self._scheduler._cond:
-            self.sentences[index].status, self.sentences[index].error = "failed", error
-
-    def text_taken(self, sentence: int, frames: int | None = None) -> str:
-        """The text of sentence `sentence` the model had taken in by its frame `frames` (None: by the
-        frames made so far). In the interleaved mode each frame takes in one more text token, so
-        this is where the speech had got to in the text (a little ahead of the audio); otherwise
-        the whole sentence is in the prompt from the start."""
-        assert self._scheduler is not None
-        s = self.sentences[sentence]
-        frames = s.frames if frames is None else frames
-        if frames <= 0:
-            return ""
-        if self.options.text_mode != "interleaved":
-            return s.text
-        engine = self._scheduler.engine
-        ids = engine.prompt(s.text).text
-        return s.text if frames >= len(ids) else engine.tokenizer.decode(ids[:frames]).strip()
-
-    def get(self, timeout: float | None = None) -> SpeechChunk | None:
-        """The next chunk; None at the end (or when `timeout` passes first: check `finished`)."""
-        assert self._scheduler is not None
-        chunk = self._scheduler._take(self, timeout)
-        if chunk is None or self.speed == 1.0:
-            return chunk
-        return self._stretched(chunk)
-
-    def _stretched(self, chunk: SpeechChunk) -> SpeechChunk:
-        """`chunk` at the request's speed. Each sentence is stretched as one stream (its chunks join
-        without seams) and flushed at its end, so a chunk still holds only its sentence's audio
-        and a sentence lasts exactly its samples / speed."""
-        if self._stretcher is None or self._stretcher[0] != chunk.sentence:  # (a failed sentence's is dropped)
-            self._stretcher = (chunk.sentence, Stretcher(self.speed, chunk.sample_rate))
-        stretcher = self._stretcher[1]
-        samples = stretcher.feed(chunk.samples)
-        if chunk.sentence_end:
-            samples = np.concatenate([samples, stretcher.finish()])
-            self._stretcher = None
-        return replace(chunk, samples=samples)
-
-    def __iter__(self) -> Iterator[SpeechChunk]:
-        while (chunk := self.get()) is not None:
-            yield chunk
-
-    async def aget(self) -> SpeechChunk | None:
-        """`get` for asyncio: the next chunk, or None at the end, awaited without holding a thread
-        (the scheduler wakes the loop when a chunk lands or the request ends)."""
-        assert self._scheduler is not None
-        loop = asyncio.get_running_loop()
-        while True:
-            waiter = self._scheduler._watch(self, loop)  # watched before looking, so no wake-up is missed
-            try:
-                chunk = self.get(timeout=0)
-                if chunk is not None or self.finished:
-                    return chunk
-                await waiter
-            finally:
-                self._scheduler._unwatch(self)
-
-    async def __aiter__(self) -> AsyncIterator[SpeechChunk]:
-        while (chunk := await self.aget()) is not None:
-            yield chunk
 
 
 class Scheduler:
@@ -357,13 +142,13 @@ class Scheduler:
             max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
             first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
         request = self._request("", options, keep_codes, on_failure, None)
-        request._splitter, request._input_done = SentenceSplitter(), False
         # An in-context clone's prompt lays the reference's frames beside the transcript and the
         # text, so it holds the sentence's first (reference frames + 1) text tokens: usually the
         # whole sentence. Its sentences start when they are complete (the same codes either way).
-        in_context = isinstance(request.voice, ClonedVoice) and request.voice.in_context
-        request._live = options.text_mode == "interleaved" and not in_context
-        if request._live:
+        in_context = isinstance(options.voice, ClonedVoice) and options.voice.in_context
+        live = options.text_mode == "interleaved" and not in_context
+        request.state.feed, request.state.input_done = TextFeed(live, MAX_REQUEST_CHARS), False
+        if live:
             engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
 
@@ -374,12 +159,13 @@ class Scheduler:
             raise InputError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}", "on_failure")
         after = after if after is not None and not after.finished else None
         return Request(id=0, text=text, options=options, keep_codes=keep_codes, on_failure=on_failure, after=after,
-                       _scheduler=self)
+                       scheduler=self, state=RequestState(lock=self._cond))
 
     def _admit(self, request: Request, texts: list[str]) -> Request:
         with self._cond:
             if self._closed:
                 raise RuntimeError("the scheduler is closed")
+            self._prune()
             if len(self._requests) >= self.max_active + self.max_waiting:
                 active = self._active()
                 raise Busy(f"busy: {active} requests are being spoken and {len(self._requests) - active} are "
@@ -387,18 +173,20 @@ class Scheduler:
             self._ids += 1
             request.id = self._ids
             request.submitted = time.monotonic()
-            request._texts.extend(texts)
+            request.state.texts.extend(texts)
             self._requests.append(request)
-            self._notify(request)
+            request.state.notify()
         return request
 
     def idle(self) -> bool:
         with self._cond:
+            self._prune()
             return not self._requests and not self._turns.running()
 
     def counts(self) -> dict[str, int]:
         """Requests being generated in turn, and requests waiting for a turn."""
         with self._cond:
+            self._prune()
             active = self._active()
             return {"active_streams": active, "queue_depth": len(self._requests) - active}
 
@@ -413,7 +201,7 @@ class Scheduler:
             self._closed = True
             pending = list(self._requests)
         for request in pending:
-            self._cancel(request)
+            request.cancel()
         with self._cond:
             self._cond.notify_all()  # the scheduler thread sees it is closed (each cancel woke its consumer)
         self._thread.join(timeout=30)
@@ -426,143 +214,48 @@ class Scheduler:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -- the channel (called by Request) ---------------------------------------------------------
+    # -- the request channel: what a `Request`'s methods call ---------------------------------------
 
-    def _push(self, request: Request, text: str) -> None:
+    def push(self, request: Request, text: str) -> None:
         if not isinstance(text, str):
-            raise InputError("the text must be a string")
+            raise InputError("the text must be a string", "text")
         with self._cond:
             if request.finished:
                 return  # cancelled (or failed): the text has nowhere to go
-            if request._splitter is None or request._input_done:
+            feed = request.state.feed
+            if feed is None or request.state.input_done:
                 raise InputError("this request takes no more text (push needs a request from open(), before end())")
-            if request._chars + len(text) > MAX_REQUEST_CHARS:
-                raise InputError(f"one request takes at most {MAX_REQUEST_CHARS:,} characters; end this one and "
-                                 "open another")
-            request._chars += len(text)
+            request.state.texts.extend(feed.push(text))
             request.text += text
-            self._route(request, request._splitter.push(text))
+            request.state.notify()
 
-    def _route(self, request: Request, sentences: list[str]) -> None:
-        """Under the lock: sentences the splitter completed, and the start of the one being written."""
-        splitter = request._splitter
-        assert splitter is not None
-        if sentences and request._owed is not None:  # the first completes a sentence already started
-            request._owed.text_complete(sentences.pop(0))
-            request._owed = None
-        request._texts.extend(sentences)
-        if request._live and not request._input_done:
-            request._partial = splitter.pending()
-            if request._owed is not None:
-                request._owed.text_grew(request._partial)
-        else:
-            request._partial = ""
-            if request._owed is not None:  # cannot happen (what `pending` promised comes); end it anyway
-                request._owed.text_complete(request._owed.fed)
-                request._owed = None
-        self._notify(request)
-
-    def _end_input(self, request: Request) -> None:
+    def end_input(self, request: Request) -> None:
         with self._cond:
-            if request.finished or request._input_done:
+            if request.finished or request.state.input_done:
                 return
-            request._input_done = True
-            if request._splitter is not None:
-                self._route(request, request._splitter.finish())
+            request.state.input_done = True
+            if request.state.feed is not None:
+                request.state.texts.extend(request.state.feed.end())
             self._settle(request)
-            self._notify(request)
+            request.state.notify()
 
     def _settle(self, request: Request) -> None:
         """Under the lock: a request with nothing left to start or running is generated (the consumer
         drains what is made, then the request ends)."""
-        if (request.status in ("waiting", "active") and request._input_done and not request._texts
-                and request._run is None and request._owed is None):
-            request._generated = True
-        if request._generated and request._run is None and request in self._requests:
-            self._requests.remove(request)
+        if (request.status in ("waiting", "active") and request.state.input_done and not request.state.texts
+                and request.state.run is None and (request.state.feed is None or request.state.feed.owed is None)):
+            request.state.generated = True
+        self._prune()
+
+    def _prune(self) -> None:
+        """Under the lock: requests over (or wholly generated) with no sentence running leave the
+        rotation; the consumer still drains what was made."""
+        self._requests = [r for r in self._requests if not (r.state.generated and r.state.run is None)]
 
     def _wake(self) -> None:
         """A running sentence started or stopped waiting for text: the next one may start."""
         with self._cond:
             self._cond.notify_all()
-
-    def _notify(self, request: Request | None = None) -> None:
-        """Under the lock: something changed; blocked threads look again, and so does `request`'s
-        consumer if it awaits (`aget`: only its own request's changes wake it)."""
-        self._cond.notify_all()
-        if request is not None and request._waiter is not None:
-            loop, waiter = request._waiter
-            with contextlib.suppress(RuntimeError):  # its loop is closed: nobody awaits it any more
-                loop.call_soon_threadsafe(_wake, waiter)
-
-    def _watch(self, request: Request, loop: asyncio.AbstractEventLoop) -> asyncio.Future[None]:
-        waiter = loop.create_future()
-        with self._cond:
-            request._waiter = (loop, waiter)
-        return waiter
-
-    def _unwatch(self, request: Request) -> None:
-        with self._cond:
-            request._waiter = None
-
-    def _take(self, request: Request, timeout: float | None) -> SpeechChunk | None:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        with self._cond:
-            if request._release_next:
-                request._release_next = False
-                request._outstanding -= 1
-                request._taken += 1
-                self._notify(request)
-            while True:
-                if request._items:
-                    item = request._items.popleft()
-                    if isinstance(item, SpeechChunk):
-                        request._release_next = item.sentence_end
-                        return item
-                    # A failed sentence: its end, as far as the consumer is concerned.
-                    request._outstanding -= 1
-                    request._taken += 1
-                    self._notify(request)
-                    if request.on_failure == "raise":
-                        self._end(request, "failed")
-                        raise SentenceFailed(f"sentence {item.sentence + 1} failed: {item.error}") from item.error
-                    continue
-                if request.finished or request._generated and not request._outstanding:
-                    if not request.finished:
-                        self._end(request, "done")
-                    return None
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return None
-                self._cond.wait(remaining)
-
-    def _cancel(self, request: Request) -> None:
-        with self._cond:
-            if request.finished:
-                return
-            request._items.clear()
-            request._texts.clear()
-            request._input_done = True
-            for s in request.sentences[request._taken :]:  # made or making, but not wholly taken
-                if s.status != "failed":
-                    s.status = "cancelled"
-            self._end(request, "cancelled")
-            run = request._run
-            if run is not None:
-                run.stopped = True
-                run.turn.stop()
-            self._notify(request)
-        if run is not None:
-            run.stop()  # generation stops within a frame
-
-    def _end(self, request: Request, status: str) -> None:
-        """Under the lock: the request is over for its consumer."""
-        request.status = status
-        request._generated = True
-        request.after = None  # a finished request ends its chain (and old ones can be collected)
-        if request._run is None and request in self._requests:  # else it goes when its sentence ends
-            self._requests.remove(request)
-        request._ended.set()
 
     # -- the scheduler thread --------------------------------------------------------------------
 
@@ -574,17 +267,18 @@ class Scheduler:
         total: int = 0
         r: Request | None = request
         while r is not None and not r.finished:
-            total += r._outstanding
+            total += r.state.outstanding
             r = r.after
         return total
 
     def _eligible(self, request: Request) -> bool:
-        if request.status not in ("waiting", "active") or request._run is not None:
+        if request.status not in ("waiting", "active") or request.state.run is not None:
             return False
-        if not request._texts and not (request._owed is None and is_speakable(request._partial)):
+        feed = request.state.feed
+        if not request.state.texts and not (feed is not None and feed.startable()):
             return False
         before = request.after
-        if before is not None and not before.finished and not before._generated:
+        if before is not None and not before.finished and not before.state.generated:
             return False  # a chained request starts once its predecessor is generated
         if self._chain_outstanding(request) >= _AHEAD:
             return False
@@ -608,10 +302,10 @@ class Scheduler:
                 self._closed = True
                 for request in list(self._requests):
                     if not request.finished:
-                        request._items.append(_SentenceFailure(len(request.sentences), e))
+                        request.state.items.append(SentenceFailure(len(request.sentences), e))
                         request.on_failure = "raise"
                     self._requests.remove(request)
-                    self._notify(request)
+                    request.state.notify()
 
     def _serve(self) -> None:
         while True:
@@ -621,6 +315,7 @@ class Scheduler:
                         return
                     # The next sentence starts when every running one waits for text, or, batched,
                     # while fewer than max_batch compute.
+                    self._prune()
                     busy = self._turns.computing()
                     request = self._pick() if busy < self.max_batch else None
                     if request is not None:
@@ -633,19 +328,22 @@ class Scheduler:
         """Under the lock: the request's next sentence, registered as running."""
         index = len(request.sentences)
         seed = request.options.sentence(index).seed
-        partial = not request._texts  # a sentence still being written
-        text = request._partial if partial else request._texts.popleft()
+        partial = not request.state.texts  # a sentence still being written
+        feed = request.state.feed
+        text = feed.partial if partial and feed is not None else request.state.texts.popleft()
         sentence = SentenceResult(index, text, seed, status="generating")
         request.sentences.append(sentence)
         request.status = "active"
-        request._outstanding += 1
+        request.state.outstanding += 1
         request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
         run = _Running(self, request, sentence, self._turns.join())
-        request._run = run
-        if partial:
-            request._owed = run
+        request.state.run = run
+        if partial and feed is not None:
+            feed.owed = run.live = LiveSentence(sentence, lambda: run.stopped)
             try:  # under the lock, so that no text can come between its start and its first push
-                run.open_live()
+                run.stream = run.live.utterance = self.engine.open_with(
+                    request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
+                run.live.grew(text)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
         return run
@@ -685,10 +383,11 @@ class Scheduler:
                 sentence.frames += item.frames
                 if request.keep_codes:
                     run.codes.append(item.codes)
-                request._items.append(SpeechChunk(item.samples, item.sample_rate, request._chunks, sentence.index,
-                                                  item.frames, item.codes, item.is_last))
-                request._chunks += 1
-                self._notify(request)
+                state = request.state
+                state.items.append(SpeechChunk(item.samples, item.sample_rate, state.chunks, sentence.index,
+                                               item.frames, item.codes, item.is_last))
+                request.state.chunks += 1
+                request.state.notify()
             return
         error = item.error
         if item.stopped and not request.cancelled:
@@ -700,9 +399,9 @@ class Scheduler:
                 if error is not None:
                     sentence.status, sentence.error = "failed", f"{type(error).__name__}: {error}"
                     if not request.cancelled:
-                        request._items.append(_SentenceFailure(sentence.index, error))
+                        request.state.items.append(SentenceFailure(sentence.index, error))
                         if request.on_failure == "raise":
-                            request._texts.clear()
+                            request.state.texts.clear()
                 elif sentence.status == "generating":
                     sentence.status = "cancelled" if request.cancelled else "done"
                 if request.keep_codes and run.codes and error is None:
@@ -715,11 +414,11 @@ class Scheduler:
             self._turns.leave(run.turn)
             with self._cond:
                 run.stopped = True
-                request._run = None
+                request.state.run = None
                 if request.cancelled:
-                    request._outstanding = 0
+                    request.state.outstanding = 0
                 self._settle(request)
-                self._notify(request)
+                request.state.notify()
 
 
 class _Running:
@@ -732,8 +431,7 @@ class _Running:
         self.sentence = sentence
         self.turn = turn
         self.stream: AudioStream | LiveUtterance | None = None
-        self.live: LiveUtterance | None = None
-        self.fed = ""  # text pushed into the live utterance so far
+        self.live: LiveSentence | None = None  # spoken as it is written
         self.stopped = False
         self.failed_to_start: Exception | None = None
         self.started = time.monotonic()
@@ -743,34 +441,10 @@ class _Running:
         """The stream's `deliver`: called on its vocoder's thread."""
         self.scheduler._landed(self, item)
 
-    def open_live(self) -> None:
-        self.live = self.scheduler.engine.open_with(
-            self.request.options.sentence(self.sentence.index), turn=self.turn, batcher=self.scheduler._batcher,
-            deliver=self.landed)
-        self.stream = self.live
-        self.text_grew(self.sentence.text)
-
-    def text_grew(self, start: str) -> None:
-        """The sentence is known to begin with `start` (it only grows)."""
-        if len(start) > len(self.fed) and start.startswith(self.fed):
-            self._push(start[len(self.fed) :])
-            self.fed = start
-            self.sentence.text = start
-
-    def text_complete(self, text: str) -> None:
-        """The sentence's whole text: the rest is pushed and the live utterance's text ends."""
-        self.sentence.text = text
-        if not text.startswith(self.fed):  # cannot happen (`pending` is never taken back); be loud
-            log.error("sentence %r does not continue the text already spoken (%r)", text, self.fed)
-        else:
-            self._push(text[len(self.fed) :])
-        self.fed = text
-        if self.live is not None and not self.stopped:
-            self.live.end()
-
-    def _push(self, text: str) -> None:
-        if text and self.live is not None and not self.stopped:
-            self.live.push(text)
+    def halt(self) -> None:
+        """Under the lock: no more turns, and no more text pushed (`stop` then stops its stream)."""
+        self.stopped = True
+        self.turn.stop()
 
     def stop(self) -> None:
         """Stop generating (outside the lock): within a frame, also while waiting for text."""
@@ -779,8 +453,3 @@ class _Running:
             stream.cancel()
         elif stream is not None:
             stream.stop()
-
-
-def _wake(waiter: asyncio.Future[None]) -> None:
-    if not waiter.done():
-        waiter.set_result(None)
