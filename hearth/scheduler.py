@@ -48,11 +48,11 @@ import torch
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
 from .options import SpeechOptions
+from .process import trim_heap
 from .prompt import ClonedVoice, Speaker
 from .request import Busy, Request, RequestState, SentenceFailed, SentenceFailure, SentenceResult, SpeechChunk
 from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import clean_text, split_sentences
-from .settings import trim_heap
 from .stream import AudioChunk, AudioStream, StreamEnd
 from .text_feed import LiveSentence, TextFeed
 from .turns import Turn, Turns

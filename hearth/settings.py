@@ -9,7 +9,6 @@ reference with a warning).
 
 from __future__ import annotations
 
-import ctypes
 import json
 import logging
 import os
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from .backends import BackendOptions, openvino_available
+from .process import cache_dir, return_large_buffers_to_os
 
 __all__ = [
     "DEFAULT_CHUNK_FRAMES",
@@ -29,7 +29,6 @@ __all__ = [
     "load_tuned",
     "max_batch",
     "save_tuned",
-    "trim_heap",
     "tuned_path",
 ]
 
@@ -37,11 +36,6 @@ log = logging.getLogger(__name__)
 
 DEFAULT_CHUNK_FRAMES = 5  # 0.4 s of audio per streamed chunk after the first
 DEFAULT_MAX_BATCH = 4  # sentences a server generates together (`hearth bench --streams` measures it)
-
-
-def cache_dir() -> Path:
-    """$HEARTH_CACHE, else ~/.cache/hearth: converted models, tuned settings, benchmark checkpoints."""
-    return Path(os.environ.get("HEARTH_CACHE") or Path.home() / ".cache" / "hearth")
 
 
 def tuned_path() -> Path:
@@ -156,38 +150,3 @@ def configure_process(options: BackendOptions) -> None:
     if options.uses_openvino and "allocator" not in _configured:
         return_large_buffers_to_os()
         _configured.add("allocator")
-
-
-def _libc() -> ctypes.CDLL | None:
-    try:
-        return ctypes.CDLL(None)
-    except OSError:
-        return None
-
-
-def return_large_buffers_to_os(threshold: int = 256 << 10) -> bool:
-    """Have glibc's malloc serve buffers of `threshold` bytes and more from their own mappings.
-
-    The OpenVINO runtime allocates its intermediate buffers per call for networks with dynamic
-    shapes (the talker, the vocoder: ~100 MB for a 5-frame chunk). glibc's default raises its mmap
-    threshold after the first such buffer is freed, so later ones come from the heap and stay
-    resident; fixed, they are returned on free (measured: -80 MB of peak resident memory, no
-    measurable cost per call). Does nothing where malloc is not glibc's."""
-    libc = _libc()
-    mallopt = getattr(libc, "mallopt", None)
-    if mallopt is None:
-        return False
-    m_mmap_threshold = -3
-    return bool(mallopt(ctypes.c_int(m_mmap_threshold), ctypes.c_int(threshold)))
-
-
-def trim_heap() -> None:
-    """Give the heap's free pages back to the system (glibc's malloc_trim; nothing elsewhere).
-
-    Each sentence frees tens of megabytes of caches and activations from several threads' malloc
-    arenas; glibc keeps such memory unless asked, which shows as resident growth in a process
-    that runs for days (+95 MB over 50 sentences at 0.6B before this was called per sentence)."""
-    libc = _libc()
-    malloc_trim = getattr(libc, "malloc_trim", None)
-    if malloc_trim is not None:
-        malloc_trim(ctypes.c_size_t(0))

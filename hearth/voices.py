@@ -167,7 +167,7 @@ class VoiceStore:
 
     def __init__(self, root: Path | None = None):
         if root is None:
-            from .settings import cache_dir
+            from .process import cache_dir
 
             root = cache_dir() / "voices"
         self.root = Path(root)

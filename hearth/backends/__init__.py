@@ -288,7 +288,7 @@ class Backend:
 
     def warm_up(self) -> None:
         """Run each network once, so the first request does not pay for lazy set-up."""
-        from ..settings import trim_heap
+        from ..process import trim_heap
 
         self.lm.warm_up()
         self.vocoder.warm_up()

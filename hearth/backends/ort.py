@@ -49,7 +49,7 @@ def onnxruntime_available() -> bool:
 
 
 def cache_root() -> Path:
-    from ..settings import cache_dir
+    from ..process import cache_dir
 
     return cache_dir() / "onnxruntime"
 

@@ -28,8 +28,8 @@ __all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "pr
 
 
 def cache_root() -> Path:
-    """Converted models live in <cache>/openvino (see `hearth.settings.cache_dir`)."""
-    from ..settings import cache_dir
+    """Converted models live in <cache>/openvino (see `hearth.process.cache_dir`)."""
+    from ..process import cache_dir
 
     return cache_dir() / "openvino"
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..privacy import quiet_local_ray
-from ..settings import cache_dir
+from ..process import cache_dir
 
 __all__ = ["ClusterSettings", "application"]
 

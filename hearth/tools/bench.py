@@ -65,7 +65,7 @@ def bench_checkpoint(size: str = "0.6b", kind: str = "custom_voice") -> Path:
 
     Written by a subprocess, so that its memory never shows in this process's peak RSS.
     """
-    from ..settings import cache_dir
+    from ..process import cache_dir
 
     name = f"random-{size}-seed0" if kind == "custom_voice" else f"random-{size}-{kind}-seed0"
     path = cache_dir() / "bench" / name
@@ -312,7 +312,7 @@ def exec_with_cpu_mask(mask: str) -> None:
     import platform
     import shutil
 
-    from ..settings import cache_dir
+    from ..process import cache_dir
 
     if mask not in CPU_MASKS:
         raise ValueError(f"--cpu must be one of {', '.join(CPU_MASKS)}, got {mask!r}")
