@@ -14,9 +14,13 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent))
 
 # Tests see neither a developer's `hearth tune` settings nor their model cache: converted models go
-# to a private cache for this run (subprocesses inherit both).
+# to a private cache for this run (subprocesses inherit both). One cache for the whole run, its
+# xdist workers included (they start with this environment): a conversion of the shared tiny
+# checkpoints (`_same_for_every_worker`) made by one worker is read by the other.
 os.environ["HEARTH_IGNORE_TUNED"] = "1"
-os.environ["HEARTH_CACHE"] = tempfile.mkdtemp(prefix="hearth-test-cache-")
+if "PYTEST_XDIST_WORKER" not in os.environ or "HEARTH_TEST_RUN_CACHE" not in os.environ:
+    os.environ["HEARTH_TEST_RUN_CACHE"] = tempfile.mkdtemp(prefix="hearth-test-cache-")
+os.environ["HEARTH_CACHE"] = os.environ["HEARTH_TEST_RUN_CACHE"]
 
 # Every Python process of the session runs under the audit hook of tests/audit/sitecustomize.py (this
 # one loads it now, the processes it starts through PYTHONPATH): a fork without exec, or a connection
@@ -47,18 +51,26 @@ def nothing_left_the_machine():
     assert records == [], f"the suite's processes forked or reached past loopback: {records[:20]}"
 
 
+def _same_for_every_worker(directory: Path) -> Path:
+    """Every worker writes the same bytes for a session checkpoint; with one modification time as
+    well, its converted models have one cache key (`ov_cache.cache_entry`), so they are made once."""
+    for path in directory.rglob("*"):
+        os.utime(path, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+    return directory
+
+
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> Path:
     """0.6B-style: talker and predictor of the same width, instruct ignored."""
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
-    return write_checkpoint(tmp_path_factory.mktemp("tiny06"), config, codec, seed=11)
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny06"), config, codec, seed=11))
 
 
 @pytest.fixture(scope="session")
 def tiny17_dir(tmp_path_factory) -> Path:
     """1.7B-style: a talker wider than its predictor (small_to_mtp_projection), instruct honoured."""
     config, codec = tiny_configs("1b7", hidden=96, layers=2, predictor_hidden=48)
-    return write_checkpoint(tmp_path_factory.mktemp("tiny17"), config, codec, seed=23)
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny17"), config, codec, seed=23))
 
 
 @pytest.fixture(scope="session")
@@ -67,8 +79,8 @@ def base_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_checkpoint import as_model_type
 
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
-    return write_checkpoint(tmp_path_factory.mktemp("base06"), as_model_type(config, "base", speaker_channels=32),
-                            codec, seed=31)
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("base06"),
+                                                   as_model_type(config, "base", speaker_channels=32), codec, seed=31))
 
 
 @pytest.fixture(scope="session")

@@ -171,7 +171,7 @@ def test_websocket_survives_mutated_sessions(tiny_dir):
                 deadline = time.monotonic() + 10
                 while time.monotonic() < deadline:
                     try:
-                        reply = ws.recv(timeout=0.5)
+                        reply = ws.recv(timeout=0.25)
                     except TimeoutError:
                         break
                     except Exception:  # noqa: BLE001 - closed by the server: allowed
