@@ -18,10 +18,13 @@ import sys
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .bench_runs import batch_agreement, run_agent, run_clone, run_live, run_streams
 from .measure import p95, peak_rss_mb
+
+if TYPE_CHECKING:
+    from ..prompt import Speaker
 
 __all__ = ["CPU_MASKS", "BenchSettings", "bench_checkpoint", "exec_with_cpu_mask", "format_table", "run_hearth",
            "run_official"]
@@ -125,7 +128,7 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
         engine.close()
         return out
     options = engine.sampling(greedy=True, max_new_tokens=s.frames + 1, min_new_tokens=s.frames + 1)
-    voice: Any = VOICE
+    voice: Speaker = VOICE
     cloning = None
     if engine.config.model_type == "base" and not s.clone_s:
         print("hearth bench: a Base checkpoint speaks cloned voices: cloning from a 10 s reference (--clone)",

@@ -13,6 +13,9 @@ from typing import TYPE_CHECKING, Any
 from .measure import median_or_none, p95, reset_peak_rss, rss_mb
 
 if TYPE_CHECKING:
+    from ..engine import Engine
+    from ..prompt import Speaker
+    from ..sampling import SamplingOptions
     from .bench import BenchSettings
 
 __all__ = ["batch_agreement", "run_agent", "run_clone", "run_live", "run_streams"]
@@ -35,7 +38,7 @@ def reference_signal(seconds: float, sample_rate: int = 24000) -> Any:
     return (0.3 * tone + 0.02 * rng.standard_normal(t.size)).astype(np.float32)
 
 
-def _first_audio(engine: Any, voice: Any, options: Any, s: BenchSettings) -> float:
+def _first_audio(engine: Engine, voice: Speaker, options: SamplingOptions, s: BenchSettings) -> float:
     """Seconds from now to the first audio of the standard sentence in `voice` (then stopped)."""
     t0 = time.perf_counter()
     with engine.stream(s.text, voice, LANGUAGE, options=options, budget=None, chunk_frames=s.chunk_frames,
@@ -46,7 +49,7 @@ def _first_audio(engine: Any, voice: Any, options: Any, s: BenchSettings) -> flo
     raise RuntimeError("the stream ended without audio")
 
 
-def run_clone(engine: Any, s: BenchSettings, options: Any) -> tuple[Any, dict[str, Any]]:
+def run_clone(engine: Engine, s: BenchSettings, options: SamplingOptions) -> tuple[Any, dict[str, Any]]:
     """A Base checkpoint's cloned voice, from a reference of `s.clone_s` seconds, the ways a user
     meets it: cloned from raw audio for each request (both encoders, then the vocoder hears the
     reference), a stored profile's first use in a process (the profile read; the reference's
@@ -131,7 +134,7 @@ def _llm_tokens(text: str, rate: float) -> Any:
         yield piece
 
 
-def run_agent(engine: Any, rates: tuple[float, ...], turns: int) -> dict[str, Any]:
+def run_agent(engine: Engine, rates: tuple[float, ...], turns: int) -> dict[str, Any]:
     """Voice-agent turns (`hearth.tools.agent.speak_turn`) with an LLM writing at each rate: the time from
     its first token to the first audio, live (interleaved, sentences start before they end) beside
     a sentence-at-a-time pipeline (each sentence spoken once complete), the gaps inside an answer,
@@ -200,7 +203,7 @@ STREAM_TEXTS = [
 ]
 
 
-def run_streams(engine: Any, s: BenchSettings, n: int) -> dict[str, Any]:
+def run_streams(engine: Engine, s: BenchSettings, n: int) -> dict[str, Any]:
     """`n` requests at once through the scheduler (as `hearth serve` runs them), each a different
     voice and text of `s.frames` frames, taken as fast as they come; warm-up, then `s.runs` runs.
     Throughput is seconds of audio made per wall second, all streams together."""
@@ -261,7 +264,7 @@ def run_streams(engine: Any, s: BenchSettings, n: int) -> dict[str, Any]:
     }
 
 
-def batch_agreement(engine: Any, rows: int, frames: int) -> dict[str, Any]:
+def batch_agreement(engine: Engine, rows: int, frames: int) -> dict[str, Any]:
     """How often a batched row computes what it would alone, teacher-forced: `rows` texts, each
     fed its own solo greedy trajectory both through a solo session and as a row of one batch
     (rows join one frame apart, as in continuous batching). Per frame and row: does the talker's
@@ -319,7 +322,7 @@ def batch_agreement(engine: Any, rows: int, frames: int) -> dict[str, Any]:
     }
 
 
-def run_live(engine: Any, s: BenchSettings, options: Any) -> dict[str, Any]:
+def run_live(engine: Engine, s: BenchSettings, options: SamplingOptions) -> dict[str, Any]:
     """First audio of a live utterance whose text arrives word by word at `s.live_wps` (from the
     moment the first word is sent), against the same text given whole in the interleaved mode."""
     import threading
