@@ -36,15 +36,18 @@ def solo(engine, text, voice, language, seed, frames, text_mode="whole"):
                                  text_mode=text_mode).codes
 
 
-def run_all(scheduler, requests, delays=(0.0, 0.01, 0.0, 0.02, 0.005)):
-    """Submit every request at once, each taken by its own consumer at its own pace."""
+def run_all(scheduler, requests, delays=(0.0, 0.01, 0.0, 0.02, 0.005), received=None):
+    """Submit every request at once, each taken by its own consumer at its own pace (its chunks
+    appended to `received[k]` when a dict is given)."""
     submitted = [scheduler.submit(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=frames,
                                   keep_codes=True) for text, voice, language, seed, frames in requests]
     errors: list[BaseException] = []
 
     def take(request, delay):
         try:
-            for _ in request:
+            for chunk in request:
+                if received is not None:
+                    received.setdefault(submitted.index(request), []).append(chunk)
                 time.sleep(delay)
         except BaseException as e:  # noqa: BLE001 - reported below
             errors.append(e)
@@ -186,16 +189,32 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
 
 
 def test_openvino_int8_batched_streams_isolate_a_vocoder_fault(fast_engine, monkeypatch):
+    """Every other sentence is whole, and each consumer heard exactly its own codes: its chunks are
+    what the vocoder makes of that sentence's codes, chunk by chunk, on a fresh state."""
+    vocoder = fast_engine.vocoder
+    real_decode = vocoder.decode
     failing_vocoder(fast_engine, monkeypatch, at=4, error=RuntimeError("injected vocoder fault"))
+    received: dict[int, list] = {}
     with Scheduler(fast_engine, max_batch=3) as scheduler:
-        submitted = run_all(scheduler, REQUESTS[:3])
+        submitted = run_all(scheduler, REQUESTS[:3], received=received)
     failed = [s for r in submitted for s in r.sentences if s.status == "failed"]
     assert len(failed) == 1 and "injected vocoder fault" in failed[0].error
     assert all(r.status == "done" for r in submitted)
-    for r, (_, _, _, _, frames) in zip(submitted, REQUESTS[:3], strict=True):
+    checked = 0
+    for k, (r, (_, _, _, _, frames)) in enumerate(zip(submitted, REQUESTS[:3], strict=True)):
         for s in r.sentences:
-            if s.status != "failed":
-                assert s.status == "done" and s.codes.shape[0] == s.frames <= frames - 1
+            if s.status == "failed":
+                continue
+            assert s.status == "done" and s.codes.shape[0] == s.frames <= frames - 1
+            chunks = [c for c in received[k] if c.sentence == s.index]
+            assert torch.equal(torch.cat([c.codes for c in chunks]), s.codes)
+            state = vocoder.start()
+            with torch.inference_mode():
+                for c in chunks:
+                    expected = real_decode(c.codes, state).to(torch.float32).numpy() if c.frames else c.samples[:0]
+                    assert c.samples.shape == expected.shape and abs(c.samples - expected).max() <= 1e-4, (k, s.index)
+            checked += 1
+    assert checked >= 3
 
 
 @pytest.mark.parametrize("bad", [0, -1])
