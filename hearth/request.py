@@ -97,12 +97,17 @@ class RequestState:
     chunks: int = 0
     ended: threading.Event = field(default_factory=threading.Event)
     waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None  # an awaiting consumer (aget)
-    lock: threading.Condition = field(default_factory=threading.Condition)  # the scheduler's
+    # The request's own condition, on the scheduler's lock: its consumer waits on it, so only this
+    # request's changes wake that consumer; the scheduler's thread waits on `scheduler_cond`.
+    cond: threading.Condition = field(default_factory=threading.Condition)
+    scheduler_cond: threading.Condition | None = None
 
     def notify(self) -> None:
-        """Under the lock: something changed; blocked threads look again, and so does the request's
-        consumer if it awaits (`aget`: only its own request's changes wake it)."""
-        self.lock.notify_all()
+        """Under the lock: something changed; the request's consumer looks again (also one that
+        awaits, `aget`), and so does the scheduler."""
+        self.cond.notify_all()
+        if self.scheduler_cond is not None:
+            self.scheduler_cond.notify_all()
         if self.waiter is not None:
             loop, waiter = self.waiter
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody awaits it any more
@@ -175,7 +180,7 @@ class Request:
         """Stop this request now: generation stops within a frame, queued audio is dropped, and the
         consumer's iteration ends. Other requests are untouched."""
         state = self.state
-        with state.lock:
+        with state.cond:
             if self.finished:
                 return
             state.items.clear()
@@ -213,7 +218,7 @@ class Request:
 
     def fail_sentence(self, index: int, error: str) -> None:
         """Mark a sentence failed by its consumer (a sink that broke while playing it)."""
-        with self.state.lock:
+        with self.state.cond:
             self.sentences[index].status, self.sentences[index].error = "failed", error
 
     def text_taken(self, sentence: int, frames: int | None = None) -> str:
@@ -242,7 +247,7 @@ class Request:
     def _take(self, timeout: float | None) -> SpeechChunk | None:
         state = self.state
         deadline = None if timeout is None else time.monotonic() + timeout
-        with state.lock:
+        with state.cond:
             if state.release_next:
                 state.release_next = False
                 state.outstanding -= 1
@@ -269,7 +274,7 @@ class Request:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return None
-                state.lock.wait(remaining)
+                state.cond.wait(remaining)
 
     def _stretched(self, chunk: SpeechChunk) -> SpeechChunk:
         """`chunk` at the request's speed. Each sentence is stretched as one stream (its chunks join
@@ -295,7 +300,7 @@ class Request:
         loop = asyncio.get_running_loop()
         while True:
             waiter = loop.create_future()
-            with state.lock:  # watched before looking, so no wake-up is missed
+            with state.cond:  # watched before looking, so no wake-up is missed
                 state.waiter = (loop, waiter)
             try:
                 chunk = self.get(timeout=0)
@@ -303,7 +308,7 @@ class Request:
                     return chunk
                 await waiter
             finally:
-                with state.lock:
+                with state.cond:
                     state.waiter = None
 
     async def __aiter__(self) -> AsyncIterator[SpeechChunk]:

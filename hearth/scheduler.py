@@ -78,7 +78,8 @@ class Scheduler:
         # More than one: up to max_batch sentences (of different requests) are generated together,
         # stepped frame by frame as one batch (`hearth.batch`).
         self._batcher = FrameBatcher(engine.lm, max_batch) if max_batch > 1 else None
-        self._cond = threading.Condition()
+        self._lock = threading.RLock()  # guards the scheduler and its requests' state
+        self._cond = threading.Condition(self._lock)  # what the scheduler's thread waits on
         self._requests: list[Request] = []  # admitted, not yet generated; round-robin order
         self._turn = 0
         self._ids = 0
@@ -159,7 +160,8 @@ class Scheduler:
             raise InputError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}", "on_failure")
         after = after if after is not None and not after.finished else None
         return Request(id=0, text=text, options=options, keep_codes=keep_codes, on_failure=on_failure, after=after,
-                       scheduler=self, state=RequestState(lock=self._cond))
+                       scheduler=self,
+                       state=RequestState(cond=threading.Condition(self._lock), scheduler_cond=self._cond))
 
     def _admit(self, request: Request, texts: list[str]) -> Request:
         with self._cond:
