@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import faulthandler
 import importlib.util
 import json
 import os
+import signal
 import sys
 import tempfile
+import traceback
 from pathlib import Path
+from typing import NoReturn
 
 import pytest
 
@@ -41,6 +45,24 @@ assert _spec is not None and _spec.loader is not None
 _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint  # noqa: E402
+
+# A test process that ends on a signal says which, and where every thread was: pytest's fault
+# handler covers the fatal ones (SIGSEGV, SIGFPE, SIGABRT, SIGBUS, SIGILL); these end a process as
+# silently otherwise (an xdist worker would only be "not properly terminated"). So does os._exit.
+for _sig in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGXCPU", "SIGXFSZ", "SIGSYS", "SIGTRAP"):
+    if hasattr(signal, _sig):
+        faulthandler.register(getattr(signal, _sig), all_threads=True, chain=True)
+_real_exit = os._exit
+
+
+def _loud_exit(code: int) -> NoReturn:
+    print(f"os._exit({code}) in test process {os.getpid()}:", file=sys.stderr)
+    traceback.print_stack(file=sys.stderr)
+    faulthandler.dump_traceback(all_threads=True)
+    _real_exit(code)
+
+
+os._exit = _loud_exit
 
 
 @pytest.fixture(scope="session", autouse=True)
