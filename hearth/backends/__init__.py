@@ -13,7 +13,6 @@ threads at once.
 from __future__ import annotations
 
 import importlib.util
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -334,18 +333,14 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     elif options.backend == "onnxruntime":
         from .ort import ORTLanguageModel, convert_language_model
 
-        # Conversions (a first start) run alone, one after the other: each takes every core and
-        # much memory. Then OpenVINO compiles the vocoder while ONNX Runtime lays out the language
-        # model's weights (each releases the interpreter): about a second less from start to ready.
+        # One after the other. Loading them side by side (OpenVINO compiling the vocoder on one
+        # thread while ONNX Runtime started its thread pools on another) saved about a second, but
+        # it let a runtime's dlopen race the other's thread creation, which glibc does not survive:
+        # "Inconsistency detected by ld.so: dl-tls.c: _dl_allocate_tls_init: Assertion ... failed",
+        # and the process exits with 127 (seen in 4 of 6 full test runs in a fresh install).
         convert_language_model(checkpoint, options.weights)
-        if options.vocoder_precision != "torch":
-            from .openvino import convert_vocoder
-
-            convert_vocoder(checkpoint, options.vocoder_precision)
-        with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
-            vocoder_loaded = pool.submit(create_vocoder, checkpoint, options)
-            lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
-            vocoder = vocoder_loaded.result()
+        vocoder = create_vocoder(checkpoint, options)
+        lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
     else:  # one OpenVINO core with one cache folder at a time: the two compile in turn
         from .openvino import OpenVINOLanguageModel
 
