@@ -189,11 +189,10 @@ class Request:
             for s in self.sentences[state.taken :]:  # made or making, but not wholly taken
                 if s.status != "failed":
                     s.status = "cancelled"
-            self.finish("cancelled")
             run = state.run
             if run is not None:
                 run.halt()
-            state.notify()
+            self.finish("cancelled")  # (wakes the consumer and the scheduler)
         if run is not None:
             run.stop()  # generation stops within a frame
 

@@ -341,11 +341,11 @@ class Scheduler:
         run = _Running(self, request, sentence, self._turns.join())
         request.state.run = run
         if partial and feed is not None:
-            feed.owed = run.live = LiveSentence(sentence, lambda: run.stopped)
+            feed.owed = live = LiveSentence(sentence, lambda: run.stopped)
             try:  # under the lock, so that no text can come between its start and its first push
-                run.stream = run.live.utterance = self.engine.open_with(
+                run.stream = live.utterance = self.engine.open_with(
                     request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
-                run.live.grew(text)
+                live.grew(text)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
         return run
@@ -424,8 +424,8 @@ class Scheduler:
 
 
 class _Running:
-    """A sentence being generated: its stream, its text so far when it is spoken as it is written,
-    and its turns at the CPU (`turns.Turn`). Fields are guarded by the scheduler's lock."""
+    """A sentence being generated: its stream and its turns at the CPU (`turns.Turn`). Fields are
+    guarded by the scheduler's lock."""
 
     def __init__(self, scheduler: Scheduler, request: Request, sentence: SentenceResult, turn: Turn):
         self.scheduler = scheduler
@@ -433,7 +433,6 @@ class _Running:
         self.sentence = sentence
         self.turn = turn
         self.stream: AudioStream | LiveUtterance | None = None
-        self.live: LiveSentence | None = None  # spoken as it is written
         self.stopped = False
         self.failed_to_start: Exception | None = None
         self.started = time.monotonic()
