@@ -37,10 +37,9 @@ class _Row:
     """One utterance in the batcher. Fields are guarded by the batcher's lock, except the
     utterance's own state, which only the batcher's thread touches once the row is queued."""
 
-    def __init__(self, utterance: Utterance, turn: Turn | None, stop: Stop | None):
+    def __init__(self, utterance: Utterance, turn: Turn | None):
         self.utterance = utterance
         self.turn = turn
-        self.stop = stop
         self.frames: deque[torch.Tensor] = deque()  # made, not yet taken by the consumer
         self.done = False  # no more frames will be made (the stop reason is in the utterance's stats)
         self.error: BaseException | None = None
@@ -80,7 +79,7 @@ class FrameBatcher:
         """The utterance's frames as the batcher makes them. `on_starve`: called when it waits for
         text (the frames made so far can go out); `stop`: once set, no more frames (stop reason
         "closed"); `turn`: told when the utterance waits for text (it lets others compute)."""
-        row = _Row(utterance, turn, stop)
+        row = _Row(utterance, turn)
         utterance.embeds.watch(self._wake)
         if stop is not None:
             stop.on_set(self._wake)
