@@ -13,6 +13,7 @@ import os
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
@@ -60,11 +61,17 @@ class Engine:
         # Other names for voices (OpenAI's, by default, on a CustomVoice checkpoint): see hearth.aliases.
         self.voice_aliases = aliases.voice_aliases(checkpoint.config, voice_aliases)
         settings.configure_process(options)
-        # Read before the networks load, not beside them: a thread starting its pools (the
-        # tokenizer's) while a runtime loads its libraries can trip glibc (see `backends.create`).
-        self.tokenizer = checkpoint.tokenizer()
         try:
-            backend = create(checkpoint, options)
+            if options.loads_side_by_side:  # ONNX Runtime alone: the tokenizer is read meanwhile
+                with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
+                    tokenizer = pool.submit(checkpoint.tokenizer)
+                    backend = create(checkpoint, options)
+                    self.tokenizer = tokenizer.result()
+            else:
+                # Read before the networks load, not beside them: a thread starting its pools (the
+                # tokenizer's) while a runtime loads its libraries can trip glibc (see `backends.create`).
+                self.tokenizer = checkpoint.tokenizer()
+                backend = create(checkpoint, options)
         except ValueError as e:
             raise InputError(str(e)) from e
         self.checkpoint = checkpoint

@@ -120,7 +120,10 @@ def backend_options(**explicit: Any) -> BackendOptions:
                          "leave it out or choose backend openvino")
     vocoder_only = [k for k in ("vocoder_device", "vocoder_threads", "vocoder_core_type") if k in given]
     if options.vocoder_precision == "torch" and vocoder_only:
-        raise ValueError(f"{', '.join(vocoder_only)}: for an OpenVINO vocoder only, and the vocoder is torch; "
+        raise ValueError(f"{', '.join(vocoder_only)}: for a compiled vocoder only, and the vocoder is torch; "
+                         "leave it out or choose a vocoder precision (bf16, fp16, fp32, onnxruntime)")
+    if options.vocoder_precision == "onnxruntime" and "vocoder_core_type" in given:
+        raise ValueError("vocoder_core_type: for an OpenVINO vocoder only, and the vocoder is onnxruntime; "
                          "leave it out or choose a vocoder precision (bf16, fp16, fp32)")
     return options
 

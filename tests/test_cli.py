@@ -142,7 +142,7 @@ def test_voices(tiny_dir):
         (["say", "hi", "--device", "TPU"], None, "device must be an OpenVINO device"),
         (["say", "hi", "--dtype", "bfloat16"], None, "dtype applies to the torch backend"),
         (["say", "hi", "--backend", "torch", "--weights", "int8"], None, "weights: for the OpenVINO language model"),
-        (["say", "hi", "--vocoder", "torch", "--vocoder-threads", "2"], None, "for an OpenVINO vocoder only"),
+        (["say", "hi", "--vocoder", "torch", "--vocoder-threads", "2"], None, "for a compiled vocoder only"),
         (["say", "hi", "--out", "/proc/x.wav"], None, "cannot write there"),
         (["say", "hi", "--text-mode", "fast"], None, "invalid choice"),
         (["say", "hi", "--sample-format", "u8"], None, "invalid choice"),

@@ -31,7 +31,8 @@ _ENGINES: dict[tuple, hearth.Engine] = {}
 def _engine(tiny_dir, backend: str, weights: str) -> hearth.Engine:
     key = (str(tiny_dir), backend, weights)
     if key not in _ENGINES:
-        vocoder = "fp32" if weights == "fp32" else "bf16"
+        # ONNX Runtime's language model with its own vocoder, as where the CPU has no bf16 arithmetic
+        vocoder = "onnxruntime" if backend == "onnxruntime" else "fp32" if weights == "fp32" else "bf16"
         _ENGINES[key] = hearth.load(tiny_dir, backend=backend, weights=weights, vocoder=vocoder, threads=2)
     return _ENGINES[key]
 

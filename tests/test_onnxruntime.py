@@ -9,6 +9,7 @@ import json
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 
@@ -85,3 +86,95 @@ def test_a_kept_prefix_changes_the_prompt_only_by_rounding(tiny_dir, ort_int8):
         split = split_row.prefill(embeds.prefill)
     assert 0 < embeds.prefix < embeds.prefill.shape[1] and split_row.position == embeds.prefill.shape[1]
     torch.testing.assert_close(split, whole, rtol=0.05, atol=0.05 * float(whole.abs().max()))
+
+
+@pytest.fixture(scope="module")
+def ort_vocoder(tiny_dir):
+    """The vocoder on ONNX Runtime (the default with the ONNX Runtime language model where the CPU
+    has no bf16 arithmetic)."""
+    from hearth.backends.ort_vocoder import ORTVocoder
+
+    return ORTVocoder(hearth.checkpoint.open_checkpoint(tiny_dir), threads=2)
+
+
+def test_the_onnxruntime_vocoder_is_the_torch_decoder_in_any_chunking(engine, ort_vocoder):
+    """Chunks shorter and longer than a call (5 frames) over a stream more than twice the decoder's
+    attention window: the torch decoder's audio to fp32 rounding. A call padded past its real frames
+    (the `valid` input) gives the same audio and state as the unpadded one."""
+    from hearth.backends.accuracy import snr_db
+
+    vocoder, frames = ort_vocoder, ort_vocoder.frames
+    gen = torch.Generator().manual_seed(11)
+    n = 2 * engine.checkpoint.codec.sliding_window + 31
+    codes = torch.randint(0, engine.checkpoint.codec.codebook_size, (n, 16), generator=gen)
+    sizes = torch.randint(1, 2 * frames + 2, (n,), generator=gen).tolist()
+    state, parts, pos = vocoder.start(), [], 0
+    for size in sizes:
+        if pos >= n:
+            break
+        parts.append(vocoder.decode(codes[pos : pos + size], state).numpy())
+        pos += size
+    expected = engine.decode(codes)
+    assert snr_db(expected, np.concatenate(parts)) > 90
+    assert snr_db(expected, vocoder(codes).numpy()) > 90
+
+    plain, padded = vocoder.start(), vocoder.start()
+    vocoder.decode(codes[:frames], plain)
+    vocoder.decode(codes[:frames], padded)
+    real = frames - 2
+    expected_audio = vocoder.decode(codes[frames : frames + real], plain).numpy()
+    audio, state_out = vocoder._infer(codes[frames : 2 * frames].numpy(), padded.frames, real, padded.tensors)
+    upsample = engine.checkpoint.codec.upsample
+    assert audio.shape[0] == frames * upsample
+    np.testing.assert_allclose(audio[: real * upsample], expected_audio, atol=1e-5)
+    for got, want in zip(state_out, plain.tensors, strict=True):
+        np.testing.assert_allclose(got, want, atol=1e-5)
+
+
+def test_a_primed_state_kept_on_disk_reads_back_whole(ort_vocoder):
+    """A cloned voice's primed vocoder state (kept on disk for later processes) reads back equal,
+    and goes on to decode as the state it was saved from."""
+    state = ort_vocoder.start()
+    codes = torch.randint(0, 64, (7, 16), generator=torch.Generator().manual_seed(5))
+    ort_vocoder.decode(codes, state)
+    ort_vocoder.save_state(state, "test-primed")
+    try:
+        back = ort_vocoder.load_state("test-primed")
+        assert back is not None and back.frames == state.frames == 7
+        more = codes[:3]
+        assert torch.equal(ort_vocoder.decode(more, back), ort_vocoder.decode(more, state))
+    finally:
+        ort_vocoder.drop_state("test-primed")
+    assert ort_vocoder.load_state("test-primed") is None
+
+
+def test_one_runtime_engine_speaks_without_loading_openvino(tiny_dir):
+    """With the vocoder on ONNX Runtime too, the engine runs on one runtime: OpenVINO is never
+    imported, and the stream's first chunk is one frame (the earliest audio)."""
+    script = (
+        "import sys, hearth\n"
+        f"e = hearth.load({str(tiny_dir)!r}, backend='onnxruntime', vocoder='onnxruntime', threads=2)\n"
+        "with e.stream('One runtime.', 'ryan', seed=3, max_new_tokens=8, budget=None) as s:\n"
+        "    chunks = list(s)\n"
+        "print(chunks[0].frames, sum(c.samples.size for c in chunks), 'openvino' in sys.modules)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr
+    first, samples, openvino = r.stdout.split()
+    assert first == "1" and int(samples) > 0 and openvino == "False"
+
+
+def test_the_vocoder_follows_the_cpus_arithmetic(monkeypatch):
+    """With ONNX Runtime's language model: the vocoder on ONNX Runtime where the CPU has no bf16
+    arithmetic (as fast as OpenVINO's fp32 there, in less memory), OpenVINO's bf16 where it has."""
+    from hearth import topology
+
+    for simd, expected in (("avx2", "onnxruntime"), ("avx2+vnni", "onnxruntime"), ("avx512+vnni", "onnxruntime"),
+                           ("avx512+vnni+bf16+amx", "bf16"), ("avx512+vnni+bf16", "bf16")):
+        monkeypatch.setattr(topology, "simd", lambda simd=simd: simd)
+        assert hearth.BackendOptions(backend="onnxruntime").vocoder_precision == expected, simd
+        assert hearth.BackendOptions(backend="openvino").vocoder_precision == "bf16"
+        assert hearth.BackendOptions(backend="onnxruntime", vocoder_device="GPU").vocoder_precision == "bf16"
+        assert hearth.BackendOptions(backend="onnxruntime", vocoder="fp32").vocoder_precision == "fp32"
+    with pytest.raises(ValueError, match="runs on the CPU"):
+        hearth.BackendOptions(backend="onnxruntime", vocoder="onnxruntime", vocoder_device="GPU").validate()

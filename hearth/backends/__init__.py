@@ -13,6 +13,7 @@ threads at once.
 from __future__ import annotations
 
 import importlib.util
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -41,7 +42,7 @@ __all__ = [
 BACKENDS = ("openvino", "onnxruntime", "torch")
 ORT_WEIGHTS = ("int8", "int4", "fp32")  # the formats ONNX Runtime's language model takes
 LM_WEIGHTS = ("int8", "int4", "fp16", "fp32")
-VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "torch")
+VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "onnxruntime", "torch")  # "onnxruntime": fp32 on ONNX Runtime
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
 DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"
@@ -52,11 +53,8 @@ def _onnxruntime_available() -> bool:
 
 
 def openvino_available() -> bool:
-    try:
-        import openvino  # noqa: F401
-    except ImportError:
-        return False
-    return True
+    """Installed (found, not imported: an engine that does not use OpenVINO never loads it)."""
+    return importlib.util.find_spec("openvino") is not None
 
 
 class LMSession(Protocol):
@@ -203,10 +201,11 @@ class BackendOptions:
     """Which implementation runs each network, and how.
 
     backend: "openvino" (the fast path), "onnxruntime" (the language model on ONNX Runtime, whose
-    quantized kernels are the faster ones on CPUs without AVX-512; the vocoder stays on OpenVINO) or
-    "torch" (the reference: bit-exact with the official package; `dtype` float32 or bfloat16). For
-    the compiled backends: the language model's weight format, its device and threads; the
-    vocoder's precision ("torch" keeps the torch fp32 vocoder) and device.
+    quantized kernels are the faster ones on CPUs without AVX-512) or "torch" (the reference:
+    bit-exact with the official package; `dtype` float32 or bfloat16). For the compiled backends:
+    the language model's weight format, its device and threads; the vocoder's precision on
+    OpenVINO ("bf16", "fp16", "fp32"), or "onnxruntime" (fp32 on ONNX Runtime) or "torch" (the
+    torch fp32 vocoder), and its device.
     None means "the runtime's choice" for threads, and "decided from the CPU topology" for
     `overlap` (whether generation goes on while a chunk is decoded).
     """
@@ -215,7 +214,7 @@ class BackendOptions:
     weights: str = "int8"
     device: str = "CPU"
     threads: int | None = None
-    vocoder: str | None = None  # None: "bf16" with OpenVINO, "torch" with the torch backend
+    vocoder: str | None = None  # None: see `vocoder_precision`
     vocoder_device: str = "CPU"
     vocoder_threads: int | None = None
     lm_core_type: str = "ANY_CORE"  # OpenVINO SCHEDULING_CORE_TYPE
@@ -225,13 +224,29 @@ class BackendOptions:
 
     @property
     def vocoder_precision(self) -> str:
+        """The vocoder given, else: torch's with the torch backend; with ONNX Runtime's language
+        model on a CPU without bf16 arithmetic, ONNX Runtime's (as fast as OpenVINO's fp32 there,
+        in less memory, and one runtime in the process); else OpenVINO's in bf16."""
         if self.vocoder is not None:
             return self.vocoder
-        return "torch" if self.backend == "torch" else "bf16"
+        if self.backend == "torch":
+            return "torch"
+        if self.backend == "onnxruntime" and self.vocoder_device == "CPU":
+            from ..topology import simd
+
+            if not {"bf16", "amx"} & set(simd().split("+")):
+                return "onnxruntime"
+        return "bf16"
 
     @property
     def uses_openvino(self) -> bool:
-        return self.backend == "openvino" or self.vocoder_precision != "torch"
+        return self.backend == "openvino" or self.vocoder_precision not in ("torch", "onnxruntime")
+
+    @property
+    def loads_side_by_side(self) -> bool:
+        """ONNX Runtime alone: it loads no shared library after its import, so its sessions (and
+        the tokenizer) may be made on several threads at once (see `create`)."""
+        return self.backend == "onnxruntime" and self.vocoder_precision == "onnxruntime"
 
     def validate(self) -> None:
         """Raises ValueError naming the allowed values."""
@@ -250,6 +265,13 @@ class BackendOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.vocoder_precision == "onnxruntime":
+            if self.vocoder_device != "CPU":
+                raise ValueError("the onnxruntime vocoder runs on the CPU; for a GPU choose vocoder bf16, fp16 or fp32 "
+                                 "(OpenVINO) with vocoder_device GPU")
+            if not _onnxruntime_available():
+                raise ValueError("the onnxruntime vocoder needs onnxruntime and onnx: pip install onnxruntime onnx "
+                                 "onnxscript (or choose vocoder bf16)")
         if self.backend == "onnxruntime":
             if self.weights not in ORT_WEIGHTS:
                 raise ValueError(f"weights with onnxruntime must be one of {', '.join(ORT_WEIGHTS)}, "
@@ -333,14 +355,26 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     elif options.backend == "onnxruntime":
         from .ort import ORTLanguageModel, convert_language_model
 
-        # One after the other. Loading them side by side (OpenVINO compiling the vocoder on one
-        # thread while ONNX Runtime started its thread pools on another) saved about a second, but
-        # it let a runtime's dlopen race the other's thread creation, which glibc does not survive:
-        # "Inconsistency detected by ld.so: dl-tls.c: _dl_allocate_tls_init: Assertion ... failed",
-        # and the process exits with 127 (seen in 4 of 6 full test runs in a fresh install).
         convert_language_model(checkpoint, options.weights)
-        vocoder = create_vocoder(checkpoint, options)
-        lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
+        if options.loads_side_by_side:
+            # Converted first (on this thread), then the three sessions are made side by side.
+            from .ort_vocoder import ORTVocoder, convert_vocoder
+
+            convert_vocoder(checkpoint)
+            with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
+                later = pool.submit(ORTVocoder, checkpoint, options.vocoder_threads)
+                lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
+                vocoder = later.result()
+        else:
+            # One after the other. Loading them side by side (OpenVINO compiling the vocoder on one
+            # thread while ONNX Runtime started its thread pools on another) saved about a second,
+            # but it let a runtime's dlopen race the other's thread creation, which glibc does not
+            # survive: "Inconsistency detected by ld.so: dl-tls.c: _dl_allocate_tls_init: Assertion
+            # ... failed", and the process exits with 127 (seen in 4 of 6 full test runs in a fresh
+            # install). ONNX Runtime alone opens its libraries at its import (strace), so its own
+            # sessions may load side by side.
+            vocoder = create_vocoder(checkpoint, options)
+            lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
     else:  # one OpenVINO core with one cache folder at a time: the two compile in turn
         from .openvino import OpenVINOLanguageModel
 
@@ -357,6 +391,10 @@ def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
         from .pytorch import TorchVocoder
 
         return TorchVocoder.load(checkpoint)
+    if options.vocoder_precision == "onnxruntime":
+        from .ort_vocoder import ORTVocoder
+
+        return ORTVocoder(checkpoint, options.vocoder_threads)
     from .openvino import OpenVINOVocoder
 
     return OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads,

@@ -9,12 +9,11 @@ One talker over a paged KV cache serves single sessions and batches (`ov_paged`)
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 import warnings
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import torch
@@ -35,6 +34,7 @@ from .ov_cache import (
     staging,
     weights_mb,
 )
+from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]
 
@@ -193,9 +193,6 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         return weights_mb(self.converted)
 
 
-_PRIMED_ON_DISK = 32  # cloned voices' primed vocoder states kept per converted vocoder
-VOCODER_VERSION = "vocoder-3"  # 3: the number of frames per call is dynamic (1 to VOCODER_FRAMES)
-VOCODER_FRAMES = 5  # the most frames per vocoder call (the default chunk); longer chunks take several calls
 _RUNTIME_PRECISION = {"bf16": "bf16", "fp16": "f16", "fp32": "f32"}
 
 
@@ -215,22 +212,10 @@ def convert_vocoder(
 
     import openvino as ov
 
-    from ..checkpoint import load_codec
-    from .ov_codec import StreamingStep, initial_state
-
     t0 = time.perf_counter()
     log.info("converting the vocoder to OpenVINO into %s; once per checkpoint", directory)
     with progress("converting the vocoder", log):
-        decoder = load_codec(ckpt, torch.float32)
-        fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
-        step = StreamingStep(decoder).eval()
-        state = initial_state(decoder)
-        codes = torch.zeros(frames, ckpt.codec.num_quantizers, dtype=torch.long)
-        n = torch.export.Dim("frames", min=1, max=frames)
-        dynamic = ({0: n}, None, None, tuple(None for _ in state))  # only the frames per call vary
-        with torch.no_grad():
-            exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state),
-                                           dynamic_shapes=dynamic)
+        exported, state, fp32_bytes = export_step(ckpt, frames)
         with warnings.catch_warnings():
             # torch's own decompositions copy a tree spec through a check it has deprecated itself
             # (torch 2.10+): nothing the user can act on, so not shown among the conversion's lines.
@@ -249,23 +234,9 @@ def convert_vocoder(
         return publish(tmp, directory, manifest)
 
 
-class OpenVINOVocoderState:
-    """One audio stream's vocoder state: the state tensors and the frames decoded so far."""
-
-    def __init__(self, tensors: list[np.ndarray]):
-        self.tensors = tensors
-        self.frames = 0
-
-
-class OpenVINOVocoder:
-    """`start()` / `decode(codes, state)` like `CodecDecoder`, run by OpenVINO (bf16 by default).
-
-    The state travels in and out of every call, so streams are independent; a call borrows an idle
-    infer request (or makes one), so streams on several threads can decode at once."""
-
-    # A call costs about in proportion to its frames (here: 1 frame 60 ms, 5 frames 212 ms), so the
-    # first chunk is one frame: the earliest audio.
-    first_chunk_frames = 1
+class OpenVINOVocoder(SteppedVocoder):
+    """The streaming vocoder run by OpenVINO (bf16 by default). A call borrows an idle infer
+    request (or makes one), so streams on several threads can decode at once."""
 
     def __init__(
         self,
@@ -278,11 +249,8 @@ class OpenVINOVocoder:
         frames: int = VOCODER_FRAMES,
     ):
         core = _core(device)
-        self.cfg = ckpt.codec
         self.precision = precision
-        self.device = device
-        self.frames = frames
-        self.converted = convert_vocoder(ckpt, precision, cache, frames)
+        super().__init__(ckpt.codec, convert_vocoder(ckpt, precision, cache, frames), frames, device)
         compiled_dir = self.converted.directory / f"compiled-{simd()}"  # blobs hold ISA-specific code
         compiled_dir.mkdir(exist_ok=True)
         core.set_property({"CACHE_DIR": str(compiled_dir)})
@@ -294,8 +262,6 @@ class OpenVINOVocoder:
                 props["INFERENCE_NUM_THREADS"] = threads
             props["SCHEDULING_CORE_TYPE"] = core_type
         t0 = time.perf_counter()
-        shapes = cast(list[list[int]], self.converted.manifest["state_shapes"])
-        self._state_shapes = [tuple(s) for s in shapes]
         self._idle: list[Any] = []
         self._lock = threading.Lock()
         with bounded_mapping([self.converted.directory]):  # as for the language model
@@ -303,79 +269,19 @@ class OpenVINOVocoder:
             self.warm_up()
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
-    def start(self) -> OpenVINOVocoderState:
-        return OpenVINOVocoderState([np.zeros(s, np.float32) for s in self._state_shapes])
-
-    def fork(self, state: OpenVINOVocoderState) -> OpenVINOVocoderState:
-        other = OpenVINOVocoderState(list(state.tensors))  # decode rebinds the list, never writes into it
-        other.frames = state.frames
-        return other
-
-    def _state_file(self, key: str) -> Path:
-        return self.converted.directory / "primed" / f"{self.device.lower()}-{key}.npz"
-
-    def save_state(self, state: OpenVINOVocoderState, key: str) -> None:
-        """Keep `state` on disk under `key` (a cloned voice's primed state: later processes load it
-        instead of decoding the reference again). Best effort: a failure to write is only logged."""
-        path = self._state_file(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_name(f"{path.stem}.{os.getpid()}.part.npz")
-            np.savez(tmp, *state.tensors, frames=np.array(state.frames, np.int64))
-            tmp.replace(path)
-            kept = sorted(path.parent.glob("*.npz"), key=lambda p: p.stat().st_mtime)
-            for old in kept[:-_PRIMED_ON_DISK]:
-                old.unlink(missing_ok=True)
-        except OSError as e:
-            log.warning("could not keep a primed vocoder state in %s: %s", path.parent, e)
-
-    def drop_state(self, key: str) -> None:
-        self._state_file(key).unlink(missing_ok=True)
-
-    def load_state(self, key: str) -> OpenVINOVocoderState | None:
-        """A state kept by `save_state`, or None (absent, or not of this vocoder's shapes)."""
-        path = self._state_file(key)
-        try:
-            with np.load(path, allow_pickle=False) as data:
-                tensors = [data[f"arr_{i}"] for i in range(len(self._state_shapes))]
-                frames = int(data["frames"])
-        except (OSError, KeyError, ValueError):
-            return None
-        if [t.shape for t in tensors] != list(self._state_shapes) or any(t.dtype != np.float32 for t in tensors):
-            return None
-        path.touch()
-        state = OpenVINOVocoderState(tensors)
-        state.frames = frames
-        return state
-
-    def decode(self, codes: torch.Tensor, state: OpenVINOVocoderState) -> torch.Tensor:
-        if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
-            raise ValueError(
-                f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
-            )
+    def _infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
+               ) -> tuple[np.ndarray, list[np.ndarray]]:
         with self._lock:
             req = self._idle.pop() if self._idle else self.model.create_infer_request()
         try:
-            pieces = []
-            for start in range(0, codes.shape[0], self.frames):  # calls of at most `self.frames` frames
-                piece = np.ascontiguousarray(codes[start : start + self.frames].to(torch.long).numpy())
-                valid = piece.shape[0]
-                req.infer([piece, np.array(state.frames, np.int64), np.array(valid, np.int64), *state.tensors])
-                pieces.append(req.get_output_tensor(0).data[: valid * self.cfg.upsample].copy())
-                state.tensors = [req.get_output_tensor(i + 1).data.copy() for i in range(len(state.tensors))]
-                state.frames += valid
+            req.infer([codes, np.array(position, np.int64), np.array(valid, np.int64), *tensors])
+            audio = req.get_output_tensor(0).data.copy()
+            return audio, [req.get_output_tensor(i + 1).data.copy() for i in range(len(tensors))]
         finally:
             with self._lock:
                 if len(self._idle) < 2:
                     self._idle.append(req)
-        return torch.from_numpy(np.concatenate(pieces))
-
-    def __call__(self, codes: torch.Tensor) -> torch.Tensor:
-        return self.decode(codes, self.start())
 
     def warm_up(self) -> None:
-        self.decode(torch.zeros(1, self.cfg.num_quantizers, dtype=torch.long), self.start())
+        super().warm_up()
         release_mapped_files([self.converted.directory])
-
-    def weights_mb(self) -> dict[str, dict[str, float]]:
-        return weights_mb(self.converted)

@@ -66,7 +66,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     path = ckpt.path / "model.safetensors"
     options = {"graph": GRAPH_VERSION, "weights": weights, "blocks": BLOCKS, "onnxruntime": ort.__version__,
                "positions": MAX_POSITIONS}
-    directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root())
+    directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root(), openvino=False)
     if done is not None:
         return done
     import onnx  # only to convert: its import alone takes most of a second

@@ -60,13 +60,14 @@ class ConvertedModel:
 
 
 def cache_entry(
-    name: str, options: Mapping[str, object], weights_file: Path, root: Path | None
+    name: str, options: Mapping[str, object], weights_file: Path, root: Path | None, openvino: bool = True
 ) -> tuple[Path, dict[str, object], ConvertedModel | None]:
     """The cache directory for converting `weights_file` (with the config.json beside it) with
-    `options`, the full key it is named after, and its conversion if one was finished before."""
+    `options` (and OpenVINO's version, for its conversions), the full key it is named after, and its
+    conversion if one was finished before."""
     key_source = {
         **options,
-        "openvino": _openvino_version(),
+        **({"openvino": _openvino_version()} if openvino else {}),
         "model": _file_identity(weights_file),
         "config": hashlib.sha256((weights_file.parent / "config.json").read_bytes()).hexdigest(),
     }

@@ -13,6 +13,7 @@ import argparse
 import base64
 import copy
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -210,8 +211,6 @@ def _merge_parts(token: bytes, ranks: dict[bytes, int]) -> tuple[bytes, bytes]:
 
 
 def _default_cache() -> Path:
-    import os
-
     root = os.environ.get("HEARTH_CACHE") or os.path.join(os.path.expanduser("~"), ".cache", "hearth")
     return Path(root)
 
@@ -250,7 +249,8 @@ def qwen2_vocabulary(cache_dir: Path | None = None) -> tuple[Path, Path]:
             a, b = _merge_parts(tok, ranks)
             merges.append(f"{text(a)} {text(b)}")
     cache.mkdir(parents=True, exist_ok=True)
-    tmp_v, tmp_m = vocab_path.with_suffix(".tmp"), merges_path.with_suffix(".tmp")
+    # Private names: processes building it at once (a test run's workers) each write their own.
+    tmp_v, tmp_m = (p.with_suffix(f".{os.getpid()}.tmp") for p in (vocab_path, merges_path))
     tmp_v.write_text(json.dumps(vocab, ensure_ascii=False), encoding="utf-8")
     tmp_m.write_text("#version: 0.2\n" + "\n".join(merges) + "\n", encoding="utf-8")
     tmp_v.replace(vocab_path)
