@@ -19,7 +19,7 @@ _KEPT = 8  # cloned voices whose primed vocoder state is kept in memory
 
 def _primed(vocoder: Any, codes: torch.Tensor) -> Any:  # noqa: ANN401 - a backend's vocoder and state
     """A vocoder state that has heard a cloned voice's reference codes: read from disk where the
-    backend keeps states (OpenVINO: once per machine), else decoded (and then kept there)."""
+    backend keeps states (the compiled vocoders: once per machine), else decoded (and then kept there)."""
     key = _reference_key(codes).hex()
     load, save = getattr(vocoder, "load_state", None), getattr(vocoder, "save_state", None)
     state = load(key) if load is not None else None

@@ -339,12 +339,10 @@ def _overlap_default(options: BackendOptions) -> bool:
 
 def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     """Load `checkpoint` for `options` (validated first; ValueError names what to change, and a
-    damaged or mismatched checkpoint raises CheckpointError before anything is converted)."""
-    from ..checkpoint import verify_weights
-
+    damaged or mismatched checkpoint raises CheckpointError before anything is converted: each
+    conversion verifies the weight files first, and a cached one was made from files of the same
+    identity, tensor table included; the torch loaders check as they read)."""
     options.validate()
-    if options.uses_openvino or options.backend == "onnxruntime":  # the torch loaders check as they read
-        verify_weights(checkpoint)
     lm: LanguageModel
     vocoder: Vocoder
     if options.backend == "torch":

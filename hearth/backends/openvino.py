@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from ..checkpoint import Checkpoint, talker_weights
+from ..checkpoint import Checkpoint, talker_weights, verify_weights
 from ..model.layers import Rotary
 from ..safetensors_mmap import SafetensorsFile
 from ..topology import simd
@@ -78,6 +78,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root)
     if done is not None:
         return done
+    verify_weights(ckpt)
 
     import openvino as ov
 
@@ -209,6 +210,7 @@ def convert_vocoder(
     directory, key_source, done = cache_entry(f"vocoder-{stored}", options, path, root)
     if done is not None:
         return done
+    verify_weights(ckpt)
 
     import openvino as ov
 

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ..checkpoint import Checkpoint, talker_weights
+from ..checkpoint import Checkpoint, talker_weights, verify_weights
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMSession
@@ -69,6 +69,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root(), openvino=False)
     if done is not None:
         return done
+    verify_weights(ckpt)
     import onnx  # only to convert: its import alone takes most of a second
 
     t0 = time.perf_counter()

@@ -28,7 +28,8 @@ VOCODER_FRAMES = 5  # the most frames per vocoder call (the default chunk); long
 _PRIMED_ON_DISK = 32  # cloned voices' primed vocoder states kept per converted vocoder
 
 
-def export_step(ckpt: Checkpoint, frames: int) -> tuple[ExportedProgram, list[torch.Tensor], int]:
+def export_step(ckpt: Checkpoint, frames: int, polynomial_sine: bool = True
+                ) -> tuple[ExportedProgram, list[torch.Tensor], int]:
     """The streaming step (`ov_codec.StreamingStep`) of this checkpoint's vocoder, exported by
     torch with 1 to `frames` frames per call; its fresh state; its fp32 weight bytes."""
     from ..checkpoint import load_codec
@@ -36,7 +37,7 @@ def export_step(ckpt: Checkpoint, frames: int) -> tuple[ExportedProgram, list[to
 
     decoder = load_codec(ckpt, torch.float32)
     fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
-    step = StreamingStep(decoder).eval()
+    step = StreamingStep(decoder, polynomial_sine).eval()
     state = initial_state(decoder)
     codes = torch.zeros(frames, ckpt.codec.num_quantizers, dtype=torch.long)
     n = torch.export.Dim("frames", min=1, max=frames)

@@ -32,7 +32,7 @@ def add_parsers(sub: Any) -> None:
                      help="clone from the speaker embedding alone (no transcript; less alike)")
     add.add_argument("--replace", action="store_true", help="replace a stored voice of the same name")
     add.add_argument("--no-prime", action="store_true",
-                     help="do not let the default (OpenVINO) vocoder hear the reference now; the voice's first "
+                     help="do not let the default (compiled) vocoder hear the reference now; the voice's first "
                           "sentence in a process then does (a 10 s reference: ~7 s on a 2-core CPU)")
     add_model(add)
     add.set_defaults(run=_add)

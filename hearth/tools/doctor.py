@@ -28,8 +28,9 @@ def doctor_report() -> dict[str, Any]:
         "backends": {"torch": {"version": torch.__version__, "threads": torch.get_num_threads()}},
         "tuned": {"path": str(tuned_path()), "options": load_tuned()},
         "simd": simd(),
-        "default_backend": backend_options().backend,
     }
+    defaults = backend_options()
+    report["default_backend"], report["default_vocoder"] = defaults.backend, defaults.vocoder_precision
     try:
         import openvino as ov
     except ImportError:
@@ -55,7 +56,7 @@ def main_doctor(as_json: bool) -> int:
         sys.stdout.write("\n")
         return 0
     t = r["topology"]
-    print(f"SIMD: {r['simd']}; default backend: {r['default_backend']}")
+    print(f"SIMD: {r['simd']}; default backend: {r['default_backend']}, vocoder: {r['default_vocoder']}")
     print(f"CPU: {t['logical_cpus']} logical CPUs, {len(t['cores'])} cores, hybrid: {t['hybrid']}, "
           f"SMT: {t['smt']} (from {t['source']})")
     for i, c in enumerate(t["cores"]):
