@@ -178,3 +178,14 @@ def test_the_vocoder_follows_the_cpus_arithmetic(monkeypatch):
         assert hearth.BackendOptions(backend="onnxruntime", vocoder="fp32").vocoder_precision == "fp32"
     with pytest.raises(ValueError, match="runs on the CPU"):
         hearth.BackendOptions(backend="onnxruntime", vocoder="onnxruntime", vocoder_device="GPU").validate()
+
+
+def test_accuracy_reports_the_onnxruntime_vocoder(tiny_dir):
+    """`hearth accuracy --vocoder onnxruntime`: the vocoder's SNR against the torch fp32 decoder
+    (streamed in 5-frame chunks), which fp32 on ONNX Runtime keeps to rounding."""
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "accuracy", "--model", str(tiny_dir), "--frames", "6",
+                        "--backend", "onnxruntime", "--vocoder", "onnxruntime", "--json"],
+                       capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    vocoder = json.loads(r.stdout)["vocoder"]
+    assert vocoder["precision"] == "onnxruntime" and vocoder["snr_db"] > 90

@@ -120,6 +120,8 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     from ..checkpoint import load_codec
     from ..prompt import embed_prompt
     from .openvino import OpenVINOVocoder
+    from .ort_vocoder import ORTVocoder
+    from .vocoder_step import SteppedVocoder
 
     text = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
     engine = load(model, backend="openvino", weights="fp32", vocoder="torch", progress=False)
@@ -135,9 +137,10 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     decoder = load_codec(engine.checkpoint, torch.float32)
     with torch.inference_mode():
         expected = decoder(codes).numpy()
-    ov_vocoder = OpenVINOVocoder(engine.checkpoint, vocoder)
-    state = ov_vocoder.start()
-    parts = [ov_vocoder.decode(codes[i : i + 5], state).numpy() for i in range(0, len(codes), 5)]
+    compiled: SteppedVocoder = (ORTVocoder(engine.checkpoint) if vocoder == "onnxruntime"
+                                else OpenVINOVocoder(engine.checkpoint, vocoder))
+    state = compiled.start()
+    parts = [compiled.decode(codes[i : i + 5], state).numpy() for i in range(0, len(codes), 5)]
     vocoder_snr = snr_db(expected, np.concatenate(parts))
     result = {
         "model": model, "backend": backend, "weights": weights, "frames": int(codes.shape[0]),

@@ -69,7 +69,9 @@ def add_parsers(sub: Any) -> None:
                           "reference is OpenVINO's)")
     acc.add_argument("--weights", choices=("int8", "int4", "fp16"), default=None, help="default int8")
     acc.add_argument("--fast", action="store_true", help="the --fast combination (4-bit weights on onnxruntime)")
-    acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32"), default="bf16")
+    acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime"), default=None,
+                     help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
+                          "gets on this CPU)")
     acc.add_argument("--frames", type=count(), default=20)
     acc.add_argument("--json", action="store_true")
     acc.set_defaults(run=_accuracy)
@@ -161,4 +163,5 @@ def _accuracy(args: argparse.Namespace) -> int:
         raise InputError("hearth accuracy measures the compiled backends (openvino, onnxruntime)")
     _check_model(args.model)
     model = args.model or str(bench_checkpoint())
-    return main_accuracy(model, options.weights, args.frames, args.vocoder, args.json, backend=options.backend)
+    vocoder = args.vocoder or options.vocoder_precision
+    return main_accuracy(model, options.weights, args.frames, vocoder, args.json, backend=options.backend)
