@@ -164,22 +164,6 @@ def test_one_runtime_engine_speaks_without_loading_openvino(tiny_dir):
     assert first == "1" and int(samples) > 0 and openvino == "False"
 
 
-def test_the_vocoder_follows_the_cpus_arithmetic(monkeypatch):
-    """With ONNX Runtime's language model: the vocoder on ONNX Runtime where the CPU has no bf16
-    arithmetic (as fast as OpenVINO's fp32 there, in less memory), OpenVINO's bf16 where it has."""
-    from hearth import topology
-
-    for simd, expected in (("avx2", "onnxruntime"), ("avx2+vnni", "onnxruntime"), ("avx512+vnni", "onnxruntime"),
-                           ("avx512+vnni+bf16+amx", "bf16"), ("avx512+vnni+bf16", "bf16")):
-        monkeypatch.setattr(topology, "simd", lambda simd=simd: simd)
-        assert hearth.BackendOptions(backend="onnxruntime").vocoder_precision == expected, simd
-        assert hearth.BackendOptions(backend="openvino").vocoder_precision == "bf16"
-        assert hearth.BackendOptions(backend="onnxruntime", vocoder_device="GPU").vocoder_precision == "bf16"
-        assert hearth.BackendOptions(backend="onnxruntime", vocoder="fp32").vocoder_precision == "fp32"
-    with pytest.raises(ValueError, match="runs on the CPU"):
-        hearth.BackendOptions(backend="onnxruntime", vocoder="onnxruntime", vocoder_device="GPU").validate()
-
-
 def test_accuracy_reports_the_onnxruntime_vocoder(tiny_dir):
     """`hearth accuracy --vocoder onnxruntime`: the vocoder's SNR against the torch fp32 decoder
     (streamed in 5-frame chunks), which fp32 on ONNX Runtime keeps to rounding."""

@@ -109,14 +109,14 @@ def add_backend(p: argparse.ArgumentParser) -> None:
                         "drift against fp32: hearth accuracy --fast)")
     g.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
                    help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
-                        "without AVX-512, with the vocoder where the CPU has no bf16) or torch (the reference, "
-                        "bit-exact with the official package)")
+                        "without AVX-512) or torch (the reference, bit-exact with the official package)")
     g.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None,
                    help="language-model weights (default int8; int4: 4-bit weights for the transformer layers, "
                         "opt-in, see `hearth accuracy --weights int4`; fp16 on OpenVINO only)")
     g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime", "torch"), default=None,
-                   help="vocoder precision with OpenVINO (default bf16), onnxruntime (fp32 on ONNX Runtime: the "
-                        "default with the onnxruntime backend on CPUs without bf16), or the torch fp32 vocoder")
+                   help="vocoder precision with OpenVINO (default bf16), onnxruntime (fp32 on ONNX Runtime: with "
+                        "the onnxruntime backend, one runtime, less memory and a faster start), or the torch fp32 "
+                        "vocoder")
     g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
     g.add_argument("--vocoder-device", default=None, help="OpenVINO device of the vocoder (CPU, GPU)")
     g.add_argument("--lm-threads", type=count(), default=None, help="threads of the language model")
