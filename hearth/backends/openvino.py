@@ -34,7 +34,7 @@ from .ov_cache import (
     staging,
     weights_mb,
 )
-from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step
+from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]
 
@@ -227,13 +227,7 @@ def convert_vocoder(
     with staging(directory) as tmp:
         ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
         stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
-        manifest = {
-            "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
-            "state_shapes": [list(s.shape) for s in state], "frames": frames,
-            "convert_s": time.perf_counter() - t0,
-        }
-        log.info("converted the vocoder in %.1f s", manifest["convert_s"])
-        return publish(tmp, directory, manifest)
+        return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, stored_bytes, frames, t0)
 
 
 class OpenVINOVocoder(SteppedVocoder):

@@ -22,8 +22,8 @@ import numpy as np
 import torch
 
 from ..checkpoint import Checkpoint, verify_weights
-from .ov_cache import ConvertedModel, cache_entry, progress, publish, staging
-from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step
+from .ov_cache import ConvertedModel, cache_entry, progress, staging
+from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
 
 __all__ = ["ORTVocoder", "convert_vocoder"]
 
@@ -83,13 +83,7 @@ def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VO
             program = torch.onnx.export(exported, dynamo=True, optimize=True, verbose=False)
         assert program is not None
         program.save(str(tmp / "vocoder.onnx"), external_data=True)
-        manifest = {
-            "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": fp32_bytes}},
-            "state_shapes": [list(s.shape) for s in state], "frames": frames,
-            "convert_s": time.perf_counter() - t0,
-        }
-        log.info("converted the vocoder in %.1f s", manifest["convert_s"])
-        return publish(tmp, directory, manifest)
+        return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, fp32_bytes, frames, t0)
 
 
 class ORTVocoder(SteppedVocoder):

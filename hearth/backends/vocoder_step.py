@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import os
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
@@ -14,12 +15,12 @@ import torch
 
 from ..checkpoint import Checkpoint
 from ..config import CodecDecoderConfig
-from .ov_cache import ConvertedModel, weights_mb
+from .ov_cache import ConvertedModel, publish, weights_mb
 
 if TYPE_CHECKING:
     from torch.export import ExportedProgram
 
-__all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState", "export_step"]
+__all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState", "export_step", "publish_vocoder"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,18 @@ def export_step(ckpt: Checkpoint, frames: int, polynomial_sine: bool = True
         exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state),
                                        dynamic_shapes=dynamic)
     return exported, state, fp32_bytes
+
+
+def publish_vocoder(tmp: Path, directory: Path, key_source: dict[str, object], state: list[torch.Tensor],
+                    fp32_bytes: int, stored_bytes: int, frames: int, t0: float) -> ConvertedModel:
+    """A converted vocoder's manifest (what it weighs, its state's shapes), then the conversion
+    moved into place (`ov_cache.publish`)."""
+    manifest = {
+        "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
+        "state_shapes": [list(s.shape) for s in state], "frames": frames, "convert_s": time.perf_counter() - t0,
+    }
+    log.info("converted the vocoder in %.1f s", manifest["convert_s"])
+    return publish(tmp, directory, manifest)
 
 
 class VocoderState:
