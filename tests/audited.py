@@ -42,8 +42,9 @@ class Audited:
                    PYTHONPATH=os.pathsep.join([str(AUDIT), *filter(None, [os.environ.get("PYTHONPATH")])]))
         return env
 
-    def popen(self, *args: str, **kw) -> subprocess.Popen:
-        return subprocess.Popen([sys.executable, "-m", "hearth.cli", *args], env=self.env(), cwd=self.work, **kw)
+    def popen(self, *args: str, extra_env: dict[str, str] | None = None, **kw) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-m", "hearth.cli", *args], env={**self.env(), **(extra_env or {})},
+                                cwd=self.work, **kw)
 
     def run(self, *args: str, stdin: str = "", timeout: float = 300) -> subprocess.CompletedProcess:
         r = subprocess.run([sys.executable, "-m", "hearth.cli", *args], env=self.env(), cwd=self.work,

@@ -131,14 +131,22 @@ def test_sigterm_stops_a_command_and_its_children(audited, tiny_dir):
     """SIGTERM in the middle of `hearth bench`: the command ends (143) and so does every process it
     started (its conversion subprocess among them); Ctrl-C (SIGINT) the same, with 130."""
     for sig, code in ((signal.SIGTERM, 143), (signal.SIGINT, 130)):
+        # With Python's fault handler on, a bench that outlives the signal can be made to show where
+        # each of its threads is (SIGABRT) before the test fails (it did once, in a fresh venv).
         proc = audited.popen("bench", "--model", str(tiny_dir), "--frames", "200", "--runs", "20",
-                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, extra_env={"PYTHONFAULTHANDLER": "1"})
         deadline = time.monotonic() + 120
         while not [p for p in audited.left_over(grace_s=0) if not p.startswith(f"{proc.pid}:")]:
             assert proc.poll() is None and time.monotonic() < deadline, "bench started no child process"
             time.sleep(0.02)
         proc.send_signal(sig)  # to the command alone (a terminal's Ctrl-C would reach the child too)
-        _, err = proc.communicate(timeout=60)
+        try:
+            _, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.send_signal(signal.SIGABRT)
+            _, err = proc.communicate(timeout=30)
+            pytest.fail(f"bench still running 60 s after {signal.Signals(sig).name}; its threads:\n"
+                        f"{err.decode(errors='replace')[-6000:]}")
         assert proc.returncode == code, err
         audited.check(f"bench ended by {signal.Signals(sig).name}")
 
