@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from . import aliases, settings
-from .backends import Backend, BackendOptions, create
+from .backends import Backend, BackendOptions, create, prepare_side_by_side
 from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
@@ -62,7 +62,8 @@ class Engine:
         self.voice_aliases = aliases.voice_aliases(checkpoint.config, voice_aliases)
         settings.configure_process(options)
         try:
-            if options.loads_side_by_side:  # ONNX Runtime alone: the tokenizer is read meanwhile
+            if options.loads_side_by_side:  # ONNX Runtime alone: the tokenizer is read meanwhile,
+                prepare_side_by_side(checkpoint, options)  # once every library is open
                 with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
                     tokenizer = pool.submit(checkpoint.tokenizer)
                     backend = create(checkpoint, options)

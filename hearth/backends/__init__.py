@@ -332,6 +332,19 @@ def _overlap_default(options: BackendOptions) -> bool:
     return set(p.vocoder_cpus).isdisjoint(p.lm_cpus)
 
 
+def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> None:
+    """For options that load side by side: convert what `create` loads, or find it in the cache,
+    on this thread. Converting imports onnx and torch's exporter, and the first lookup imports ONNX
+    Runtime: each opens shared libraries, which must not happen while other threads start theirs
+    (see `create`). After this, loading opens none."""
+    from .ort import convert_language_model
+    from .ort_vocoder import convert_vocoder
+
+    options.validate()
+    convert_language_model(checkpoint, options.weights)
+    convert_vocoder(checkpoint)
+
+
 def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     """Load `checkpoint` for `options` (validated first; ValueError names what to change, and a
     damaged or mismatched checkpoint raises CheckpointError before anything is converted: each
@@ -348,17 +361,16 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     elif options.backend == "onnxruntime":
         from .ort import ORTLanguageModel, convert_language_model
 
-        convert_language_model(checkpoint, options.weights)
         if options.loads_side_by_side:
-            # Converted first (on this thread), then the three sessions are made side by side.
-            from .ort_vocoder import ORTVocoder, convert_vocoder
+            from .ort_vocoder import ORTVocoder
 
-            convert_vocoder(checkpoint)
+            prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
             with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
                 later = pool.submit(ORTVocoder, checkpoint, options.vocoder_threads)
                 lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
                 vocoder = later.result()
         else:
+            convert_language_model(checkpoint, options.weights)
             # One after the other. Loading them side by side (OpenVINO compiling the vocoder on one
             # thread while ONNX Runtime started its thread pools on another) saved about a second,
             # but it let a runtime's dlopen race the other's thread creation, which glibc does not
