@@ -54,29 +54,38 @@ def test_the_audit_sees_a_sender_a_fork_and_a_stray_process(audited, tmp_path):
 
 def test_chat_converting_while_it_reads_stdin(audited, tiny_dir):
     """The first start with a checkpoint (conversion) while `hearth chat` reads stdin on a thread: it
-    answers, ends when stdin does, and leaves nothing behind."""
-    with FakeLLM(["Hello from the fake model."], rate=400) as llm:
+    answers, ends when stdin does, and leaves nothing behind. A `hearth say` started while chat
+    converts the vocoder waits for that conversion instead of making its own."""
+    log = audited.work / "chat.err"
+    with FakeLLM(["Hello from the fake model."], rate=400) as llm, open(log, "w") as err_file:
         proc = audited.popen("chat", "--llm", llm.url, "--model", str(tiny_dir), "--voice", "ryan",
                              "--language", "english", "--seed", "3", "--out", "chat.wav",
-                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file, text=True)
         try:
-            out, err = proc.communicate("Say hello.\n", timeout=300)
+            deadline = time.monotonic() + 120
+            while "converting the vocoder" not in log.read_text() and proc.poll() is None:
+                assert time.monotonic() < deadline, log.read_text()
+                time.sleep(0.05)
+            said = audited.run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1",
+                               "--max-new-tokens", "8", "--out", "say.wav")
+            out, _ = proc.communicate("Say hello.\n", timeout=300)
         finally:
             proc.kill()
+    err = log.read_text()
     assert proc.returncode == 0, err
+    assert "waiting for it" in said.stderr and "converting the vocoder" not in said.stderr, said.stderr
+    assert (audited.work / "say.wav").stat().st_size > 44
     lines = [line for line in err.splitlines() if line.strip()]
     assert any("converting the vocoder" in line for line in lines), err  # the first start: it converted here
     # and said only Hearth's own lines: no warning of torch's export or of a converter
     assert all(line.startswith("hearth: ") for line in lines), err
     assert "Hello from the fake model." in out
     assert (audited.work / "chat.wav").stat().st_size > 44
-    audited.check("hearth chat")
+    audited.check("hearth chat, and hearth say beside it")
 
 
-def test_say_codes_speak_voice_add(audited, tiny_dir, base_dir):
+def test_codes_speak_voice_add(audited, tiny_dir, base_dir):
     sf = pytest.importorskip("soundfile")
-    audited.run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1", "--max-new-tokens", "8",
-                "--out", "say.wav")
     codes = json.loads(audited.run("codes", "Hello.", "--model", str(tiny_dir), "--seed", "1",
                                    "--max-new-tokens", "4").stdout)
     assert codes
@@ -86,7 +95,7 @@ def test_say_codes_speak_voice_add(audited, tiny_dir, base_dir):
     sf.write(audited.work / "ref.wav", (0.1 * rng.standard_normal(24000 * 2)).astype(np.float32), 24000)
     audited.run("voice", "add", "neighbour", "--audio", "ref.wav", "--text", "A reference recording.",
                 "--model", str(base_dir))
-    audited.check("say, codes, speak, voice add")
+    audited.check("codes, speak, voice add")
 
 
 def test_serve_and_wyoming_until_sigterm(audited, tiny_dir):

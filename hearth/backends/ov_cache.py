@@ -3,9 +3,11 @@
 A conversion is keyed by the checkpoint (its files' size, time and tensor table, and config.json),
 the options and the versions of the converter and of OpenVINO; it is written into a private
 directory and moved into place in one rename, manifest last, so a cache entry is either whole or
-absent. While the runtime reads the cached weights (compiling, first inference) their mapped pages
-are dropped as they are read, so the mapped originals and the runtime's own copy never sit in
-memory side by side.
+absent. A process converting holds a lock on `<entry>.lock` (released however the process ends),
+and another process that needs the same entry meanwhile waits for it instead of converting the same
+thing beside it (two services started at once on a fresh machine convert once). While the runtime
+reads the cached weights (compiling, first inference) their mapped pages are dropped as they are
+read, so the mapped originals and the runtime's own copy never sit in memory side by side.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ import shutil
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
+
+log = logging.getLogger(__name__)
 
 __all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "progress", "publish",
            "release_mapped_files", "staging", "weights_mb"]
@@ -74,9 +78,60 @@ def cache_entry(
     key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
     directory = (root or cache_root()) / f"{name}-{key}"
     manifest_path = directory / "manifest.json"
+    if not manifest_path.is_file():
+        _wait_for_a_converter(directory)
     if manifest_path.is_file():
         return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
     return directory, key_source, None
+
+
+def _lock_path(directory: Path) -> Path:
+    return directory.with_name(directory.name + ".lock")
+
+
+_converting_here: set[Path] = set()  # entries this process converts into (it never waits for itself)
+
+
+def _wait_for_a_converter(directory: Path) -> None:
+    """If another process is converting into `directory` (it holds the lock), wait until it is done.
+    Where advisory locks do not exist (no fcntl: Windows; some network file systems) nothing waits."""
+    if directory in _converting_here:
+        return
+    try:
+        import fcntl
+        fd = os.open(_lock_path(directory), os.O_RDONLY)
+    except (ImportError, OSError):  # no converter has ever locked this entry
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("another process is converting into %s; waiting for it", directory)
+            fcntl.flock(fd, fcntl.LOCK_SH)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@contextmanager
+def _converting(directory: Path) -> Iterator[None]:
+    """Hold `directory`'s lock while converting into it (see `_wait_for_a_converter`)."""
+    try:
+        import fcntl
+        directory.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(_lock_path(directory), os.O_RDWR | os.O_CREAT, 0o644)
+    except (ImportError, OSError):
+        yield
+        return
+    _converting_here.add(directory)
+    try:
+        with suppress(OSError):
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        _converting_here.discard(directory)
+        os.close(fd)  # releases the lock
 
 
 @contextmanager
@@ -108,15 +163,17 @@ def progress(what: str, log: logging.Logger, every_s: float = 10.0) -> Iterator[
 @contextmanager
 def staging(directory: Path) -> Iterator[Path]:
     """A private directory beside the final one, to convert into; removed if the conversion fails
-    or is interrupted, so an unfinished conversion never lingers in the cache."""
+    or is interrupted, so an unfinished conversion never lingers in the cache. The entry's lock is
+    held until the block ends (the caller publishes inside it)."""
     tmp = directory.with_name(directory.name + f".tmp{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    tmp.mkdir(parents=True)
-    try:
-        yield tmp
-    except BaseException:
+    with _converting(directory):
         shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        tmp.mkdir(parents=True)
+        try:
+            yield tmp
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
 
 
 def publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> ConvertedModel:
