@@ -216,15 +216,15 @@ def convert_vocoder(
 
     t0 = time.perf_counter()
     log.info("converting the vocoder to OpenVINO into %s; once per checkpoint", directory)
-    with progress("converting the vocoder", log):
-        exported, state, fp32_bytes = export_step(ckpt, frames)
-        with warnings.catch_warnings():
-            # torch's own decompositions copy a tree spec through a check it has deprecated itself
-            # (torch 2.10+): nothing the user can act on, so not shown among the conversion's lines.
-            warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
-                                    category=FutureWarning)
-            model = ov.convert_model(exported)
-    with staging(directory) as tmp:
+    with staging(directory) as tmp:  # from the start: another process needing it waits meanwhile
+        with progress("converting the vocoder", log):
+            exported, state, fp32_bytes = export_step(ckpt, frames)
+            with warnings.catch_warnings():
+                # torch's own decompositions copy a tree spec through a check it has deprecated itself
+                # (torch 2.10+): nothing the user can act on, so not shown among the conversion's lines.
+                warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
+                                        category=FutureWarning)
+                model = ov.convert_model(exported)
         ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
         stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
         return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, stored_bytes, frames, t0)

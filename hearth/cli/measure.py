@@ -7,6 +7,7 @@ from typing import Any
 
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
+from ..tools.doctor import TUNED
 from .options import add_backend, backend_flags, check_backend, count, seconds
 
 
@@ -59,6 +60,9 @@ def add_parsers(sub: Any) -> None:
     tune.add_argument("--fast", action="store_true", help="tune the --fast combination")
     tune.add_argument("--frames", type=count(), default=25)
     tune.add_argument("--runs", type=count(), default=3)
+    tune.add_argument("--only", type=_settings, default=None, metavar="SETTING[,SETTING...]",
+                      help=f"tune only these ({', '.join(TUNED)}); the others keep the plan's values "
+                           "(default: all, one after the other)")
     tune.add_argument("--json", action="store_true")
     tune.set_defaults(run=_tune)
 
@@ -85,6 +89,14 @@ def _rates(text: str) -> tuple[float, ...]:
     if not rates or any(not 0 < r <= 1000 for r in rates):
         raise argparse.ArgumentTypeError(f"rates must be from 0 to 1000 tokens per second, got {text!r}")
     return rates
+
+
+def _settings(text: str) -> frozenset[str]:
+    names = frozenset(n.strip() for n in text.split(",") if n.strip())
+    unknown = sorted(names - set(TUNED))
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(f"the settings tune tries are {', '.join(TUNED)}, got {text!r}")
+    return names
 
 
 def _counts(text: str) -> tuple[int, ...]:
@@ -142,7 +154,7 @@ def _tune(args: argparse.Namespace) -> int:
         options = backend_options(backend=args.backend, weights=args.weights, fast=args.fast)
     except ValueError as e:
         raise InputError(str(e)) from None
-    return main_tune(args.model, options.backend, options.weights, args.frames, args.runs, args.json)
+    return main_tune(args.model, options.backend, options.weights, args.frames, args.runs, args.json, args.only)
 
 
 def _accuracy(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Collection
 from typing import Any
 
 from ..settings import backend_options, load_tuned, save_tuned, tuned_path
@@ -103,13 +104,17 @@ def _bench(model: str | None, options: dict[str, Any], frames: int, runs: int, c
 
 
 BATCH_SIZES = (1, 2, 4, 8)
+TUNED = ("threads", "vocoder_threads", "overlap", "chunk_frames", "max_batch")  # in the order tried
 
 
-def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: int, as_json: bool) -> int:
+def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: int, as_json: bool,
+              only: Collection[str] | None = None) -> int:
     """One variable at a time from the topology plan: language-model threads, vocoder threads, whether
-    generation and vocoding overlap, chunk size; then the batch size for many requests at once. Each
-    candidate is a fresh `hearth bench` process; the score is the real-time factor (then first
-    audio), and for the batch size the throughput."""
+    generation and vocoding overlap, chunk size; then the batch size for many requests at once (or
+    only the settings in `only`; the others keep the plan's values). Each candidate is a fresh
+    `hearth bench` process; the score is the real-time factor (then first audio), and for the batch
+    size the throughput."""
+    tried = set(TUNED if only is None else only)
     topo = detect()
     base_plan = plan(topo)
     best: dict[str, Any] = {"backend": backend, "weights": weights, "threads": base_plan.lm_threads,
@@ -142,9 +147,9 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
 
     current = trial(best, best_chunk, "plan")
     for variable, values in (("threads", range(1, cpus + 1)), ("vocoder_threads", range(1, cpus + 1))):
-        tried = best[variable]  # measured already, with the same other settings
-        for v in values:
-            if v == tried:
+        measured = best[variable]  # measured already, with the same other settings
+        for v in values if variable in tried else ():
+            if v == measured:
                 continue
             candidate = {**best, variable: v}
             s = trial(candidate, best_chunk, variable)
@@ -152,26 +157,18 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
                 best, current = candidate, s
     shared = not set(base_plan.vocoder_cpus).isdisjoint(base_plan.lm_cpus)  # the plan's choice: take turns
     candidate = {**best, "overlap": shared}
-    s = trial(candidate, best_chunk, "overlap")
+    s = trial(candidate, best_chunk, "overlap") if "overlap" in tried else current
     if s < current:
         best, current = candidate, s
-    for chunk in (3, 4, 8):
+    for chunk in (3, 4, 8) if "chunk_frames" in tried else ():
         s = trial(best, chunk, "chunk_frames")
         if s < current:
             best_chunk, current = chunk, s
     # Batched streams: the batch size that makes the most audio per second with that many requests
     # at once (a server's busiest hour); a larger one wins only by more than 5 %.
-    r = _bench(model, best, frames, runs, best_chunk, streams=",".join(map(str, BATCH_SIZES)))
-    best_batch, best_throughput = 1, 0.0
-    for row in r["streams"]:
-        experiments.append({"variable": "max_batch", "options": dict(best), "chunk_frames": best_chunk,
-                            **{k: row[k] for k in ("streams", "max_batch", "throughput_x_realtime", "ttfa_s", "rtf",
-                                                   "peak_rss_mb")}})
-        print(f"hearth tune: max_batch        {row['max_batch']}: {row['throughput_x_realtime']:.2f} s of audio "
-              f"per second, first audio {row['ttfa_s']:.3f} s", file=sys.stderr)
-        if row["throughput_x_realtime"] > 1.05 * best_throughput:
-            best_batch, best_throughput = row["max_batch"], row["throughput_x_realtime"]
-    saved = {**best, "chunk_frames": best_chunk, "max_batch": best_batch}
+    saved: dict[str, Any] = {**best, "chunk_frames": best_chunk}
+    if "max_batch" in tried:
+        saved["max_batch"] = _best_batch(model, best, frames, runs, best_chunk, experiments)
     path = save_tuned(saved, {"experiments": experiments, "frames": frames, "runs": runs})
     if as_json:
         json.dump({"best": saved, "experiments": experiments, "path": str(path)}, sys.stdout)
@@ -179,3 +176,20 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
     else:
         print(f"best: {json.dumps(saved)} (RTF {current[0]:.2f}, first audio {current[1]:.3f} s); saved to {path}")
     return 0
+
+
+def _best_batch(model: str | None, best: dict[str, Any], frames: int, runs: int, chunk: int,
+                experiments: list[dict[str, Any]]) -> int:
+    """The batch size that makes the most audio per second with that many requests at once; a
+    larger one wins only by more than 5 %."""
+    r = _bench(model, best, frames, runs, chunk, streams=",".join(map(str, BATCH_SIZES)))
+    best_batch, best_throughput = 1, 0.0
+    for row in r["streams"]:
+        experiments.append({"variable": "max_batch", "options": dict(best), "chunk_frames": chunk,
+                            **{k: row[k] for k in ("streams", "max_batch", "throughput_x_realtime", "ttfa_s", "rtf",
+                                                   "peak_rss_mb")}})
+        print(f"hearth tune: max_batch        {row['max_batch']}: {row['throughput_x_realtime']:.2f} s of audio "
+              f"per second, first audio {row['ttfa_s']:.3f} s", file=sys.stderr)
+        if row["throughput_x_realtime"] > 1.05 * best_throughput:
+            best_batch, best_throughput = row["max_batch"], row["throughput_x_realtime"]
+    return best_batch
