@@ -6,8 +6,10 @@ how the batch's slots follow each row's solo session, in test_batch.py.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -173,3 +175,33 @@ def test_accuracy_reports_the_onnxruntime_vocoder(tiny_dir):
     assert r.returncode == 0, r.stderr
     vocoder = json.loads(r.stdout)["vocoder"]
     assert vocoder["precision"] == "onnxruntime" and vocoder["snr_db"] > 90
+
+
+def test_tune_tries_the_onnxruntime_vocoder(tiny_dir, fast_engine, ort_int8, ort_vocoder, tmp_path):
+    """With ONNX Runtime's language model `hearth tune` measures both vocoders (which is faster
+    differs from machine to machine) and saves the faster one, which the next load then uses. Its
+    cache is private (tuned.json is written there) but reads the session's conversions."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    session_cache = Path(os.environ["HEARTH_CACHE"])
+    for runtime in ("onnxruntime", "openvino"):
+        (session_cache / runtime).mkdir(exist_ok=True)
+        (cache / runtime).symlink_to(session_cache / runtime)
+    env = {**os.environ, "HEARTH_CACHE": str(cache)}
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "tune", "--model", str(tiny_dir), "--backend",
+                        "onnxruntime", "--only", "vocoder", "--frames", "4", "--runs", "1", "--json"],
+                       capture_output=True, text=True, timeout=300, check=False, env=env)
+    assert r.returncode == 0, r.stderr
+    tuned = json.loads(r.stdout)
+    runs = {e["variable"]: e for e in tuned["experiments"]}
+    assert set(runs) == {"plan", "vocoder"} and runs["vocoder"]["options"]["vocoder"] == "onnxruntime"
+    faster = min(runs.values(), key=lambda e: (round(e["rtf"], 2), e["ttfa_s"]))
+    assert tuned["best"].get("vocoder") == faster["options"].get("vocoder")
+    saved = json.loads((cache / "tuned.json").read_text())["options"]
+    assert saved == tuned["best"]
+    script = f"import hearth; print(hearth.load({str(tiny_dir)!r}).options.vocoder_precision)"
+    env.pop("HEARTH_IGNORE_TUNED")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,
+                       env=env)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.split()[-1] == (tuned["best"].get("vocoder") or "bf16")

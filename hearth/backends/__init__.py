@@ -228,7 +228,8 @@ class BackendOptions:
         ONNX Runtime's ("onnxruntime") is not the default beside ONNX Runtime's language model on
         CPUs without bf16, though it takes 100 MB less and starts 1.3 s sooner there: its chunks
         cost 5-10 % more, and the real-time factor came out 2-13 % worse in each of five sittings
-        (docs/performance.md)."""
+        (docs/performance.md). `hearth tune` measures both on the machine at hand and keeps the
+        faster."""
         if self.vocoder is not None:
             return self.vocoder
         return "torch" if self.backend == "torch" else "bf16"

@@ -52,7 +52,7 @@ def add_parsers(sub: Any) -> None:
     doctor.add_argument("--json", action="store_true")
     doctor.set_defaults(run=_doctor)
 
-    tune = sub.add_parser("tune", help="try thread counts and chunk sizes with `hearth bench`; save the best")
+    tune = sub.add_parser("tune", help="try vocoders, thread counts and chunk sizes with `hearth bench`; save the best")
     tune.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
     tune.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
                       help="default: this machine's (see hearth doctor)")

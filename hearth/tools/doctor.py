@@ -104,14 +104,16 @@ def _bench(model: str | None, options: dict[str, Any], frames: int, runs: int, c
 
 
 BATCH_SIZES = (1, 2, 4, 8)
-TUNED = ("threads", "vocoder_threads", "overlap", "chunk_frames", "max_batch")  # in the order tried
+TUNED = ("vocoder", "threads", "vocoder_threads", "overlap", "chunk_frames", "max_batch")  # in the order tried
 
 
 def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: int, as_json: bool,
               only: Collection[str] | None = None) -> int:
-    """One variable at a time from the topology plan: language-model threads, vocoder threads, whether
-    generation and vocoding overlap, chunk size; then the batch size for many requests at once (or
-    only the settings in `only`; the others keep the plan's values). Each candidate is a fresh
+    """One variable at a time from the topology plan: the vocoder's runtime (with ONNX Runtime's
+    language model, where the CPU has no AVX-512: OpenVINO's or ONNX Runtime's vocoder, whose order
+    differs from machine to machine), language-model threads, vocoder threads, whether generation and
+    vocoding overlap, chunk size; then the batch size for many requests at once (or only the settings
+    in `only`; the others keep the plan's values). Each candidate is a fresh
     `hearth bench` process; the score is the real-time factor (then first audio), and for the batch
     size the throughput."""
     tried = set(TUNED if only is None else only)
@@ -146,6 +148,11 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
         return score(r)
 
     current = trial(best, best_chunk, "plan")
+    if "vocoder" in tried and backend == "onnxruntime":
+        candidate = {**best, "vocoder": "onnxruntime"}  # the plan's is OpenVINO's (bf16 where the CPU has it)
+        s = trial(candidate, best_chunk, "vocoder")
+        if s < current:
+            best, current = candidate, s
     for variable, values in (("threads", range(1, cpus + 1)), ("vocoder_threads", range(1, cpus + 1))):
         measured = best[variable]  # measured already, with the same other settings
         for v in values if variable in tried else ():
