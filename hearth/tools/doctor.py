@@ -113,9 +113,8 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
     language model, where the CPU has no AVX-512: OpenVINO's or ONNX Runtime's vocoder, whose order
     differs from machine to machine), language-model threads, vocoder threads, whether generation and
     vocoding overlap, chunk size; then the batch size for many requests at once (or only the settings
-    in `only`; the others keep the plan's values). Each candidate is a fresh
-    `hearth bench` process; the score is the real-time factor (then first audio), and for the batch
-    size the throughput."""
+    in `only`; the others keep the plan's values). Each candidate is a fresh `hearth bench` process;
+    the score is the real-time factor (then first audio), and for the batch size the throughput."""
     tried = set(TUNED if only is None else only)
     topo = detect()
     base_plan = plan(topo)
@@ -171,8 +170,6 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
         s = trial(best, chunk, "chunk_frames")
         if s < current:
             best_chunk, current = chunk, s
-    # Batched streams: the batch size that makes the most audio per second with that many requests
-    # at once (a server's busiest hour); a larger one wins only by more than 5 %.
     saved: dict[str, Any] = {**best, "chunk_frames": best_chunk}
     if "max_batch" in tried:
         saved["max_batch"] = _best_batch(model, best, frames, runs, best_chunk, experiments)
@@ -187,8 +184,8 @@ def main_tune(model: str | None, backend: str, weights: str, frames: int, runs: 
 
 def _best_batch(model: str | None, best: dict[str, Any], frames: int, runs: int, chunk: int,
                 experiments: list[dict[str, Any]]) -> int:
-    """The batch size that makes the most audio per second with that many requests at once; a
-    larger one wins only by more than 5 %."""
+    """The batch size that makes the most audio per second with that many requests at once (a
+    server's busiest hour); a larger one wins only by more than 5 %."""
     r = _bench(model, best, frames, runs, chunk, streams=",".join(map(str, BATCH_SIZES)))
     best_batch, best_throughput = 1, 0.0
     for row in r["streams"]:
