@@ -13,6 +13,12 @@ Each row keeps its own session (caches, position), sampling generator, history a
 and a frame is computed by `generate.step`, as it is for an utterance alone. So a row's codes are the ones it would have
 alone whenever the backend's batch computes each row as it would alone (the torch reference's
 does; OpenVINO's batched kernels round differently, see `hearth bench --streams`).
+
+A failure stays with its row: anything raised for one row (reading its text, its input, its
+sampling) ends that row with the error, and the others go on in the same step; a runtime call that
+fails as a whole fails the rows of that call (`generate.step`), not the rows that come after. If
+the batcher's thread dies anyway (a bug in the batcher itself), its `Supervisor` fails the rows it
+was stepping, starts it again with a fresh batch, and serves the waiting rows and new ones.
 """
 
 from __future__ import annotations
@@ -25,8 +31,10 @@ from collections.abc import Callable, Iterator
 
 import torch
 
+from . import faults
 from .backends import LanguageModel, LMBatch
 from .generate import Stop, Turn, Utterance, step
+from .health import Health, Supervisor
 
 __all__ = ["FrameBatcher"]
 
@@ -56,18 +64,18 @@ class FrameBatcher:
     decoding) costs the others nothing, its row just sits out until it has taken some.
     """
 
-    def __init__(self, lm: LanguageModel, max_rows: int, ahead_frames: int = 10):
+    def __init__(self, lm: LanguageModel, max_rows: int, ahead_frames: int = 10, health: Health | None = None):
         if max_rows < 1:
             raise ValueError("max_rows must be at least 1")
         self.lm = lm
         self.max_rows = max_rows
         self.ahead_frames = max(1, ahead_frames)
+        self.health = health if health is not None else Health()
         self._cond = threading.Condition()
         self._waiting: deque[_Row] = deque()
         self._rows: list[_Row] = []
         self._closed = False
-        self._broken: BaseException | None = None
-        self._thread: threading.Thread | None = None
+        self._supervisor: Supervisor | None = None
         self.calls = 0  # talker calls made (with `rows_stepped`: the mean batch size)
         self.rows_stepped = 0
         self.joined_mid_batch = 0  # rows whose prompt went in one call with other rows' steps
@@ -84,14 +92,15 @@ class FrameBatcher:
         if stop is not None:
             stop.on_set(self._wake)
         with self._cond:
-            if self._closed or self._broken is not None:
-                raise RuntimeError("the batcher is closed" if self._broken is None
-                                   else f"the batcher failed: {self._broken}")
+            if self._closed:
+                raise RuntimeError("the batcher is closed")
+            if self.health.fatal is not None:
+                raise RuntimeError(f"the batcher is not running: {self.health.fatal}")
             utterance.started_at = time.perf_counter()
             self._waiting.append(row)
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._loop, name="hearth-batch", daemon=True)
-                self._thread.start()
+            if self._supervisor is None:
+                self._supervisor = Supervisor("batcher", self._loop, self.health, self._died)
+                self._supervisor.start()
             self._cond.notify_all()
         try:
             while True:
@@ -132,9 +141,12 @@ class FrameBatcher:
         with self._cond:
             self._closed = True
             self._cond.notify_all()
-            thread = self._thread
-        if thread is not None and thread is not threading.current_thread():
-            thread.join(timeout=30)
+            supervisor = self._supervisor
+        if supervisor is not None:
+            supervisor.stop()
+            if supervisor.thread is not threading.current_thread():
+                supervisor.thread.join(timeout=30)
+        self._end_all()  # (rows queued while no thread ran: between a death and its restart)
 
     def rows(self) -> int:
         """Rows being stepped now (waiting ones not counted)."""
@@ -144,30 +156,40 @@ class FrameBatcher:
     # -- the batcher's thread --------------------------------------------------------------------------
 
     def _loop(self) -> None:
-        batch: LMBatch | None = None
+        """The batcher's thread (supervised): steps rows until closed. Raises only on a bug of its own."""
+        batch = self.lm.batch(self.max_rows)
         try:
-            batch = self.lm.batch(self.max_rows)
             while self._cycle(batch):
                 pass
-        except BaseException as e:  # a bug or a runtime failure here must not leave consumers waiting
-            log.exception("the batcher stopped")
-            with self._cond:
-                self._broken = e
-                for row in [*self._rows, *self._waiting]:
-                    row.error = e
         finally:
-            with self._cond:
-                for row in [*self._rows, *self._waiting]:
-                    if not row.done:
-                        stats = row.utterance.stats
-                        stats.stop_reason = stats.stop_reason or "closed"
-                        row.done = True
-                    self._close_session(row)
-                self._rows.clear()
-                self._waiting.clear()
-                self._cond.notify_all()
-            if batch is not None:
-                batch.close()
+            if self._closed:
+                self._end_all()
+            batch.close()
+
+    def _end_all(self) -> None:
+        """Every row ends (stop reason "closed"), its session closed."""
+        with self._cond:
+            for row in [*self._rows, *self._waiting]:
+                if not row.done:
+                    stats = row.utterance.stats
+                    stats.stop_reason = stats.stop_reason or "closed"
+                    row.done = True
+                self._close_session(row)
+            self._rows.clear()
+            self._waiting.clear()
+            self._cond.notify_all()
+
+    def _died(self, error: BaseException) -> None:
+        """The thread died (a bug here, not a row's failure): the rows it was stepping fail with
+        the error; the waiting ones stay queued for the next thread."""
+        faults.tag(error, "batcher")
+        with self._cond:
+            for row in self._rows:
+                row.error = error
+                row.done = True
+                self._close_session(row)
+            self._rows.clear()
+            self._cond.notify_all()
 
     def _cycle(self, batch: LMBatch) -> bool:
         """One step of every row that can take one; False once closed."""
@@ -181,9 +203,14 @@ class FrameBatcher:
                     row = self._waiting.popleft()
                     if not row.abandoned:
                         self._rows.append(row)
+                faults.hit("batcher", frozenset().union(*(row.utterance.embeds.marks for row in self._rows)))
                 work = []
-                for row in self._rows:
-                    state = self._state(row)
+                for row in list(self._rows):
+                    try:
+                        state = self._state(row)
+                    except Exception as e:  # noqa: BLE001 - this row fails, the others go on
+                        self._fail(row, faults.tag(e, "text_feed"))
+                        continue
                     waits_for_text = state == "text"
                     if waits_for_text != row.idle:
                         row.idle = waits_for_text
@@ -197,7 +224,12 @@ class FrameBatcher:
                     self._cond.wait()
             for row, idle in told:  # outside the lock: a turn takes the scheduler's lock
                 if row.turn is not None:
-                    row.turn.waiting(idle)
+                    try:
+                        row.turn.waiting(idle)
+                    except Exception as e:  # noqa: BLE001 - as above
+                        self._end(row, error=faults.tag(e, "text_feed"))
+                        if row in work:
+                            work.remove(row)
             if work:
                 self._step(batch, work)
                 return True
@@ -225,17 +257,32 @@ class FrameBatcher:
         """A row ends (its stop reason, or its own failure); the others go on."""
         with self._cond:
             if error is not None:
-                row.error = error
-            else:
-                row.utterance.stats.stop_reason = reason or "closed"
+                self._fail(row, error)
+                return
+            row.utterance.stats.stop_reason = reason or "closed"
             row.done = True
             if row in self._rows:
                 self._rows.remove(row)
             self._close_session(row)
             self._cond.notify_all()
 
+    def _fail(self, row: _Row, error: BaseException) -> None:
+        """Under the lock: the row ends with its own failure (its consumer raises it)."""
+        row.error = error
+        row.done = True
+        if row in self._rows:
+            self._rows.remove(row)
+        self._close_session(row)
+        self._cond.notify_all()
+
     def _step(self, batch: LMBatch, work: list[_Row]) -> None:
-        done = step(batch, [row.utterance for row in work])
+        try:
+            done = step(batch, [row.utterance for row in work])
+        except Exception as e:  # noqa: BLE001 - `step` catches its rows' failures; this is its own: its rows fail
+            faults.tag(e, "batch_step")
+            for row in work:
+                self._end(row, error=e)
+            return
         if done.rows:
             self.calls += 1
             self.rows_stepped += done.rows

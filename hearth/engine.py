@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import aliases, settings
+from . import aliases, faults, settings
 from .backends import Backend, BackendOptions, create, prepare_side_by_side
 from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
@@ -255,6 +255,7 @@ class Engine:
         prompt = self.prompt(text, opts.instruct)
         with torch.inference_mode():
             embeds = embed_prompt(self.lm, self.config, prompt, opts.voice, opts.language, opts.text_mode)
+        embeds.marks = faults.marks(text)
         return FrameGenerator(self.lm, self.config, embeds, opts.sampling, rng, opts.budget, turn, batcher)
 
     @staticmethod
@@ -401,8 +402,13 @@ class Engine:
         """How this machine's text projection rounds by batch size (measured once, on first use)."""
         with self._invariance_lock:
             if self._invariance is None:
-                with torch.inference_mode():
-                    self._invariance = BatchInvariance.measure(self.lm.embed_text, self.config.talker.text_vocab_size)
+                given = os.environ.get("HEARTH_TEXT_INVARIANCE")
+                if given:
+                    self._invariance = BatchInvariance.parse(given)
+                else:
+                    with torch.inference_mode():
+                        self._invariance = BatchInvariance.measure(self.lm.embed_text,
+                                                                   self.config.talker.text_vocab_size)
                 log.debug("text projection batch invariance: %s", self._invariance)
             return self._invariance
 

@@ -13,11 +13,12 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
 import torch
 
+from . import faults
 from .backends import LanguageModel, LMBatch, LMSession, SequentialBatch
 from .config import ModelConfig
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
@@ -51,6 +52,8 @@ class Embeds(Protocol):
     def row(self, step: int) -> torch.Tensor | None: ...  # None: cancelled
 
     def final_tokens(self) -> int | None: ...  # text tokens, once the text is complete
+
+    marks: frozenset[str]  # stages where injected faults fire for it (`hearth.faults`; none outside tests)
 
 
 class Turn(Protocol):
@@ -192,9 +195,10 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
     last frame's embedding plus its next text row), one talker call for all of them, codebook 0
     sampled per utterance and its stopping checked, one predictor call for those that go on.
 
-    An utterance that ends or fails gets its reason or exception as its outcome; the others go on
-    (its session stays open until `Utterance.close`). Inference mode is entered here, never across
-    a caller's `yield`: it is a per-thread setting."""
+    An utterance that ends or fails gets its reason or exception as its outcome (tagged with the
+    stage it failed at, `faults.stage_of`); the others go on (its session stays open until
+    `Utterance.close`). A runtime call that fails as a whole fails every row in it, and only those.
+    Inference mode is entered here, never across a caller's `yield`: it is a per-thread setting."""
     result = Step([""] * len(utterances))
     t0 = time.perf_counter()
     with torch.inference_mode():
@@ -203,9 +207,10 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
         prompts: list[bool] = []
         for i, u in enumerate(utterances):
             try:
+                faults.hit("embedding", u.embeds.marks)
                 got = u._talker_input(batch)
             except Exception as e:  # noqa: BLE001 - this utterance fails, the others go on
-                result.outcomes[i] = e
+                result.outcomes[i] = faults.tag(e, "embedding")
                 continue
             if isinstance(got, str):
                 result.outcomes[i] = got
@@ -216,7 +221,9 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
         if not stepping:
             return result
         result.rows, result.prompts = len(stepping), sum(prompts)
-        logits = batch.talker([utterances[i].session for i in stepping], inputs, prompts)  # type: ignore[misc]
+        logits = _call(
+            batch, "talker", [utterances[i] for i in stepping],
+            lambda: batch.talker([utterances[i].session for i in stepping], inputs, prompts))  # type: ignore[misc]
         t1 = time.perf_counter()
         going: list[int] = []
         for i, out, prompt in zip(stepping, logits, prompts, strict=True):
@@ -225,12 +232,13 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
                 u.stats.prefill_s = t1 - u.started_at
             else:
                 u.stats.talker_s += t1 - t0
+            if isinstance(out, BaseException):
+                result.outcomes[i] = faults.tag(out, "talker")
+                continue
             try:
-                if isinstance(out, BaseException):
-                    raise out
                 reason = u._sampled(out)
             except Exception as e:  # noqa: BLE001 - as above
-                result.outcomes[i] = e
+                result.outcomes[i] = faults.tag(e, "sampling")
                 continue
             if reason is not None:
                 result.outcomes[i] = reason
@@ -238,14 +246,47 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
                 going.append(i)
         if not going:
             return result
-        predicted = batch.predict([utterances[i].session for i in going],  # type: ignore[misc]
-                                  [utterances[i]._cb0 for i in going])
+        predicted = _call(
+            batch, "predictor", [utterances[i] for i in going],
+            lambda: batch.predict([utterances[i].session for i in going],  # type: ignore[misc]
+                                  [utterances[i]._cb0 for i in going]))
         t2 = time.perf_counter()
         for i, frame in zip(going, predicted, strict=True):
             u = utterances[i]
             u.stats.predictor_s += t2 - t1
-            result.outcomes[i] = frame if isinstance(frame, BaseException) else u._framed(*frame)
+            if isinstance(frame, BaseException):
+                result.outcomes[i] = faults.tag(frame, "predictor")
+                continue
+            try:
+                result.outcomes[i] = u._framed(*frame)
+            except Exception as e:  # noqa: BLE001 - as above
+                result.outcomes[i] = faults.tag(e, "predictor")
     return result
+
+
+_T = TypeVar("_T")
+
+
+def _call(batch: LMBatch, stage: str, rows: list[Utterance], call: Callable[[], list[_T | BaseException]]
+          ) -> list[_T | BaseException]:
+    """A call of `batch` for all `rows`: its per-row results (a row's own failure among them), or,
+    when the call fails as a whole, its error for every row: the rows of that call fail, and
+    whatever comes after runs as usual. An injected fault (`hearth.faults`) fails as the batch
+    would: the whole call where one runtime call computes every row, else the marked rows alone."""
+    try:
+        if batch.shared_calls:
+            faults.hit(stage, frozenset().union(*(u.embeds.marks for u in rows)))
+        out = call()
+        if len(out) != len(rows):
+            raise RuntimeError(f"the {stage} call returned {len(out)} results for {len(rows)} rows")
+    except Exception as e:  # noqa: BLE001 - this call's rows fail, and only they
+        return [faults.tag(e, stage)] * len(rows)
+    for k, u in enumerate(rows):
+        try:
+            faults.hit(stage, u.embeds.marks)
+        except faults.InjectedFault as e:
+            out[k] = e
+    return out
 
 
 class FrameGenerator:

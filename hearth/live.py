@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import faults
 from .config import ModelConfig
 from .errors import InputError
 from .prompt import Embedder, LiveText, Prompt, Speaker, embed_prompt
@@ -46,11 +47,34 @@ class BatchInvariance:
     threshold: int | None
     block: int
 
+    def __post_init__(self) -> None:
+        if self.threshold is not None and self.threshold < 1 or self.block < 0:
+            raise ValueError(f"a batch invariance needs a threshold of at least 1 (or None) and a block of at least "
+                             f"0, got {self.threshold}, {self.block}")
+
+    @classmethod
+    def parse(cls, text: str) -> BatchInvariance:
+        """`"none"` (no batch size is invariant), `"T"` or `"T,B"` (threshold T, block B, default 0):
+        what `HEARTH_TEXT_INVARIANCE` gives instead of the measurement, to see how live text behaves
+        on a machine whose kernels measure otherwise. A value more cautious than the measured one
+        (a larger threshold, block 0, none) keeps the codes exact; a bolder one does not."""
+        parts = [p.strip() for p in text.split(",")]
+        try:
+            if parts == ["none"]:
+                return cls(None, 0)
+            if 1 <= len(parts) <= 2:
+                return cls(int(parts[0]), int(parts[1]) if len(parts) == 2 else 0)
+        except ValueError:
+            pass
+        raise ValueError(f"HEARTH_TEXT_INVARIANCE must be 'none', 'T' or 'T,B' (whole numbers), got {text!r}")
+
     def safe(self, row: int, known: int) -> bool:
         """Whether `row` is final while `known` rows exist and more may come (the batch only grows)."""
         if self.threshold is None:
             return False
-        return known >= self.threshold or row < self.block * (known // self.block)
+        if known >= self.threshold:
+            return True
+        return self.block > 0 and row < self.block * (known // self.block)
 
     @classmethod
     def measure(cls, embed_text: Callable[[list[int]], torch.Tensor], vocab: int,
@@ -106,6 +130,8 @@ class LiveEmbeds:
         self.prefill: torch.Tensor | None = None
         self.prefix = 0  # as PromptEmbeds.prefix, once the prefill is made
         self.tts_pad: torch.Tensor | None = None
+        self.marks: frozenset[str] = frozenset()  # stages where injected faults fire for it (`hearth.faults`)
+        self._pushed = ""  # the text so far, kept only while faults are armed
 
     # -- the writer's side ------------------------------------------------------------------------
 
@@ -113,6 +139,9 @@ class LiveEmbeds:
         with self._cond:
             if self._ended or self._cancelled:
                 raise ValueError("the text has ended" if self._ended else "the utterance was cancelled")
+            if faults.active():
+                self._pushed += text
+                self.marks = faults.marks(self._pushed)
             ids = self._text.push(text)
             if len(self._ids) + len(ids) > self.max_tokens:
                 raise ValueError(f"the text is over {self.max_tokens} tokens, more than one utterance takes")
@@ -183,6 +212,7 @@ class LiveEmbeds:
 
     def ready(self, step: int) -> bool:
         """Whether `row(step)` would return without waiting for text."""
+        faults.hit("text_feed", self.marks)
         with self._cond:
             if self._cancelled or self._ended or step < len(self._rows):
                 return True

@@ -165,6 +165,7 @@ class PromptEmbeds:
     # The prefill's leading positions that depend only on the instruction, the voice and the
     # language (the role and the codec tags): the same for every sentence in that voice.
     prefix: int = 0
+    marks: frozenset[str] = frozenset()  # stages where injected faults fire for it (`hearth.faults`)
 
     def prefill_ready(self) -> bool:
         return True

@@ -33,8 +33,11 @@ player): the chain shares that bound, and a request starts only once its predece
 
 Admission is bounded: at most `max_active` requests are generated in turn, `max_waiting` more
 wait, and `submit` raises `Busy` at once beyond that. Failures are isolated: a sentence that fails
-(generation or vocoder) is reported on its `SentenceResult`, and the request goes on with the next
-sentence (or, with `on_failure="raise"`, ends with the error raised to its consumer).
+(its text, generation, the vocoder, its channel) is reported on its `SentenceResult`, and the
+request goes on with the next sentence (or, with `on_failure="raise"`, ends with the error raised to
+its consumer); other requests never see it. `health` counts failures by the stage they happened at.
+The scheduler's thread and the batcher's are supervised (`hearth.health`): one that dies anyway
+fails the requests it had in hand, is started again, and is reported down meanwhile.
 """
 
 from __future__ import annotations
@@ -45,8 +48,10 @@ import time
 
 import torch
 
+from . import faults
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
+from .health import Health, Supervisor
 from .options import SpeechOptions
 from .process import trim_heap
 from .prompt import ClonedVoice, Speaker
@@ -75,9 +80,10 @@ class Scheduler:
         self.max_active = max_active
         self.max_waiting = max_waiting
         self.max_batch = max_batch
+        self.health = Health()
         # More than one: up to max_batch sentences (of different requests) are generated together,
         # stepped frame by frame as one batch (`hearth.batch`).
-        self._batcher = FrameBatcher(engine.lm, max_batch) if max_batch > 1 else None
+        self._batcher = FrameBatcher(engine.lm, max_batch, health=self.health) if max_batch > 1 else None
         self._lock = threading.RLock()  # guards the scheduler and its requests' state
         self._cond = threading.Condition(self._lock)  # what the scheduler's thread waits on
         self._requests: list[Request] = []  # admitted, not yet generated; round-robin order
@@ -85,8 +91,8 @@ class Scheduler:
         self._ids = 0
         self._closed = False
         self._turns = Turns(self._wake)  # the running sentences' frame turns
-        self._thread = threading.Thread(target=self._loop, name="hearth-scheduler", daemon=True)
-        self._thread.start()
+        self._supervisor = Supervisor("scheduler", self._serve, self.health, self._died)
+        self._supervisor.start()
 
     # -- clients ---------------------------------------------------------------------------------
 
@@ -206,7 +212,8 @@ class Scheduler:
             request.cancel()
         with self._cond:
             self._cond.notify_all()  # the scheduler thread sees it is closed (each cancel woke its consumer)
-        self._thread.join(timeout=30)
+        self._supervisor.stop()
+        self._supervisor.thread.join(timeout=30)
         if self._batcher is not None:
             self._batcher.close()
 
@@ -295,19 +302,35 @@ class Scheduler:
                 return request
         return None
 
-    def _loop(self) -> None:
-        try:
-            self._serve()
-        except BaseException as e:  # a bug here must not leave consumers waiting forever
-            log.exception("the scheduler stopped")
-            with self._cond:
-                self._closed = True
-                for request in list(self._requests):
-                    if not request.finished:
-                        request.state.items.append(SentenceFailure(len(request.sentences), e))
-                        request.on_failure = "raise"
-                    self._requests.remove(request)
-                    request.state.notify()
+    def health_report(self) -> dict[str, object]:
+        """`Health.report` of this scheduler, with the engine's vocoder threads replaced after dying."""
+        report = self.health.report()
+        replaced = self.engine.workers.replaced
+        if replaced:
+            report["restarts"] = {**report["restarts"], "stream_threads": replaced}  # type: ignore[dict-item]
+        return report
+
+    def _died(self, error: BaseException) -> None:
+        """The scheduler's thread died (a bug here, not a request's failure): the requests it had in
+        hand end with the error; new ones are served by the next thread."""
+        faults.tag(error, "scheduler")
+        self.health.failed("scheduler", error)
+        runs = []
+        with self._cond:
+            requests, self._requests = self._requests, []
+            for request in requests:
+                if request.finished:
+                    continue
+                request.state.texts.clear()
+                request.state.input_done = True
+                request.state.items.append(SentenceFailure(len(request.sentences), error))
+                request.on_failure = "raise"
+                if request.state.run is not None:
+                    request.state.run.halt()
+                    runs.append(request.state.run)
+                request.state.notify()
+        for run in runs:
+            run.stop()
 
     def _serve(self) -> None:
         while True:
@@ -323,6 +346,7 @@ class Scheduler:
                     if request is not None:
                         break
                     self._cond.wait()
+                faults.hit("scheduler", faults.marks(request.text))
                 run = self._begin(request)
             self._start(run)
 
@@ -341,7 +365,7 @@ class Scheduler:
         run = _Running(self, request, sentence, self._turns.join())
         request.state.run = run
         if partial and feed is not None:
-            feed.owed = live = LiveSentence(sentence, lambda: run.stopped)
+            feed.owed = live = LiveSentence(sentence, lambda: run.stopped, run.fail)
             try:  # under the lock, so that no text can come between its start and its first push
                 run.stream = live.utterance = self.engine.open_with(
                     request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
@@ -378,6 +402,7 @@ class Scheduler:
             with self._cond:
                 if request.cancelled:
                     return
+                faults.hit("channel", faults.marks(sentence.text))
                 if sentence.ttfa_s is None and item.frames:
                     sentence.ttfa_s = time.monotonic() - run.started
                 if request.first_chunk_s is None:
@@ -391,8 +416,8 @@ class Scheduler:
                 request.state.chunks += 1
                 request.state.notify()
             return
-        error = item.error
-        if item.stopped and not request.cancelled:
+        error = item.error or run.failure
+        if item.stopped and error is None and not request.cancelled:
             error = RuntimeError("the sentence's stream stopped before its end (is the engine closing?)")
         try:
             with self._cond:
@@ -409,7 +434,9 @@ class Scheduler:
                 if request.keep_codes and run.codes and error is None:
                     sentence.codes = torch.cat(run.codes)
             if error is not None:
-                log.warning("sentence %d of request %d failed: %s", sentence.index + 1, request.id, sentence.error)
+                self.health.failed(faults.stage_of(error), error)
+                log.warning("sentence %d of request %d failed at %s: %s", sentence.index + 1, request.id,
+                            faults.stage_of(error), sentence.error)
         finally:
             run.stop()
             trim_heap()
@@ -435,12 +462,21 @@ class _Running:
         self.stream: AudioStream | LiveUtterance | None = None
         self.stopped = False
         self.failed_to_start: Exception | None = None
+        self.failure: BaseException | None = None  # why it was stopped, when it failed outside its stream
         self.started = time.monotonic()
         self.codes: list[torch.Tensor] = []  # kept with keep_codes
 
     def landed(self, item: AudioChunk | StreamEnd) -> None:
         """The stream's `deliver`: called on its vocoder's thread."""
         self.scheduler._landed(self, item)
+
+    def fail(self, error: BaseException) -> None:
+        """Under the lock: the sentence fails for a reason outside its stream (the text pushed into
+        it): it stops, and its end carries this error."""
+        if self.failure is None:
+            self.failure = error
+        self.halt()
+        threading.Thread(target=self.stop, name="hearth-stop", daemon=True).start()  # (`stop` outside the lock)
 
     def halt(self) -> None:
         """Under the lock: no more turns, and no more text pushed (`stop` then stops its stream)."""

@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import faults
 from .backends import Vocoder
 from .generate import FrameGenerator, GenerationStats, Stop
 from .stretch import Stretcher
@@ -159,6 +160,12 @@ class _Worker:
                 future.set_result(fn())
             except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
                 future.set_exception(e)
+                if isinstance(e, faults.InjectedFault) and e.stage == "vocoder_thread":
+                    raise  # the thread dies (supervision's test: `Workers.acquire` replaces it)
+
+    @property
+    def alive(self) -> bool:
+        return self.thread.is_alive()
 
     def submit(self, fn: Callable[[], object]) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -184,13 +191,20 @@ class Workers:
         self._count = 0
         self._closed = False
         self._live: set[threading.Event] = set()  # the stop flags of streams running on a pair
+        self.replaced = 0  # idle pairs found with a dead thread, and replaced
 
     def acquire(self) -> tuple[_Worker, _Worker]:
         with self._lock:
             if self._closed:
                 raise RuntimeError("the engine is closed")
-            if self._idle:
-                return self._idle.pop()
+            while self._idle:
+                pair = self._idle.pop()
+                if all(w.alive for w in pair):
+                    return pair
+                self.replaced += 1  # a thread died (it must not take the next stream with it)
+                log.warning("a stream worker thread had died; starting new ones")
+                for worker in pair:
+                    worker.close()
             self._count += 1
             n = self._count
         return _Worker(f"hearth-generate-{n}"), _Worker(f"hearth-vocoder-{n}")
@@ -344,27 +358,39 @@ class _Pipeline:
         if self.deliver is None:
             return self._put(self.audio, item)
         if isinstance(item, AudioChunk):
-            self.deliver(item)
+            try:
+                self.deliver(item)
+            except BaseException as e:  # noqa: BLE001 - its receiver failed: the stream ends with that error
+                self.stop.set()
+                self._end(faults.tag(e, "channel"))
+                return False
             return not self.stop.is_set()
-        self._ended = True
-        error = item.error if isinstance(item, _WorkerFailure) else None
-        self.deliver(StreamEnd(error=error, stats=self.frames.stats))
+        self._end(item.error if isinstance(item, _WorkerFailure) else None)
         return True
+
+    def _end(self, error: BaseException | None, stopped: bool = False) -> None:
+        """(Push mode) the one `StreamEnd`."""
+        if self._ended:
+            return
+        self._ended = True
+        try:
+            self.deliver(StreamEnd(error=error, stopped=stopped, stats=self.frames.stats))  # type: ignore[misc]
+        except BaseException:  # noqa: BLE001 - nobody left to tell but the log
+            log.exception("a stream's receiver failed taking its end")
 
     def _decode(self) -> None:
         try:
             self._decode_all()
         finally:
-            if self.deliver is not None and not self._ended:  # stopped before its end
-                self._ended = True
-                self.deliver(StreamEnd(stopped=True, stats=self.frames.stats))
+            if self.deliver is not None:  # stopped before its end (a no-op after the end)
+                self._end(None, stopped=True)
 
     def _decode_all(self) -> None:
         try:
             with torch.inference_mode():
                 state = self.decoder.start() if self.start is None else self.start()
         except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
-            self._out(_WorkerFailure(e))
+            self._out(_WorkerFailure(faults.tag(e, "vocoder")))
             self.stop.set()
             return
         while not self.stop.is_set():
@@ -377,6 +403,8 @@ class _Pipeline:
                 return
             try:
                 t = time.perf_counter()
+                faults.hit("vocoder", self.frames.utterance.embeds.marks)
+                faults.hit("vocoder_thread", self.frames.utterance.embeds.marks)
                 if item.codes.shape[0]:
                     with torch.inference_mode():
                         samples = self.decoder.decode(item.codes, state).to(torch.float32).numpy()
@@ -384,8 +412,11 @@ class _Pipeline:
                     samples = np.zeros(0, dtype=np.float32)
                 decode_s = time.perf_counter() - t
             except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
+                faults.tag(e, "vocoder")
                 self._out(_WorkerFailure(e))
                 self.stop.set()  # nothing after a failed chunk may be played: stop generating
+                if isinstance(e, faults.InjectedFault) and e.stage == "vocoder_thread":
+                    raise
                 return
             self.decoded.set()
             self.last_decode_s = decode_s

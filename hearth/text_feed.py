@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from . import faults
 from .errors import InputError
 from .live import LiveUtterance
 from .request import SentenceResult
@@ -24,13 +25,17 @@ log = logging.getLogger(__name__)
 
 class LiveSentence:
     """A sentence started before its end: the text its live utterance has taken in so far. Its
-    utterance is None when it failed to open (the text it was owed is then dropped with it)."""
+    utterance is None when it failed to open (the text it was owed is then dropped with it). Text
+    the utterance refuses (or any failure pushing it) fails this sentence alone, through `fail`:
+    the request goes on with the next sentence, and its other text is not refused for it."""
 
-    def __init__(self, sentence: SentenceResult, stopped: Callable[[], bool]):
+    def __init__(self, sentence: SentenceResult, stopped: Callable[[], bool],
+                 fail: Callable[[BaseException], None] | None = None):
         self.sentence = sentence
         self.utterance: LiveUtterance | None = None
         self.fed = ""  # text pushed into the utterance so far
         self._stopped = stopped
+        self._fail = fail
 
     def grew(self, start: str) -> None:
         """The sentence is known to begin with `start` (it only grows)."""
@@ -48,11 +53,24 @@ class LiveSentence:
             self._push(text[len(self.fed) :])
         self.fed = text
         if self.utterance is not None and not self._stopped():
-            self.utterance.end()
+            try:
+                self.utterance.end()
+            except Exception as e:  # noqa: BLE001 - this sentence fails, the request goes on
+                self._failed(e)
 
     def _push(self, text: str) -> None:
         if text and self.utterance is not None and not self._stopped():
-            self.utterance.push(text)
+            try:
+                self.utterance.push(text)
+            except Exception as e:  # noqa: BLE001 - as above
+                self._failed(e)
+
+    def _failed(self, error: BaseException) -> None:
+        log.warning("sentence %d failed taking in its text: %s", self.sentence.index + 1, error)
+        faults.tag(error, "text_feed")
+        if self._fail is None:
+            raise error
+        self._fail(error)
 
 
 class TextFeed:

@@ -88,6 +88,7 @@ class LMBatch(Protocol):
     """
 
     max_rows: int
+    shared_calls: bool  # one runtime call computes every row given (its failure fails them all)
 
     def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
              prefix: int = 0) -> LMSession:
@@ -115,6 +116,8 @@ class SequentialBatch:
     reference's batch: matrix products of several rows round differently from one row's (measured:
     no row of a batched product equals its single-row product here), so exact equality with the
     official package rules out sharing the weight reads."""
+
+    shared_calls = False
 
     def __init__(self, lm: LanguageModel, max_rows: int):
         self.lm = lm

@@ -199,6 +199,8 @@ class SlotBatch:
     over its slot alone (the attention kernel takes several new tokens per row only where the rows
     start empty). Capacity doubles, for every slot, when a row needs more."""
 
+    shared_calls = True  # one call for every row: its failure fails them all
+
     def __init__(self, lm: ORTLanguageModel, max_rows: int):
         self.lm = lm
         self.max_rows = max_rows

@@ -62,6 +62,8 @@ class PagedRow(SampledRow):
 class PagedBatch:
     """`LMBatch` for OpenVINO: one infer request of the paged talker and one of the predictor loop."""
 
+    shared_calls = True  # one call for every row: its failure fails them all
+
     def __init__(self, lm: OpenVINOLanguageModel, max_rows: int):
         self.lm = lm
         self.max_rows = max_rows

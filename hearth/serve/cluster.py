@@ -6,7 +6,10 @@ in front spreads requests over the replicas and streams the responses through. R
 fixed number, or autoscaled on their queues: Ray counts each replica's requests in flight (being
 spoken plus waiting in its scheduler) and adds a replica when they pass `--max-active` on average.
 
-Every response carries `X-Hearth-Replica`, the replica that served it.
+Every response carries `X-Hearth-Replica`, the replica that served it. Ray Serve's health check
+asks each replica what its `/health` says: a replica whose worker is down or restarting fails it
+(Ray stops sending it requests and replaces it if it stays so), as does one whose worker died too
+often to be started again.
 """
 
 from __future__ import annotations
@@ -40,6 +43,16 @@ class ClusterSettings:
     cors: tuple[str, ...] = ()
 
 
+_replica_state: list[Any] = []  # in a replica's process: its ServerState, for the health check
+
+
+def _check_health(_: Any) -> None:  # noqa: ANN401 - Ray Serve's health check, a method of the deployment
+    if _replica_state:
+        status, body = _replica_state[0].health()
+        if status != 200:
+            raise RuntimeError(f"the replica is {body.get('status')}: {body.get('reason') or body.get('error')}")
+
+
 def _build_app(s: ClusterSettings) -> Any:  # noqa: ANN401 - a FastAPI app
     """Runs in each replica as it starts: load the engine (the replica is ready when it is), then
     the app of `hearth serve`."""
@@ -48,6 +61,7 @@ def _build_app(s: ClusterSettings) -> Any:  # noqa: ANN401 - a FastAPI app
     from .http import ServerState, create_app
 
     state = ServerState(model_name=s.model_name)
+    _replica_state[:] = [state]
     failed: list[BaseException] = []
     state.load_in_background(s.model, s.flags, s.max_active, s.max_queue, failed.append, max_batch=s.max_batch)
     state.ready.wait()
@@ -86,7 +100,7 @@ def application(s: ClusterSettings) -> Any:  # noqa: ANN401 - a Ray Serve applic
     def build() -> Any:  # noqa: ANN401
         return _build_app(s)
 
-    ingress = serve.ingress(build)(type("Hearth", (), {}))
+    ingress = serve.ingress(build)(type("Hearth", (), {"check_health": _check_health}))
     return serve.deployment(**options)(ingress).bind()
 
 

@@ -36,6 +36,7 @@ from ..prompt import ClonedVoice, Speaker
 from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
 from ..scheduler import Request as SpeechRequest
 from ..voices import read_reference
+from . import jsonbody
 from .encoders import FORMATS, encoder
 from .metrics import Metrics
 from .openapi import allowed, document
@@ -61,7 +62,8 @@ class ServerState(Resident):
     metrics: Metrics = field(init=False)
 
     def __post_init__(self) -> None:
-        self.metrics = Metrics(lambda: self.scheduler.counts() if self.scheduler is not None else {})
+        self.metrics = Metrics(lambda: self.scheduler.counts() if self.scheduler is not None else {},
+                               lambda: self.scheduler.health_report() if self.scheduler is not None else {})
 
 
 class ApiError(Exception):
@@ -102,7 +104,9 @@ class SpeechBody:
     @classmethod
     def parse(cls, raw: bytes) -> SpeechBody:
         try:
-            body = json.loads(raw)
+            body = jsonbody.loads(raw)
+        except jsonbody.TooDeep as e:
+            raise _bad(str(e)) from None
         except (ValueError, UnicodeDecodeError):
             raise _bad("the body must be a JSON object: {\"model\": ..., \"input\": ..., \"voice\": ...}") from None
         if not isinstance(body, dict):
@@ -330,13 +334,15 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
 
     @app.get("/health")
     async def health() -> JSONResponse:
-        if state.error is not None:
-            return JSONResponse({"status": "failed", "error": state.error}, status_code=500)
-        if state.engine is None:
-            return JSONResponse({"status": "loading"}, status_code=503, headers={"Retry-After": "5"})
-        config = state.engine.config
-        return JSONResponse({"status": "ok", "model": state.model_name, "backend": state.engine.options.backend,
-                             "kind": config.kind, "instructions": config.honours_instruct})
+        # 503 while loading and while a worker is down (a load balancer, Ray Serve's health check
+        # take the replica out); the failures by stage and the restarts so far, either way.
+        status, body = state.health()
+        if state.engine is not None and state.error is None:
+            config = state.engine.config
+            body = {**body, "model": state.model_name, "backend": state.engine.options.backend,
+                    "kind": config.kind, "instructions": config.honours_instruct}
+        headers = {"Retry-After": "5"} if status == 503 else None
+        return JSONResponse(body, status_code=status, headers=headers)
 
     model_names = ["tts-1", "tts-1-hd", "gpt-4o-mini-tts", state.model_name]  # each speaks with this model
 

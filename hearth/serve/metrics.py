@@ -1,7 +1,8 @@
 """`GET /metrics`: the server's figures in Prometheus' text format (written by hand: a few lines).
 
-Requests by status code, first-byte latency and per-request real-time factor as histograms, and
-the scheduler's queue depth, active streams and the process's resident memory as gauges.
+Requests by status code, first-byte latency and per-request real-time factor as histograms, the
+scheduler's queue depth, active streams and the process's resident memory as gauges, and failed
+sentences by the stage they failed at, worker restarts and workers down (`hearth.health`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import os
 import threading
 from collections import Counter
 from collections.abc import Callable
+from typing import Any
 
 __all__ = ["Metrics"]
 
@@ -50,12 +52,13 @@ class _Histogram:
 
 
 class Metrics:
-    def __init__(self, gauges: Callable[[], dict[str, int]]):
+    def __init__(self, gauges: Callable[[], dict[str, int]], health: Callable[[], dict[str, Any]] = dict):
         self._lock = threading.Lock()
         self._requests: Counter[str] = Counter()
         self._first_byte = _Histogram(_LATENCY_BUCKETS)
         self._rtf = _Histogram(_RTF_BUCKETS)
         self._gauges = gauges  # queue depth and active streams, read at scrape time
+        self._health = health  # failures and restarts, read at scrape time
 
     def request(self, status: int) -> None:
         with self._lock:
@@ -79,7 +82,17 @@ class Metrics:
                       *self._first_byte.lines("hearth_first_byte_seconds")]
             lines += ["# HELP hearth_real_time_factor Wall time over audio time, per finished request.",
                       "# TYPE hearth_real_time_factor histogram", *self._rtf.lines("hearth_real_time_factor")]
+        health = self._health()
+        lines += ["# HELP hearth_failures_total Sentences that failed, by the stage they failed at.",
+                  "# TYPE hearth_failures_total counter"]
+        lines += [f'hearth_failures_total{{stage="{k}"}} {n}' for k, n in sorted(health.get("failures", {}).items())]
+        lines += ["# HELP hearth_worker_restarts_total Worker threads started again after dying.",
+                  "# TYPE hearth_worker_restarts_total counter"]
+        lines += [f'hearth_worker_restarts_total{{worker="{k}"}} {n}'
+                  for k, n in sorted(health.get("restarts", {}).items())]
         gauges = {**self._gauges(), "resident_memory_bytes": _resident_bytes()}
+        if health:
+            gauges["healthy"] = int(health.get("status") == "ok")
         for name, value in gauges.items():
             lines += [f"# TYPE hearth_{name} gauge", f"hearth_{name} {value}"]
         return "\n".join(lines) + "\n"

@@ -38,14 +38,18 @@ class Resident:
     def load_in_background(self, path: Path | str, flags: dict[str, Any], max_active: int, max_waiting: int,
                            on_failure: Callable[[BaseException], None], max_batch: int | None = None) -> None:
         """Load the engine and start its scheduler on a thread; `on_failure` is called with what
-        went wrong (the server should then stop). `max_batch` None: `settings.max_batch()`."""
+        went wrong (the server should then stop, with a non-zero exit code): loading failed, or later
+        a worker thread died too often to be started again (`hearth.health`). `max_batch` None:
+        `settings.max_batch()`."""
 
         def run() -> None:
             try:
                 engine = load(path, **flags)
                 batch = max_batch if max_batch is not None else settings.max_batch()
-                self.scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting,
-                                           max_batch=min(batch, max_active))
+                scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting,
+                                      max_batch=min(batch, max_active))
+                scheduler.health.on_fatal = lambda reason: on_failure(RuntimeError(reason))
+                self.scheduler = scheduler
                 self.engine = engine
                 log.info("ready: %d voices on the %s backend", len(engine.voices), engine.options.backend)
             except BaseException as e:  # noqa: BLE001 - reported, and the server stops
@@ -55,6 +59,17 @@ class Resident:
                 self.ready.set()
 
         threading.Thread(target=run, name="hearth-load", daemon=True).start()
+
+    def health(self) -> tuple[int, dict[str, Any]]:
+        """(HTTP status, body) of the service's health: 503 while loading or while a worker is down
+        or restarting ("degraded", with the reason), 500 when loading failed, else 200 "ok"; the
+        failure and restart counts either way."""
+        if self.error is not None:
+            return 500, {"status": "failed", "error": self.error}
+        if self.engine is None or self.scheduler is None:
+            return 503, {"status": "loading"}
+        report = self.scheduler.health_report()
+        return (200 if report["status"] == "ok" else 503), report
 
     def close(self) -> None:
         if self.scheduler is not None:

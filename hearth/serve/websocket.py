@@ -28,7 +28,6 @@ and the connection stays open; a connection that closes cancels its session.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from typing import Any
 
@@ -37,6 +36,7 @@ from fastapi import WebSocket, WebSocketDisconnect
 from ..engine import InputError
 from ..scheduler import Busy, SpeechChunk
 from ..scheduler import Request as SpeechRequest
+from . import jsonbody
 from .encoders import encoder
 
 __all__ = ["speech_stream"]
@@ -59,14 +59,16 @@ class _Session:
         self.samples_sent = 0
         self.frames_sent: dict[int, int] = {}  # sentence -> frames sent
         self.client_cancelled = False
+        self.failure: BaseException | None = None  # why the request ended early (the session says so)
         self.task = asyncio.create_task(self._send())
 
     async def _next(self) -> SpeechChunk | None:
         """The next chunk, awaited (no thread waits for it); None at the end."""
         try:
             return await self.request.aget()
-        except Exception:  # noqa: BLE001 - the request ended with an error; the sender says it ended
-            log.exception("websocket session %d: reading audio failed", self.request.id)
+        except Exception as e:  # noqa: BLE001 - the request ended with an error; the sender says so
+            log.warning("websocket session %d: ended by a failure: %s", self.request.id, e)
+            self.failure = e
             return None
 
     @property
@@ -110,6 +112,9 @@ class _Session:
                                     "text_consumed": self.text_consumed()})
             return
         await self._report_failures(reported, len(request.sentences))
+        if self.failure is not None:
+            await ws.send_json({"type": "error", "code": "session_failed",
+                                "message": f"the session ended early: {self.failure}"})
         await ws.send_json({"type": "session.done", "total_sentences": len(request.sentences)})
 
     async def _report_failures(self, reported: int, upto: int) -> int:
@@ -130,7 +135,9 @@ def _parse(raw: str | None) -> dict[str, Any]:
     if raw is None:
         raise InputError("send JSON text messages ({\"type\": \"session.config\", ...}); binary frames are not taken")
     try:
-        message = json.loads(raw)
+        message = jsonbody.loads(raw)
+    except jsonbody.TooDeep as e:
+        raise InputError(str(e)) from None
     except ValueError:
         raise InputError("a message is not valid JSON; send objects such as {\"type\": \"input.text\", "
                          "\"text\": \"...\"}") from None
@@ -166,36 +173,16 @@ async def speech_stream(ws: WebSocket, state: Any, api_key_ok: bool) -> None:
             except InputError as e:
                 await error(str(e))
                 continue
-            kind = message["type"]
-            if kind == "session.config":
-                if session is not None and not session.finished:
-                    await error("a session is already open: send input.done (and wait for session.done) or "
-                                "input.cancel before configuring another")
-                    continue
-                session = await _configure(ws, state, message, error)
-            elif kind in ("input.text", "input.done", "input.cancel"):
-                if session is None or session.finished:
-                    await error(f"{kind} needs an open session: send session.config first")
-                    continue
-                request = session.request
-                if kind == "input.text":
-                    text = message.get("text")
-                    if not isinstance(text, str):
-                        await error("input.text needs \"text\": a string")
-                        continue
-                    try:
-                        request.push(text)
-                    except InputError as e:
-                        await error(str(e))
-                elif kind == "input.done":
-                    request.end()
-                else:
-                    session.client_cancelled = True
-                    request.cancel()  # generation stops within a frame; the sender then says so
-                    log.info("websocket session %d: cancelled by the client", request.id)
-            else:
-                await error(f"unknown message type {kind!r}; use session.config, input.text, input.done or "
-                            "input.cancel")
+            try:
+                session = await _handle(ws, state, message, session, error)
+            except WebSocketDisconnect:
+                raise
+            except Exception as e:  # noqa: BLE001 - a bug met by this session ends its request, not the connection
+                log.exception("websocket: handling a %s message failed", message["type"])
+                if session is not None:
+                    session.request.cancel()
+                await error(f"the server failed handling this message ({type(e).__name__}: {e}); the session's "
+                            "request was cancelled: configure a new session", "server_error")
     except WebSocketDisconnect:
         pass
     finally:
@@ -204,6 +191,42 @@ async def speech_stream(ws: WebSocket, state: Any, api_key_ok: bool) -> None:
                 log.info("websocket session %d: cancelled, the client went away", session.request.id)
             session.request.cancel()  # a no-op once it has ended
             session.task.cancel()
+
+
+async def _handle(ws: WebSocket, state: Any, message: dict[str, Any], session: _Session | None,
+                  error: Any) -> _Session | None:  # noqa: ANN401
+    """One message of the client's; the session from now on."""
+    kind = message["type"]
+    if kind == "session.config":
+        if session is not None and not session.finished:
+            await error("a session is already open: send input.done (and wait for session.done) or "
+                        "input.cancel before configuring another")
+            return session
+        return await _configure(ws, state, message, error)
+    if kind in ("input.text", "input.done", "input.cancel"):
+        if session is None or session.finished:
+            await error(f"{kind} needs an open session: send session.config first")
+            return session
+        request = session.request
+        if kind == "input.text":
+            text = message.get("text")
+            if not isinstance(text, str):
+                await error("input.text needs \"text\": a string")
+                return session
+            try:
+                request.push(text)
+            except InputError as e:
+                await error(str(e))
+        elif kind == "input.done":
+            request.end()
+        else:
+            session.client_cancelled = True
+            request.cancel()  # generation stops within a frame; the sender then says so
+            log.info("websocket session %d: cancelled by the client", request.id)
+    else:
+        await error(f"unknown message type {kind!r}; use session.config, input.text, input.done or "
+                    "input.cancel")
+    return session
 
 
 async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: Any) -> _Session | None:

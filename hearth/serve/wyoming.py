@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,6 +36,7 @@ from ..audio import to_pcm
 from ..config import ModelConfig
 from ..engine import Engine, InputError
 from ..scheduler import Busy, Request, Scheduler, SentenceFailed
+from . import jsonbody
 from .resident import Resident
 
 __all__ = ["LANGUAGE_CODES", "WyomingState", "Session", "describe"]
@@ -165,7 +165,9 @@ async def _read(reader: asyncio.StreamReader) -> Event | _Malformed | None:
     if not line.strip():
         return _Malformed("an empty line is not an event", fatal=False)
     try:
-        header = json.loads(line)
+        header = jsonbody.loads(line)
+    except jsonbody.TooDeep as e:
+        return _Malformed(str(e), fatal=False)
     except ValueError:
         return _Malformed("malformed JSON: each event is one JSON object on one line", fatal=False)
     if not isinstance(header, dict) or not isinstance(header.get("type"), str):
@@ -181,13 +183,15 @@ async def _read(reader: asyncio.StreamReader) -> Event | _Malformed | None:
         return _Malformed('"data" must be a JSON object', fatal=lengths == [0, 0])
     try:
         if lengths[0]:
-            extra = json.loads(await reader.readexactly(lengths[0]))
+            extra = jsonbody.loads(await reader.readexactly(lengths[0]))
             if not isinstance(extra, dict):
                 return _Malformed("an event's extra data must be a JSON object", fatal=False)
             data = {**data, **extra}
         payload = await reader.readexactly(lengths[1]) if lengths[1] else None
     except asyncio.IncompleteReadError:
         return None
+    except jsonbody.TooDeep as e:
+        return _Malformed(f"an event's extra data: {e}", fatal=False)
     except ValueError:
         return _Malformed("an event's extra data is not valid JSON", fatal=False)
     return Event(type=header["type"], data=data, payload=payload)
@@ -252,6 +256,15 @@ class Session(AsyncEventHandler):
             await self._report(str(e), "bad-request")
         except Busy as e:
             await self._report(str(e), "busy")
+        except (ConnectionError, OSError):
+            raise
+        except Exception as e:  # noqa: BLE001 - a bug met by this connection stays with its request
+            log.exception("wyoming: handling a %s event failed", event.type)
+            if self._streamed is not None:
+                self._streamed.cancel()
+                self._streamed = None
+            await self._report(f"the server failed handling {event.type} ({type(e).__name__}: {e})",
+                               "server-error")
         return True
 
     async def _report(self, text: str, code: str) -> None:
@@ -430,6 +443,9 @@ class Session(AsyncEventHandler):
             if not request.finished:
                 log.info("wyoming request %d: cancelled, the client went away (%d sentence(s) started of %d)",
                          request.id, len(request.sentences), request.total_sentences)
+        except Exception as e:  # noqa: BLE001 - a bug met by this synthesis ends it, not the connection
+            log.exception("wyoming request %d failed", request.id)
+            await self._error(f"the synthesis failed ({type(e).__name__}: {e})", "synthesis-failed")
         finally:
             request.cancel()  # a no-op once it has ended; else generation stops within a frame
             self._requests.discard(request)

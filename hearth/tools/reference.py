@@ -101,3 +101,37 @@ def official_generate(
             **kwargs,
         )
     return codes[0]
+
+
+def write_official_checkpoint(out: Path | str, config: dict, codec: dict, seed: int = 0) -> Path:
+    """A random checkpoint in the official layout whose weights come from the official classes'
+    own initialisation (`torch.manual_seed(seed)`, then the talker and the speech tokenizer built
+    from `config` and `codec`), written as they store them: the talker in bf16, the speech
+    tokenizer in fp32. Its statistics differ from `random_checkpoint.write_checkpoint`'s (zero
+    biases, identity norms, N(0, 0.02) everywhere, empty codebooks), which is the point: the engine
+    must not depend on either writer's choices."""
+    from safetensors.torch import save_file
+
+    from .random_checkpoint import write_checkpoint
+
+    out = write_checkpoint(Path(out), config, codec, seed=seed)  # the files beside the weights
+    qwen_tts, _, _ = import_official()
+    from qwen_tts.core.models import Qwen3TTSConfig, Qwen3TTSForConditionalGeneration
+    from qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Config
+    from qwen_tts.core.tokenizer_12hz.modeling_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Model
+
+    torch.manual_seed(seed)
+    with contextlib.redirect_stdout(io.StringIO()):
+        model = Qwen3TTSForConditionalGeneration(Qwen3TTSConfig(**config))
+        tokenizer = Qwen3TTSTokenizerV2Model(Qwen3TTSTokenizerV2Config(**codec))
+
+    def save(module: torch.nn.Module, path: Path, dtype: torch.dtype, skip: str | None = None) -> None:
+        tensors = {name: t.detach().to(dtype).contiguous() for name, t in module.state_dict().items()
+                   if not (skip and name.startswith(skip)) and t.is_floating_point()}
+        save_file(tensors, str(path), metadata={"format": "pt"})
+
+    save(model, out / "model.safetensors", torch.bfloat16)
+    # As released: the speech tokenizer's encoder is stored for Base checkpoints only.
+    save(tokenizer, out / "speech_tokenizer" / "model.safetensors", torch.float32,
+         None if config.get("tts_model_type") == "base" else "encoder.")
+    return out
