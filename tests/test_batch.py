@@ -145,7 +145,6 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
     if backend == "openvino":
         monkeypatch.setattr(ov_paged, "_START_BLOCKS_PER_ROW", 1)  # so the cache must grow mid-batch
     else:
-        pytest.importorskip("onnxruntime")
         from hearth.backends import ort
 
         monkeypatch.setattr(ort, "_START_CAPACITY", 16)

@@ -15,12 +15,11 @@ import time
 
 import numpy as np
 import pytest
+import soundfile as sf  # noqa: E402
 from fake_llm import FakeLLM
 
 from hearth.sentences import split_sentences
 from hearth.tools.agent import ChatStream, chat_url
-
-sf = pytest.importorskip("soundfile")
 
 
 class Chat:

@@ -15,11 +15,10 @@ import asyncio
 import re
 import time
 
+import livekit.plugins.openai as lk_plugin  # noqa: E402
 import numpy as np
+import pipecat.services.openai.tts as pipecat_tts  # noqa: E402
 import pytest
-
-pipecat_tts = pytest.importorskip("pipecat.services.openai.tts")
-lk_plugin = pytest.importorskip("livekit.plugins.openai")
 
 
 def served(server, before: int, within_s: float = 20) -> list[tuple[int, int]]:

@@ -12,10 +12,9 @@ import time
 import urllib.request
 
 import pytest
+import ray.serve  # noqa: E402, F401
 from audited import Audited
 from servers import Server
-
-pytest.importorskip("ray.serve")
 
 
 def _ray_processes() -> list[str]:

@@ -19,9 +19,6 @@ from hearth.backends.accuracy import compare_formats, teacher_forced_logits
 from hearth.prompt import embed_prompt
 from hearth.sampling import warp
 
-pytest.importorskip("openvino")
-pytest.importorskip("onnxruntime")
-
 BACKENDS = ["openvino", "onnxruntime"]
 
 

@@ -12,12 +12,8 @@ import random
 import socket
 import time
 
-import pytest
+import websockets.sync.client as ws_client  # noqa: E402
 from servers import Server, WyomingServer
-
-pytest.importorskip("wyoming")
-ws_client = pytest.importorskip("websockets.sync.client")
-
 from wyoming.client import AsyncTcpClient  # noqa: E402
 from wyoming.tts import Synthesize, SynthesizeVoice  # noqa: E402
 

@@ -18,9 +18,6 @@ import torch
 import hearth
 from hearth.prompt import embed_prompt
 
-pytest.importorskip("onnxruntime")
-pytest.importorskip("onnx")
-
 
 @pytest.fixture(scope="module")
 def ort_int8(tiny_dir):

@@ -16,8 +16,6 @@ import hearth
 from hearth.backends.accuracy import compare_formats, snr_db, teacher_forced_logits
 from hearth.prompt import embed_prompt
 
-pytest.importorskip("openvino")
-
 
 @pytest.fixture(scope="module")
 def ov_fp32(tiny_dir):

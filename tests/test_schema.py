@@ -19,11 +19,10 @@ import os
 import sys
 
 import pytest
+import schemathesis  # noqa: E402
 from hypothesis import HealthCheck, settings
-from servers import Server
-
-schemathesis = pytest.importorskip("schemathesis")
 from schemathesis.specs.openapi.checks import positive_data_acceptance  # noqa: E402
+from servers import Server
 
 EXAMPLES = 40
 CALLS = {"custom": 0, "base": 0}

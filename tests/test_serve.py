@@ -15,13 +15,12 @@ import time
 import urllib.error
 import urllib.request
 
+import av  # noqa: E402
 import numpy as np
+import openai  # noqa: E402
 import pytest
 import requests
 from servers import Server, metrics, wait_for_metric
-
-openai = pytest.importorskip("openai")
-av = pytest.importorskip("av")
 
 TEXT = "Hello there, welcome home. This is the second sentence."
 SENTENCES = ["Hello there, welcome home.", "This is the second sentence."]

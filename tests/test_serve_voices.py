@@ -14,7 +14,9 @@ import io
 import os
 
 import numpy as np
+import openai  # noqa: E402
 import pytest
+import requests  # noqa: E402
 import soundfile
 from servers import Server, WyomingServer
 from test_clone import REF_TEXT, reference_audio
@@ -22,9 +24,6 @@ from test_clone import REF_TEXT, reference_audio
 import hearth
 from hearth.audio import to_pcm
 from hearth.voices import read_reference
-
-requests = pytest.importorskip("requests")
-openai = pytest.importorskip("openai")
 
 TEXT = "Good morning. The bread is warm."
 SENTENCES = ["Good morning.", "The bread is warm."]

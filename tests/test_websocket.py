@@ -12,11 +12,10 @@ import json
 import time
 
 import pytest
+import websockets.sync.client as ws_client  # noqa: E402
 from servers import Server
 
 from hearth.sentences import split_sentences
-
-ws_client = pytest.importorskip("websockets.sync.client")
 
 TEXT = "Hello there, my good friend, welcome back home tonight. 你好，欢迎回家。 The third one, with 3.5 cups!"
 SEED, FRAMES = 17, 12

@@ -8,7 +8,7 @@ from typing import Any
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
 from ..tools.doctor import TUNED
-from .options import add_backend, backend_flags, check_backend, count, seconds
+from .options import add_backend, add_cpu_mask, apply_cpu_mask, backend_flags, check_backend, count, seconds
 
 
 def add_parsers(sub: Any) -> None:
@@ -41,10 +41,7 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--clone", type=seconds(False), default=None, metavar="SECONDS",
                        help="speak in a voice cloned (in context) from a reference this long: first audio from raw "
                             "audio, from a stored profile, and in use (default model: a true-shape 0.6B Base)")
-    bench.add_argument("--cpu", choices=("avx2", "avx2-vnni"), default=None,
-                       help="measure as on a CPU without AVX-512/AMX/BF16 (avx2: without AVX-VNNI too): the "
-                            "runtimes' code path for such a machine, timed on this one (Linux x86-64 with CPUID "
-                            "faulting; compiles a small preload library)")
+    add_cpu_mask(bench)
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=_bench)
 
@@ -115,14 +112,10 @@ def _check_model(model: str | None) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from ..tools.bench import SENTENCE, BenchSettings, exec_with_cpu_mask, main_bench
+    from ..tools.bench import SENTENCE, BenchSettings, main_bench
     from ..voices import MAX_REFERENCE_S, MIN_REFERENCE_S
 
-    if args.cpu is not None:
-        try:
-            exec_with_cpu_mask(args.cpu)  # (returns in the process that already sees that CPU)
-        except ValueError as e:
-            raise InputError(str(e)) from None
+    apply_cpu_mask(args)  # (returns in the process that already sees that CPU)
     check_backend(args)
     _check_model(args.model)
     if args.text is not None and not args.text.strip():

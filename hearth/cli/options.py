@@ -128,6 +128,25 @@ def add_backend(p: argparse.ArgumentParser) -> None:
                    help="compute precision of the torch backend (default float32)")
 
 
+def add_cpu_mask(p: argparse.ArgumentParser, what: str = "measure") -> None:
+    p.add_argument("--cpu", choices=("avx2", "avx2-vnni"), default=None,
+                   help=f"{what} as on a CPU without AVX-512/AMX/BF16 (avx2: without AVX-VNNI too): the "
+                        "runtimes' code path for such a machine, on this one (Linux x86-64 with CPUID faulting; "
+                        "compiles a small preload library)")
+
+
+def apply_cpu_mask(args: argparse.Namespace) -> None:
+    """With --cpu: run this command again in a process that sees such a CPU (returns in that one)."""
+    if getattr(args, "cpu", None) is None:
+        return
+    from ..tools.bench import exec_with_cpu_mask
+
+    try:
+        exec_with_cpu_mask(args.cpu)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
 def backend_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The backend keywords the user gave (None for the rest); `hearth.load` resolves the others."""
     return {

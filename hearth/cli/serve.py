@@ -22,7 +22,17 @@ from typing import Any
 from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import add_backend, add_model, add_voice_alias, check_backend, count, load_flags, seconds
+from .options import (
+    add_backend,
+    add_cpu_mask,
+    add_model,
+    add_voice_alias,
+    apply_cpu_mask,
+    check_backend,
+    count,
+    load_flags,
+    seconds,
+)
 
 __all__ = ["add_parsers"]
 
@@ -46,6 +56,7 @@ def add_parsers(sub: Any) -> None:
     add_voice_alias(serve)
     add_model(serve)
     add_backend(serve)
+    add_cpu_mask(serve, "serve")
     serve.set_defaults(run=_serve)
 
     cluster = sub.add_parser("cluster", help="hearth serve on a Ray cluster: replicas behind Ray Serve's HTTP proxy "
@@ -158,6 +169,7 @@ def _is_loopback(host: str) -> bool:
 
 
 def _serve(args: argparse.Namespace) -> int:
+    apply_cpu_mask(args)
     try:
         import uvicorn
 

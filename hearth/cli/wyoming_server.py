@@ -20,7 +20,18 @@ from urllib.parse import urlparse
 from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import add_backend, add_model, add_speed, add_voice_alias, check_backend, count, load_flags, seed
+from .options import (
+    add_backend,
+    add_cpu_mask,
+    add_model,
+    add_speed,
+    add_voice_alias,
+    apply_cpu_mask,
+    check_backend,
+    count,
+    load_flags,
+    seed,
+)
 
 __all__ = ["add_parsers"]
 
@@ -51,6 +62,7 @@ def add_parsers(sub: Any) -> None:
     add_voice_alias(p)
     add_model(p)
     add_backend(p)
+    add_cpu_mask(p, "serve")
     p.set_defaults(run=_wyoming)
 
 
@@ -78,6 +90,7 @@ def _parse_uri(uri: str) -> tuple[str, str, int | str | None]:
 
 
 def _wyoming(args: argparse.Namespace) -> int:
+    apply_cpu_mask(args)
     try:
         import wyoming  # noqa: F401
 
