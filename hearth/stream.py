@@ -148,6 +148,7 @@ class _Worker:
         self._tasks: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future] | None] = (
             queue.SimpleQueue()
         )
+        self.dying = False
         self.thread = threading.Thread(target=self._run, name=name, daemon=True)
         self.thread.start()
 
@@ -157,15 +158,19 @@ class _Worker:
             if not future.set_running_or_notify_cancel():
                 continue
             try:
-                future.set_result(fn())
+                result = fn()
             except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
-                future.set_exception(e)
                 if isinstance(e, faults.InjectedFault) and e.stage == "vocoder_thread":
-                    raise  # the thread dies (supervision's test: `Workers.acquire` replaces it)
+                    self.dying = True  # (before the future's callbacks run: its pair is not kept)
+                    future.set_exception(e)
+                    raise  # the thread dies (supervision's test: its pair is replaced)
+                future.set_exception(e)
+            else:
+                future.set_result(result)
 
     @property
     def alive(self) -> bool:
-        return self.thread.is_alive()
+        return self.thread.is_alive() and not self.dying
 
     def submit(self, fn: Callable[[], object]) -> concurrent.futures.Future:
         future: concurrent.futures.Future = concurrent.futures.Future()
@@ -202,7 +207,7 @@ class Workers:
                 if all(w.alive for w in pair):
                     return pair
                 self.replaced += 1  # a thread died (it must not take the next stream with it)
-                log.warning("a stream worker thread had died; starting new ones")
+                log.warning("a stream worker thread had died; the next stream starts new ones")
                 for worker in pair:
                     worker.close()
             self._count += 1
@@ -211,7 +216,10 @@ class Workers:
 
     def release(self, pair: tuple[_Worker, _Worker]) -> None:
         with self._lock:
-            if not self._closed and len(self._idle) < self.keep:
+            if not all(w.alive for w in pair):
+                self.replaced += 1  # a thread died: the next stream gets new ones
+                log.warning("a stream worker thread died; the next stream starts new ones")
+            elif not self._closed and len(self._idle) < self.keep:
                 self._idle.append(pair)
                 return
         for worker in pair:

@@ -97,3 +97,29 @@ def test_bench_cloned_voice(base_dir):
     assert not (Path(os.environ["HEARTH_CACHE"]) / "voices" / "bench.safetensors").exists()  # it was temporary
     bad = subprocess.run(cmd[:-3] + ["--clone", "40"], capture_output=True, text=True, timeout=120, check=False)
     assert bad.returncode == 2 and "1 to 30 s" in bad.stderr
+
+
+def test_bench_against_another_commit(tiny_dir):
+    """`--against HEAD`: the same bench from this tree and from HEAD's worktree, alternated; each figure
+    on both sides with the ratio and its spread; the temporary worktree is gone afterwards."""
+    git = ["git", "-C", str(Path(__file__).parent.parent)]
+    before = subprocess.run([*git, "worktree", "list"], capture_output=True, text=True, check=True).stdout
+    cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "3", "--runs", "1",
+           "--backend", "torch", "--against", "HEAD", "--pairs", "2", "--json"]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr
+    data = json.loads(r.stdout)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    assert data["commit"] == head and data["pairs"] == 2
+    assert len(data["this_runs"]) == len(data["ref_runs"]) == 2
+    for label in ("real-time factor", "first audio (s)", "predictor frame (ms)", "vocoder chunk (ms)",
+                  "peak RSS (MB)", "start to ready (s)"):
+        f = data["figures"][label]
+        assert len(f["this"]) == len(f["ref"]) == 2 and f["ratio_min"] <= f["ratio"] * 1.0001
+        assert f["ratio"] > 0
+    assert "pair 2 of 2" in r.stderr
+    after = subprocess.run([*git, "worktree", "list"], capture_output=True, text=True, check=True).stdout
+    assert after == before
+    bad = subprocess.run(cmd[:-5] + ["--against", "no-such-ref-xyz"], capture_output=True, text=True, timeout=60,
+                         check=False)
+    assert bad.returncode == 2 and "no such commit" in bad.stderr

@@ -42,6 +42,11 @@ def add_parsers(sub: Any) -> None:
                        help="speak in a voice cloned (in context) from a reference this long: first audio from raw "
                             "audio, from a stored profile, and in use (default model: a true-shape 0.6B Base)")
     add_cpu_mask(bench)
+    bench.add_argument("--against", default=None, metavar="GITREF",
+                       help="run this same bench from this tree and from GITREF (a temporary worktree) in turn, "
+                            "in one sitting, and print each figure's ratio with its spread (Hearth from a git "
+                            "checkout)")
+    bench.add_argument("--pairs", type=count(), default=3, help="with --against: alternating pairs of runs (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.set_defaults(run=_bench)
 
@@ -115,6 +120,8 @@ def _bench(args: argparse.Namespace) -> int:
     from ..tools.bench import SENTENCE, BenchSettings, main_bench
     from ..voices import MAX_REFERENCE_S, MIN_REFERENCE_S
 
+    if args.against is not None:
+        return _against(args)
     apply_cpu_mask(args)  # (returns in the process that already sees that CPU)
     check_backend(args)
     _check_model(args.model)
@@ -130,6 +137,33 @@ def _bench(args: argparse.Namespace) -> int:
         clone_s=args.clone,
     )
     return main_bench(settings, args.compare_official, args.json)
+
+
+def _against(args: argparse.Namespace) -> int:
+    """`bench --against REF`: the same arguments, but for --against, --pairs and --json, from both trees."""
+    import sys
+
+    from ..tools.against import main_against
+
+    if args.compare_official or args.streams or args.clone is not None:
+        raise InputError("--against compares the standard bench (first audio, real-time factor, stages, memory); "
+                         "leave out --compare-official, --streams and --clone")
+    check_backend(args)
+    _check_model(args.model)
+    argv = sys.argv[sys.argv.index("bench") + 1 :]
+    kept: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+        elif a in ("--against", "--pairs"):
+            skip = True
+        elif not a.startswith(("--against=", "--pairs=")) and a != "--json":
+            kept.append(a)
+    try:
+        return main_against(args.against, kept, args.pairs, args.json)
+    except ValueError as e:
+        raise InputError(str(e)) from None
 
 
 def _doctor(args: argparse.Namespace) -> int:
