@@ -136,6 +136,10 @@ class FrameBatcher:
         with self._cond:
             self._cond.notify_all()
 
+    def wake(self) -> None:
+        """Something a row waits on changed (its consumer let it go on): look again."""
+        self._wake()
+
     def close(self) -> None:
         """End every row (its consumer sees the end, stop reason "closed") and stop the thread."""
         with self._cond:
@@ -237,7 +241,7 @@ class FrameBatcher:
     def _state(self, row: _Row) -> str:
         """Under the lock: "go" (can compute its next frame), "text" (waits for text) or "full"
         (its consumer has not taken enough)."""
-        if row.utterance.session is not None and len(row.frames) >= self.ahead_frames:
+        if row.utterance.session is not None and (len(row.frames) >= self.ahead_frames or row.utterance.held):
             return "full"
         return "go" if row.utterance.input_ready() else "text"
 

@@ -109,6 +109,12 @@ class Utterance:
         self._made = 0
         self._summed: torch.Tensor | None = None  # the last frame's summed embedding
         self._budget_frames: int | None = None
+        self.hold_at: int | None = None  # make no frame beyond this many (`FrameGenerator.hold_until`)
+
+    @property
+    def held(self) -> bool:
+        """Its consumer wants no more frames now (`FrameGenerator.hold_until`)."""
+        return self.hold_at is not None and self._made >= self.hold_at
 
     def input_ready(self) -> bool:
         """Whether its next talker input is known (its prompt, or live text's next row), so that
@@ -322,6 +328,15 @@ class FrameGenerator:
     @property
     def stats(self) -> GenerationStats:
         return self.utterance.stats
+
+    def hold_until(self, frames: int | None) -> None:
+        """Make no frame beyond the first `frames` (None: no bound) until told otherwise: its consumer
+        decodes a chunk meanwhile and wants the CPU for it. Alone, the consumer's own thread makes the
+        frames, so it pauses by itself; batched, the batcher leaves the row out once it has made
+        that many (set before the chunk's last frame is made, so not one frame more slips in)."""
+        self.utterance.hold_at = frames
+        if self.batcher is not None:
+            self.batcher.wake()
 
     def __iter__(self) -> Iterator[torch.Tensor]:
         return self.frames()

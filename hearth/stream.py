@@ -310,6 +310,7 @@ class _Pipeline:
             self._index, self._start, self._chunk_t0 = 0, 0, time.perf_counter()
             self._target = self.plan.length(0)
             self._first_sent, self._frame_cost = 0.0, 0.0
+            self.frames.hold_until(self._target)  # (released once the first chunk is decoded: `_cut`)
             for frame in self.frames.frames(on_starve=self._starved, stop=self.stop):
                 if self.stop.is_set():  # checked once per frame
                     self.frames.stats.stop_reason = "closed"
@@ -347,9 +348,12 @@ class _Pipeline:
         self.decoded.clear()
         if not self._put(self.codes, chunk):
             return False
-        if self.plan.hold_all or self._index == 0:
+        held = self.plan.hold_all or self._index == 0
+        if held:
             # First audio gets the whole CPU: on a small machine, decoding it while the next frames
-            # compete for the same cores delays it more than it gains.
+            # compete for the same cores delays it more than it gains. Batched, the batcher's thread
+            # makes the frames, so the row is held at the chunk's end (`hold_until`) and sits out
+            # while other rows go on (a lone row doubled its first decode otherwise).
             while not self.decoded.wait(_POLL_S) and not self.stop.is_set():
                 pass
         self._index, self._start = self._index + 1, self._start + len(pending)
@@ -358,6 +362,8 @@ class _Pipeline:
             self._first_sent = self._chunk_t0
         lead = self._start * self.plan.frame_s - (self._chunk_t0 - self._first_sent)
         self._target = self.plan.paced_length(self._index, lead, self._frame_cost, self.last_decode_s)
+        if held:  # go on, up to the next chunk's end if every chunk is decoded alone
+            self.frames.hold_until(self._start + self._target if self.plan.hold_all else None)
         return True
 
     def _out(self, item: AudioChunk | _WorkerFailure | _End) -> bool:
