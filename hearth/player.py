@@ -8,7 +8,9 @@
 The player is one consumer of the scheduler: its requests are chained (`after=`), so they are
 generated in order and, together, never more than one sentence ahead of what has been played; the
 next sentence is generated while the current one plays. A playback thread writes each chunk to the
-sink in 40 ms blocks, so a cancel is heard within one block, with a 10 ms fade-out. A sink failure
+sink in 40 ms blocks, so a cancel is heard within one block, with a 10 ms fade-out. On a sink
+that plays in real time, where the machine makes audio slower than that, a request's audio is held
+until the rest can play without a gap (`playback`, `hearth.pacing`). A sink failure
 fails that sentence only (the rest of it is skipped); the next one plays normally.
 """
 
@@ -24,8 +26,9 @@ from typing import Protocol
 
 import numpy as np
 
+from .pacing import PLAYBACK, Pacer, paced
 from .prompt import Speaker
-from .scheduler import Request, Scheduler, SentenceResult
+from .scheduler import Request, Scheduler, SentenceResult, SpeechChunk
 
 __all__ = ["Player", "PlayerRequest", "Sink"]
 
@@ -93,6 +96,7 @@ class Player:
         keep_codes: bool = False,
         owns_scheduler: bool = False,
         speed: float = 1.0,
+        playback: str = "auto",
     ):
         self.scheduler = scheduler
         self.sink = sink
@@ -103,6 +107,10 @@ class Player:
         self.max_new_tokens = max_new_tokens  # per sentence; None: the checkpoint's default and the guard
         self.keep_codes = keep_codes
         self.speed = speed  # every request's speaking rate
+        if playback not in PLAYBACK:
+            raise ValueError(f"playback must be one of {', '.join(PLAYBACK)}, got {playback!r}")
+        self.playback = playback  # when audio starts playing on a real-time sink (`hearth.pacing`)
+        self._failed_sentence = -1
         self.underruns = 0
         self._owns_scheduler = owns_scheduler
         self._queue: deque[PlayerRequest] = deque()
@@ -206,37 +214,47 @@ class Player:
 
     def _play(self, item: PlayerRequest) -> None:
         sink = self.sink
-        block = max(1, int(BLOCK_S * sink.sample_rate))
         request = item.request
         item.status = "speaking"
-        failed_sentence = -1
-        for chunk in request:
-            if chunk.sentence == failed_sentence:
-                continue  # the rest of a sentence the sink failed
-            samples = chunk.samples
-            for start in range(0, len(samples), block):
-                if request.cancelled:
-                    self._fade_out(samples[start : start + int(FADE_S * sink.sample_rate)])
-                    return
-                try:
-                    starved = sink.write(samples[start : start + block])
-                except Exception as e:  # noqa: BLE001 - isolation: the sink failed this sentence only
-                    error = f"sink: {type(e).__name__}: {e}"
-                    request.fail_sentence(chunk.sentence, error)
-                    log.warning("sink failed in request %d: %s", item.number, error)
-                    failed_sentence = chunk.sentence
-                    break
-                if item.first_audio_s is None:
-                    item.first_audio_s = time.monotonic() - request.submitted
-                elif starved:
-                    item.underruns += 1
-                    self.underruns += 1
+        # Held until the rest can play without a gap (`hearth.pacing`), on a sink that plays in real
+        # time; a file takes the audio as it comes.
+        pacer = Pacer(self.playback if sink.realtime else "eager", self.scheduler.rate)
+        self._failed_sentence = -1
+        for chunk in paced(request, pacer, stop=lambda: request.cancelled):
+            if not self._play_chunk(item, chunk):
+                return
         if request.cancelled:
             return
         try:
             sink.drain()
         except Exception as e:  # noqa: BLE001
             log.warning("sink failed while draining request %d: %s", item.number, e)
+
+    def _play_chunk(self, item: PlayerRequest, chunk: SpeechChunk) -> bool:
+        """Hand one chunk to the sink in blocks; False once the request is cancelled (faded out)."""
+        sink, request = self.sink, item.request
+        if chunk.sentence == self._failed_sentence:
+            return True  # the rest of a sentence the sink failed
+        block = max(1, int(BLOCK_S * sink.sample_rate))
+        samples = chunk.samples
+        for start in range(0, len(samples), block):
+            if request.cancelled:
+                self._fade_out(samples[start : start + int(FADE_S * sink.sample_rate)])
+                return False
+            try:
+                starved = sink.write(samples[start : start + block])
+            except Exception as e:  # noqa: BLE001 - isolation: the sink failed this sentence only
+                error = f"sink: {type(e).__name__}: {e}"
+                request.fail_sentence(chunk.sentence, error)
+                log.warning("sink failed in request %d: %s", item.number, error)
+                self._failed_sentence = chunk.sentence
+                return True
+            if item.first_audio_s is None:
+                item.first_audio_s = time.monotonic() - request.submitted
+            elif starved:
+                item.underruns += 1
+                self.underruns += 1
+        return True
 
     def _fade_out(self, samples: np.ndarray) -> None:
         if len(samples):

@@ -53,6 +53,7 @@ from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
 from .health import Health, Supervisor
 from .options import SpeechOptions
+from .pacing import SpeechRate
 from .process import trim_heap
 from .prompt import ClonedVoice, Speaker
 from .request import Busy, Request, RequestState, SentenceFailed, SentenceFailure, SentenceResult, SpeechChunk
@@ -81,6 +82,7 @@ class Scheduler:
         self.max_waiting = max_waiting
         self.max_batch = max_batch
         self.health = Health()
+        self.rate = SpeechRate()  # audio per wall second and frames per text token, as sentences finish
         # More than one: up to max_batch sentences (of different requests) are generated together,
         # stepped frame by frame as one batch (`hearth.batch`).
         self._batcher = FrameBatcher(engine.lm, max_batch, health=self.health) if max_batch > 1 else None
@@ -408,6 +410,7 @@ class Scheduler:
                 if request.first_chunk_s is None:
                     request.first_chunk_s = time.monotonic() - request.submitted
                 sentence.frames += item.frames
+                run.decode_s += item.timing.decode_s
                 if request.keep_codes:
                     run.codes.append(item.codes)
                 state = request.state
@@ -431,6 +434,12 @@ class Scheduler:
                             request.state.texts.clear()
                 elif sentence.status == "generating":
                     sentence.status = "cancelled" if request.cancelled else "done"
+                    if sentence.status == "done" and sentence.frames and item.stats is not None:
+                        # The engine's own pace: its compute (not the time a live sentence waited for text).
+                        g = item.stats
+                        busy = g.prefill_s + g.talker_s + g.predictor_s + run.decode_s
+                        self.rate.sentence(sentence.frames * 0.08, busy, sentence.frames,
+                                           len(self.engine.tokenizer.encode(sentence.text)))
                 if request.keep_codes and run.codes and error is None:
                     sentence.codes = torch.cat(run.codes)
             if error is not None:
@@ -463,6 +472,7 @@ class _Running:
         self.stopped = False
         self.failed_to_start: Exception | None = None
         self.failure: BaseException | None = None  # why it was stopped, when it failed outside its stream
+        self.decode_s = 0.0  # the vocoder's time for its chunks so far
         self.started = time.monotonic()
         self.codes: list[torch.Tensor] = []  # kept with keep_codes
 

@@ -25,6 +25,7 @@ from ..tools.agent import BargeIn, ChatStream, chat_url, speak_turn
 from .options import (
     add_backend,
     add_model,
+    add_playback,
     add_speed,
     add_voice_alias,
     check_backend,
@@ -58,6 +59,7 @@ def add_parsers(sub: Any) -> None:
                       help="seed of every answer (sentence i with seed + i; default: random)")
     chat.add_argument("--max-new-tokens", type=count(), default=None, help="upper bound on frames per sentence")
     add_speed(chat)
+    add_playback(chat)
     chat.add_argument("--out", type=Path, default=None,
                       help="write the speech to a WAV file instead of the speaker")
     chat.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
@@ -140,7 +142,8 @@ def _converse(scheduler: Scheduler, sink: Any, lines: queue.Queue[str | None], a
             try:
                 result["report"] = speak_turn(scheduler, sink, llm, voice=args.voice, language=args.language,
                                               seed=args.seed, barge_in=barge, max_new_tokens=args.max_new_tokens,
-                                              on_text=_print, speed=args.speed)
+                                              on_text=_print, speed=args.speed,
+                                              playback=args.playback)
             except Exception as e:  # noqa: BLE001 - this turn failed; the conversation goes on
                 result["error"] = e
 

@@ -23,6 +23,7 @@ from ..engine import MAX_TEXT_TOKENS, InputError
 __all__ = [
     "add_backend",
     "add_generation",
+    "add_playback",
     "add_speed",
     "add_model",
     "backend_flags",
@@ -79,6 +80,13 @@ def speed(text: str) -> float:
         return check_speed(float(text))
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e)) from None
+
+
+def add_playback(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--playback", choices=("auto", "smooth", "eager"), default="auto",
+                   help="when audio starts playing: eager (as it comes), smooth (held until the rest can play "
+                        "without a gap, where the machine is slower than real time), auto (smooth only where "
+                        "the measured rate is below real time; default)")
 
 
 def add_speed(p: argparse.ArgumentParser) -> None:

@@ -25,6 +25,7 @@ from ..service import Service
 from .options import (
     add_backend,
     add_model,
+    add_playback,
     add_speed,
     add_voice_alias,
     check_backend,
@@ -55,6 +56,7 @@ def add_parsers(sub: Any) -> None:
     speak.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
     speak.add_argument("--max-new-tokens", type=count(), default=None)
     add_speed(speak)
+    add_playback(speak)
     speak.set_defaults(run=_speak)
 
     soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
@@ -147,7 +149,8 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
     requests: list[PlayerRequest] = []
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(requests, done), name="hearth-speak-watch", daemon=True)
-    with Service(engine, sink, max_new_tokens=args.max_new_tokens, speed=args.speed) as player:
+    with Service(engine, sink, max_new_tokens=args.max_new_tokens, speed=args.speed,
+                 playback=args.playback) as player:
         watcher.start()
         if sys.stdin.isatty():
             _say(f"ready: voice {voice}, language {language}. {HELP}")

@@ -16,11 +16,13 @@ from ..aliases import alias_list, voice_aliases
 from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
 from ..checkpoint import open_checkpoint
 from ..engine import Engine, InputError, load
+from ..pacing import Pacer, paced
 from ..sampling import FrameBudget
 from ..scheduler import MAX_REQUEST_CHARS, Scheduler
 from .options import (
     add_generation,
     add_model,
+    add_playback,
     add_speed,
     add_voice_alias,
     check_backend,
@@ -45,6 +47,7 @@ def add_parsers(sub: Any) -> None:
     say.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
     say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
     add_speed(say)
+    add_playback(say)
     say.add_argument("--chunk-frames", type=count(), default=None,
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
     say.add_argument("--first-chunk-frames", type=count(), default=None,
@@ -136,8 +139,11 @@ def _say(args: argparse.Namespace) -> int:
         seconds = 0.0
         # On any failure the request is cancelled (the scheduler's `with`) and a WAV file is not
         # left half-written (the sink's `with` discards it).
+        # The speaker gets the audio held until the rest can play without a gap where the machine
+        # is slower than real time (--playback); a file takes it as it comes.
+        chunks = paced(request, Pacer(args.playback, scheduler.rate)) if out is None else request
         with sink:
-            for chunk in request:
+            for chunk in chunks:
                 sink.write(chunk.samples)
                 seconds += chunk.duration_s
                 if len(request.sentences) > 1 and chunk.sentence_end:

@@ -24,6 +24,7 @@ from .options import (
     add_backend,
     add_cpu_mask,
     add_model,
+    add_playback,
     add_speed,
     add_voice_alias,
     apply_cpu_mask,
@@ -50,6 +51,7 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--max-new-tokens", type=count(), default=None,
                    help="upper bound on tokens per sentence (default from generation_config.json)")
     add_speed(p)  # Wyoming's synthesize event carries no rate: the server's is every request's
+    add_playback(p)
     p.add_argument("--instruct", default=None,
                    help="an instruction for every synthesis: the voice a VoiceDesign checkpoint speaks (required "
                         "there), or the style of a 1.7B CustomVoice one")
@@ -110,7 +112,7 @@ def _wyoming(args: argparse.Namespace) -> int:
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
     service = WyomingState(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1],
                            seed=args.seed, max_new_tokens=args.max_new_tokens, instruct=args.instruct,
-                           voice_aliases=aliases, speed=args.speed)
+                           voice_aliases=aliases, speed=args.speed, playback=args.playback)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:

@@ -263,7 +263,8 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     app = FastAPI(title="Hearth", docs_url=None, redoc_url=None, openapi_url=None)
     if cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=cors_origins, allow_methods=["*"], allow_headers=["*"],
-                           expose_headers=["X-Hearth-Request", "X-Hearth-Seed", "X-Hearth-Warning", "X-Request-Id"])
+                           expose_headers=["X-Hearth-Request", "X-Hearth-Seed", "X-Hearth-Warning", "X-Request-Id",
+                                           "X-Hearth-Realtime"])
 
     @app.exception_handler(ApiError)
     async def api_error(http: Request, e: ApiError) -> JSONResponse:
@@ -432,6 +433,8 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                    "Cache-Control": "no-store"}
         if request.seed is not None:  # the same request with this seed gives the same audio
             headers["X-Hearth-Seed"] = str(request.seed)
+        if scheduler.rate.realtime is not None:  # below 1 the audio comes slower than it plays: buffer
+            headers["X-Hearth-Realtime"] = f"{scheduler.rate.realtime:.3f}"
         if body.instructions and not engine.config.honours_instruct:
             headers["X-Hearth-Warning"] = f"instructions are ignored: the {engine.config.model_size} model does " \
                                           "not take them (1.7B does)"

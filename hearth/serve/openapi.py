@@ -101,7 +101,7 @@ def _websocket_messages() -> dict[str, Any]:
         "WsInputDone": message("input.done"),
         "WsInputCancel": message("input.cancel"),
         "WsAudioStart": message("audio.start", {"sentence_index": integer, "sentence_text": string,
-                                                "format": string, "sample_rate": integer}),
+                                                "format": string, "sample_rate": integer, "realtime": number}),
         "WsAudioDone": message("audio.done", {"sentence_index": integer, "sentence_text": string}),
         "WsSessionDone": message("session.done", {"total_sentences": integer}),
         "WsSessionCancelled": message("session.cancelled", {"audio_s_sent": number, "text_consumed": string}),
@@ -126,7 +126,8 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
         "description": "stream_format sse: speech.audio.delta events (the audio in response_format, base64), "
                        "then speech.audio.done with the usage (output_tokens: frames)"}
     speech_headers = {name: {"schema": {"type": "string"}}
-                      for name in ("X-Hearth-Request", "X-Request-Id", "X-Hearth-Seed", "X-Hearth-Warning")}
+                      for name in ("X-Hearth-Request", "X-Request-Id", "X-Hearth-Seed", "X-Hearth-Warning",
+                                   "X-Hearth-Realtime")}
     voice_entry = {"type": "object", "required": ["id", "name"], "properties": {
         "id": {"type": "string"}, "name": {"type": "string"},
         "languages": {"type": "array", "items": {"type": "string"}}, "dialect": {"type": "string"},

@@ -8,7 +8,8 @@ The messages are vLLM-Omni's for Qwen3-TTS (JSON text frames, fields at the top 
             {"type": "input.text", "text": "..."}                            (any number)
             {"type": "input.done"}                                           (then session.done)
             {"type": "input.cancel"}                                         (barge-in)
-    server: {"type": "audio.start", "sentence_index", "sentence_text", "format", "sample_rate"}
+    server: {"type": "audio.start", "sentence_index", "sentence_text", "format", "sample_rate",
+             "realtime"?: seconds of audio the server makes per second lately (below 1: buffer)}
             binary frames of the sentence's audio as they are decoded
             {"type": "audio.done", "sentence_index", "sentence_text"}
             {"type": "session.done", "total_sentences"}
@@ -93,9 +94,11 @@ class _Session:
             if chunk.sentence != current:
                 current = chunk.sentence
                 wav = encoder("wav", self.sample_rate) if self.fmt == "wav" else None
+                rate = self.realtime()
                 await ws.send_json({"type": "audio.start", "sentence_index": current,
                                     "sentence_text": request.sentences[current].text, "format": self.fmt,
-                                    "sample_rate": self.sample_rate})
+                                    "sample_rate": self.sample_rate,
+                                    **({"realtime": round(rate, 3)} if rate is not None else {})})
             data = (wav or pcm).encode(chunk.samples)
             if data:
                 await ws.send_bytes(data)
@@ -124,6 +127,11 @@ class _Session:
                                          "message": f"sentence {s.index} ({s.text!r}) failed and was skipped: "
                                                     f"{s.error}"})
         return max(reported, upto)
+
+    def realtime(self) -> float | None:
+        """Seconds of audio the server makes per second, lately (below 1: buffer before playing)."""
+        scheduler = self.request.scheduler
+        return scheduler.rate.realtime if scheduler is not None else None
 
     def text_consumed(self) -> str:
         """The text the model had taken in by the last frame sent, sentence by sentence."""

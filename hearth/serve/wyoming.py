@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,6 +36,7 @@ from ..aliases import alias_list
 from ..audio import to_pcm
 from ..config import ModelConfig
 from ..engine import Engine, InputError
+from ..pacing import Pacer, SpeechRate
 from ..scheduler import Busy, Request, Scheduler, SentenceFailed
 from . import jsonbody
 from .resident import Resident
@@ -116,6 +118,7 @@ class WyomingState(Resident):
     instruct: str | None = None  # every synthesis's instruction (a VoiceDesign checkpoint's voice)
     voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.aliases)
     speed: float = 1.0  # every synthesis's speaking rate (Wyoming carries none)
+    playback: str = "auto"  # when a synthesis's audio starts (`hearth.pacing`): held where the machine is slow
     sessions: set[Session] = field(default_factory=set)
 
     def voices(self) -> list[str]:
@@ -399,8 +402,39 @@ class Session(AsyncEventHandler):
             await self._write(SynthesizeStopped().event())
 
     async def _speak(self, request: Request, streamed: bool, before: asyncio.Task[None] | None) -> None:
-        """Audio events for one request, as its chunks come; after the synthesis before it."""
+        """Audio events for one request, as its chunks come; after the synthesis before it. Where
+        the machine is slower than real time, a request's audio is held until the rest can play
+        without a gap at the client (`hearth.pacing`, the server's --playback), as a local player's."""
         open_block = False
+        scheduler = self.service.scheduler
+        pacer = Pacer(self.service.playback, scheduler.rate if scheduler is not None else SpeechRate())
+        held: list[Any] = []
+        plays_until: float | None = None  # when the audio sent so far has played at the client
+        told = ""
+
+        async def send(chunk: Any) -> None:
+            nonlocal open_block
+            rate = chunk.sample_rate
+            if not open_block:
+                await self._write(AudioStart(rate=rate, width=2, channels=1).event())
+                open_block = True
+            if len(chunk.samples):
+                pcm = to_pcm(chunk.samples, "s16")
+                await self._write(AudioChunk(rate=rate, width=2, channels=1, audio=pcm).event())
+            if streamed and chunk.sentence_end:
+                await self._write(AudioStop().event())
+                open_block = False
+
+        async def flush(ended: bool) -> None:
+            nonlocal plays_until
+            now = time.monotonic()
+            buffered = sum(c.duration_s for c in held) + max(0.0, (plays_until or now) - now)
+            if held and pacer.may_play(buffered, ended, now):
+                for c in held:
+                    plays_until = max(now, plays_until or now) + c.duration_s
+                    await send(c)
+                held.clear()
+
         try:
             if before is not None:
                 await asyncio.gather(before, return_exceptions=True)
@@ -408,23 +442,24 @@ class Session(AsyncEventHandler):
                 try:
                     chunk = await request.aget()
                 except SentenceFailed as e:
+                    await flush(True)
                     if open_block:
                         await self._write(AudioStop().event())
                         open_block = False
                     await self._error(str(e), "synthesis-failed")
                     break
                 if chunk is None:
+                    await flush(True)
                     break
-                rate = chunk.sample_rate
-                if not open_block:
-                    await self._write(AudioStart(rate=rate, width=2, channels=1).event())
-                    open_block = True
-                if len(chunk.samples):
-                    pcm = to_pcm(chunk.samples, "s16")
-                    await self._write(AudioChunk(rate=rate, width=2, channels=1, audio=pcm).event())
-                if streamed and chunk.sentence_end:
-                    await self._write(AudioStop().event())
-                    open_block = False
+                if request.text != told and self.service.engine is not None:
+                    told = request.text
+                    pacer.expect(len(self.service.engine.tokenizer.encode(told)))
+                now = time.monotonic()
+                if pacer.playing and not held and plays_until is not None and now > plays_until:
+                    pacer.ran_dry()  # the client has played everything: hold again by the same rule
+                held.append(chunk)
+                pacer.arrived(chunk.frames, now)
+                await flush(False)
             if open_block:
                 await self._write(AudioStop().event())
             if request.cancelled:

@@ -8,7 +8,9 @@ Tokens go into a live scheduler request (`Scheduler.open`, interleaved text mode
 so speech starts after the first words rather than the first sentence. Playback writes 40 ms
 blocks; setting `barge_in` stops generation within a frame, closes the LLM stream and silences
 the sink within a block. The report times the first LLM token to the first audio, and the gaps:
-moments when the sink had played everything it had been given before the answer was over.
+moments when the sink had played everything it had been given before the answer was over. Where
+the machine is slower than real time, audio is held until enough has come that the rest plays
+without a gap (`hearth.pacing`, `playback`).
 
 `ChatStream` is a small client of OpenAI's streamed chat completions (server-sent events) on the
 standard library, so that `hearth chat` needs no further package; `close()` from any thread ends it.
@@ -31,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from ..pacing import Pacer, paced
 from ..sampling import DEFAULT_BUDGET
 from ..scheduler import Request, Scheduler
 
@@ -191,8 +194,11 @@ class TurnReport:
 def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice: str, language: str = "auto",
                seed: int | None = None, barge_in: BargeIn | None = None, max_new_tokens: int | None = None,
                on_text: Any = None, text_mode: str = "interleaved", budget: Any = DEFAULT_BUDGET,
-               speed: float = 1.0) -> TurnReport:
-    """Speak `tokens` (an LLM's answer as it streams) on `sink` while they arrive; see the module."""
+               speed: float = 1.0, playback: str = "auto") -> TurnReport:
+    """Speak `tokens` (an LLM's answer as it streams) on `sink` while they arrive; see the module.
+    `playback`: when audio starts playing (`hearth.pacing`): "eager" as it comes, "smooth" late
+    enough that the rest plays without a gap, "auto" smooth where the machine is slower than real
+    time."""
     report = TurnReport()
     barge_in = barge_in or BargeIn()
     request = scheduler.open(voice, language, seed=seed, text_mode=text_mode, max_new_tokens=max_new_tokens,
@@ -220,15 +226,18 @@ def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice:
     block = max(1, int(BLOCK_S * sink.sample_rate))
     played: dict[int, int] = {}  # sentence -> samples handed to the sink
     plays_until: float | None = None  # when the audio given so far has played out (real time)
-    while True:
-        if barge_in.is_set():
-            _barge(request, tokens)
-            break
-        chunk = request.get(timeout=0.01)
-        if chunk is None:
-            if request.finished:
-                break
-            continue
+    encode = scheduler.engine.tokenizer.encode
+    told: dict[str, int] = {}  # the answer as tokenized last -> its tokens
+
+    def text_tokens() -> int:
+        answer = report.answer
+        if answer not in told:
+            told.clear()
+            told[answer] = len(encode(answer))
+        return told[answer]
+
+    pacer = Pacer(playback if getattr(sink, "realtime", False) else "eager", scheduler.rate)  # (a file: as it comes)
+    for chunk in paced(request, pacer, text_tokens=text_tokens, stop=barge_in.is_set):
         now = time.monotonic()
         if plays_until is not None and now > plays_until + 0.001:
             report.gaps.append(now - plays_until)
@@ -246,6 +255,8 @@ def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice:
                 report.first_audio_at = time.monotonic()
             played[chunk.sentence] = played.get(chunk.sentence, 0) + min(block, len(samples) - k)
             report.audio_s += min(block, len(samples) - k) / sink.sample_rate
+    if barge_in.is_set():
+        _barge(request, tokens)
     if barge_in.is_set():
         report.barged_in = True
         report.stop_s = time.monotonic() - (barge_in.at or time.monotonic())

@@ -284,6 +284,16 @@ def format_table(result: dict[str, Any]) -> str:
                      f"vocoder priming {c['vocoder_prime_s']:.3f} s); stored profile, first use in a process "
                      f"{c['ttfa_stored_first_use_s']:.3f} s (profile read {c['profile_load_s'] * 1000:.1f} ms), in "
                      f"use {ours['ttfa_s']:.3f} s (the table's first audio)")
+    for rate, row in ours.get("agent", {}).items() if isinstance(ours.get("agent"), dict) else ():
+        if not isinstance(row, dict):
+            continue
+        for name in ("live", "live_smooth", "sentence_at_a_time", "sentence_at_a_time_smooth"):
+            r = row.get(name)
+            if r:
+                first = r["first_token_to_audio_p50_s"]
+                lines.append(f"agent at {rate} tok/s, {name}: first token to audio "
+                             f"{'-' if first is None else f'{first:.2f}'} s, {r['gaps_per_answer']:.1f} gaps per "
+                             f"answer, {r['gap_total_p50_s']:.2f} s of silence (p50)")
     if "live" in ours:
         live = ours["live"]
         lines.append(f"live text at {live['words_per_second']:g} words/s: first audio {live['first_audio_s']:.3f} s "

@@ -138,7 +138,9 @@ def run_agent(engine: Engine, rates: tuple[float, ...], turns: int) -> dict[str,
     """Voice-agent turns (`hearth.tools.agent.speak_turn`) with an LLM writing at each rate: the time from
     its first token to the first audio, live (interleaved, sentences start before they end) beside
     a sentence-at-a-time pipeline (each sentence spoken once complete), the gaps inside an answer,
-    and how soon a barge-in silences the speech. Random weights never say EOS, so each sentence
+    and how soon a barge-in silences the speech; each pipeline played eagerly (as the audio comes)
+    and smoothly (held until the rest can play without a gap, `hearth.pacing`: "_smooth" keys).
+    Random weights never say EOS, so each sentence
     stops at 4 + 4 frames per text token (0.32 s per token, about real speech)."""
     import threading
 
@@ -150,7 +152,7 @@ def run_agent(engine: Engine, rates: tuple[float, ...], turns: int) -> dict[str,
     logging.getLogger("hearth.generate").setLevel(logging.ERROR)  # the short budget is the point, not news
     out: dict[str, Any] = {"answer": AGENT_ANSWER, "turns": turns, "frames_per_token": 4}
     with Scheduler(engine) as scheduler:
-        def turn(rate: float, mode: str, seed: int, barge: BargeIn | None = None) -> Any:
+        def turn(rate: float, mode: str, seed: int, barge: BargeIn | None = None, playback: str = "eager") -> Any:
             sink = _PlaybackClock(engine.sample_rate)
             if barge is not None:  # speak over it one second into its audio
                 def watch() -> None:
@@ -160,15 +162,17 @@ def run_agent(engine: Engine, rates: tuple[float, ...], turns: int) -> dict[str,
                     barge.set()
                 threading.Thread(target=watch, daemon=True).start()
             return speak_turn(scheduler, sink, _llm_tokens(AGENT_ANSWER, rate), voice=VOICE, language=LANGUAGE,
-                              seed=seed, text_mode=mode, budget=budget, barge_in=barge)
+                              seed=seed, text_mode=mode, budget=budget, barge_in=barge, playback=playback)
 
         turn(50.0, "interleaved", 0)  # warm-up
         for rate in rates:
             row: dict[str, Any] = {}
-            for mode, name in (("interleaved", "live"), ("whole", "sentence_at_a_time")):
+            for mode, name, playback in (("interleaved", "live", "eager"), ("whole", "sentence_at_a_time", "eager"),
+                                         ("interleaved", "live_smooth", "smooth"),
+                                         ("whole", "sentence_at_a_time_smooth", "smooth")):
                 reports = []
                 for k in range(turns):
-                    reports.append(turn(rate, mode, k))
+                    reports.append(turn(rate, mode, k, playback=playback))
                     print(f"hearth bench: agent {rate:g} tok/s, {name} {k + 1}/{turns}: {reports[-1].summary()}",
                           file=sys.stderr)
                 first = [r.token_to_audio_s for r in reports if r.token_to_audio_s is not None]
