@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import json
 import os
-import threading
 import time
 import urllib.error
 import urllib.request
@@ -26,6 +25,7 @@ import urllib.request
 import openai
 import pytest
 from servers import Server, WyomingServer
+from threads import at_once
 from websockets.sync.client import connect
 from wyoming.client import AsyncTcpClient
 from wyoming.tts import Synthesize, SynthesizeVoice
@@ -149,36 +149,22 @@ def wyoming_speak(port, spec, vanish=False):
     return asyncio.run(asyncio.wait_for(go(), 120))
 
 
-def at_once(calls):
-    """Run the calls on threads of their own, all at once; their results in order."""
-    results: list = [None] * len(calls)
-
-    def run(k, call):
-        try:
-            results[k] = call()
-        except BaseException as e:  # noqa: BLE001 - a result like any other
-            results[k] = e
-
-    threads = [threading.Thread(target=run, args=(k, c)) for k, c in enumerate(calls)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=180)
-        assert not t.is_alive()
-    return results
-
-
 STAGES = ["text_feed", "embedding", "talker", "predictor", "vocoder", "channel", "vanish"]
 # An HTTP request's text, and a Wyoming synthesis's sentences, come whole: they have no text feed.
 WHOLE_TEXT_STAGES = [s for s in STAGES if s != "text_feed"]
 
 
-@pytest.fixture(scope="module")
-def one_at_a_time(tiny_dir):
-    server = Server(tiny_dir, "--max-batch", "1", env={**os.environ, "HEARTH_FAULTS": "all"})
+def faulty_server(model, *flags: str):
+    """A `hearth serve` with every fault stage armed (for marked texts only), stopped cleanly."""
+    server = Server(model, *flags, env={**os.environ, "HEARTH_FAULTS": "all"})
     yield server
     code, log = server.stop()
     assert code == 0, log
+
+
+@pytest.fixture(scope="module")
+def one_at_a_time(tiny_dir):
+    yield from faulty_server(tiny_dir, "--max-batch", "1")
 
 
 @pytest.mark.parametrize("stage", WHOLE_TEXT_STAGES)
@@ -265,10 +251,7 @@ def test_wyoming_fault_stays_with_its_synthesis(wyoming, fast_engine, stage):
 
 @pytest.fixture(scope="module")
 def batched(tiny_dir):
-    server = Server(tiny_dir, "--max-batch", "4", env={**os.environ, "HEARTH_FAULTS": "all"})
-    yield server
-    code, log = server.stop()
-    assert code == 0, log
+    yield from faulty_server(tiny_dir, "--max-batch", "4")
 
 
 @pytest.mark.parametrize("stage", ["talker", "predictor", "batcher", "scheduler", "vocoder_thread"])

@@ -21,7 +21,6 @@ import json
 import os
 import random
 import shutil
-import threading
 import time
 import urllib.request
 from dataclasses import dataclass
@@ -31,6 +30,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from servers import Server
+from threads import at_once
 from websockets.sync.client import connect
 
 from hearth.sentences import clean_text, split_sentences
@@ -151,7 +151,7 @@ CONFIGS = {
     "onnxruntime-batched-block0": ("official", 2, ["--backend", "onnxruntime"], True, "block0"),
     "avx2-batched": ("ours", 3, ["--cpu", "avx2"], True, "none"),
 }
-EXAMPLES = 12  # per server (each 1-4 sessions)
+EXAMPLES = 8  # per server (each 1-4 sessions; hypothesis draws new ones each run)
 
 
 @pytest.fixture(scope="module", params=list(CONFIGS))
@@ -179,20 +179,9 @@ def fuzzed_server(request, tmp_path_factory, tiny_dir):
 @given(group=st.lists(sessions(), min_size=1, max_size=4))
 def test_text_in_pieces_equals_text_sent_whole(fuzzed_server, group):
     server, alone_only, name = fuzzed_server
-    results: dict[int, list[bytes]] = {}
-    errors: dict[int, BaseException] = {}
-
-    def run(i: int, s: Session) -> None:
-        try:
-            results[i] = speak(server.port, s)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors[i] = e
-
-    threads = [threading.Thread(target=run, args=(i, s)) for i, s in enumerate(group)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=180)
+    got = at_once([lambda s=s: speak(server.port, s) for s in group])
+    errors = {i: e for i, e in enumerate(got) if isinstance(e, BaseException)}
+    results = dict(enumerate(got))
     assert not errors, (name, errors)
     for i, s in enumerate(group):
         sentences = list(split_sentences(clean_text(s.text)))
