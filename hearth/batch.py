@@ -208,7 +208,7 @@ class FrameBatcher:
                     if not row.abandoned:
                         self._rows.append(row)
                 faults.hit("batcher", frozenset().union(*(row.utterance.embeds.marks for row in self._rows)))
-                work = []
+                work, riders = [], []
                 for row in list(self._rows):
                     try:
                         state = self._state(row)
@@ -224,6 +224,10 @@ class FrameBatcher:
                             self._cond.notify_all()
                     if state == "go":
                         work.append(row)
+                    elif state == "held":
+                        riders.append(row)
+                if work:  # a step costs about the same for a few more rows (it reads the weights once):
+                    work += riders  # held rows ride along while others step, and wait while none does
                 if not work and not told:
                     self._cond.wait()
             for row, idle in told:  # outside the lock: a turn takes the scheduler's lock
@@ -239,10 +243,13 @@ class FrameBatcher:
                 return True
 
     def _state(self, row: _Row) -> str:
-        """Under the lock: "go" (can compute its next frame), "text" (waits for text) or "full"
-        (its consumer has not taken enough)."""
-        if row.utterance.session is not None and (len(row.frames) >= self.ahead_frames or row.utterance.held):
+        """Under the lock: "go" (can compute its next frame), "held" (could, but its consumer asked
+        for no more now: it rides along with rows that go), "text" (waits for text) or "full" (its
+        consumer has not taken enough)."""
+        if row.utterance.session is not None and len(row.frames) >= self.ahead_frames:
             return "full"
+        if row.utterance.session is not None and row.utterance.held:
+            return "held" if row.utterance.input_ready() else "full"
         return "go" if row.utterance.input_ready() else "text"
 
     def _retire(self) -> None:
