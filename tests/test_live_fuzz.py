@@ -151,7 +151,7 @@ CONFIGS = {
     "onnxruntime-batched-block0": ("official", 2, ["--backend", "onnxruntime"], True, "block0"),
     "avx2-batched": ("ours", 3, ["--cpu", "avx2"], True, "none"),
 }
-EXAMPLES = 8  # per server (each 1-4 sessions; hypothesis draws new ones each run)
+EXAMPLES = 5  # per server (each 1-4 sessions; hypothesis draws new ones each run)
 
 
 @pytest.fixture(scope="module", params=list(CONFIGS))

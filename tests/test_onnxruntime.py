@@ -51,6 +51,23 @@ def test_fast_is_four_bit_weights_on_onnxruntime(tiny_dir):
     assert "(onnxruntime)" in r.stderr and json.loads(r.stdout)["backend"] == "onnxruntime"
 
 
+def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8):
+    """weights "mix": the talker (and the first codebook) as int8 converts it, the predictor (the
+    other 15 codebooks) as int4 does, byte for byte; it speaks, and OpenVINO refuses it by name."""
+    from hearth.backends.ort import convert_language_model
+
+    int4 = convert_language_model(hearth.checkpoint.open_checkpoint(tiny_dir), "int4").directory
+    mix = hearth.load(tiny_dir, backend="onnxruntime", weights="mix", threads=2)
+    here = mix.lm.converted.directory
+    assert here not in (int4, ort_int8.lm.converted.directory)
+    for network, twin in (("talker", ort_int8.lm.converted.directory), ("predictor", int4)):
+        for suffix in (".onnx", ".onnx.data"):
+            assert (here / f"{network}{suffix}").read_bytes() == (twin / f"{network}{suffix}").read_bytes(), network
+    assert mix.synthesize("Mixed.", "ryan", "english", seed=1, max_new_tokens=6).samples.size > 0
+    with pytest.raises(hearth.InputError, match="onnxruntime"):
+        hearth.load(tiny_dir, backend="openvino", weights="mix")
+
+
 def test_a_voices_prompt_prefix_is_computed_once(ort_int8):
     """The prompt's voice-and-language prefix is computed once and kept: the next sentence in that
     voice starts from the kept keys and values, and gives exactly the codes it gives when the prefix

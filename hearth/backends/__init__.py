@@ -40,8 +40,10 @@ __all__ = [
 ]
 
 BACKENDS = ("openvino", "onnxruntime", "torch")
-ORT_WEIGHTS = ("int8", "int4", "fp32")  # the formats ONNX Runtime's language model takes
-LM_WEIGHTS = ("int8", "int4", "fp16", "fp32")
+# The formats ONNX Runtime's language model takes. "mix": the talker (and with it the first
+# codebook) in int8, the predictor (the other 15 codebooks) in 4 bits.
+ORT_WEIGHTS = ("int8", "int4", "mix", "fp32")
+LM_WEIGHTS = ("int8", "int4", "mix", "fp16", "fp32")
 VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "onnxruntime", "torch")  # "onnxruntime": fp32 on ONNX Runtime
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
@@ -281,6 +283,9 @@ class BackendOptions:
             if not _onnxruntime_available():
                 raise ValueError("the onnxruntime backend needs onnxruntime and onnx: pip install onnxruntime onnx "
                                  "(or choose backend openvino)")
+        if self.backend == "openvino" and self.weights == "mix":
+            raise ValueError("weights mix (an int8 talker, a 4-bit predictor) runs on ONNX Runtime: add backend "
+                             "onnxruntime (--backend onnxruntime)")
         if self.backend != "torch" and self.dtype != "float32":
             raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
                              f"({', '.join(LM_WEIGHTS)})")

@@ -54,6 +54,10 @@ def cache_root() -> Path:
     return cache_dir() / "onnxruntime"
 
 
+# Formats that differ per network: (the talker's, the predictor's).
+PART_FORMATS = {"mix": ("int8", "int4")}
+
+
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
     weight format, built once, then cached."""
@@ -61,8 +65,10 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
 
     from .ort_graphs import BLOCKS, WEIGHT_FORMATS, build_predictor_loop, build_talker
 
-    if weights not in WEIGHT_FORMATS:
-        raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)} with ONNX Runtime, got {weights!r}")
+    talker_format, predictor_format = PART_FORMATS.get(weights, (weights, weights))
+    if predictor_format not in WEIGHT_FORMATS:
+        raise ValueError(f"weights must be one of {', '.join([*WEIGHT_FORMATS, *PART_FORMATS])} with ONNX Runtime, "
+                         f"got {weights!r}")
     path = ckpt.path / "model.safetensors"
     options = {"graph": GRAPH_VERSION, "weights": weights, "blocks": BLOCKS, "onnxruntime": ort.__version__,
                "positions": MAX_POSITIONS}
@@ -79,8 +85,8 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     with staging(directory) as tmp, progress("converting the language model", log):
         parts = {}
         for network, model, built in (
-            ("talker", *build_talker(ckpt.config.talker, source, weights, MAX_POSITIONS)),
-            ("predictor", *build_predictor_loop(ckpt.config.talker, source, weights)),
+            ("talker", *build_talker(ckpt.config.talker, source, talker_format, MAX_POSITIONS)),
+            ("predictor", *build_predictor_loop(ckpt.config.talker, source, predictor_format)),
         ):
             onnx.save_model(model, tmp / f"{network}.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
                             location=f"{network}.onnx.data", size_threshold=1024)

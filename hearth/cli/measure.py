@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..backends import LM_WEIGHTS
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
 from ..tools.doctor import TUNED
@@ -58,7 +59,7 @@ def add_parsers(sub: Any) -> None:
     tune.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
     tune.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
                       help="default: this machine's (see hearth doctor)")
-    tune.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None, help="default int8")
+    tune.add_argument("--weights", choices=LM_WEIGHTS, default=None, help="default int8")
     tune.add_argument("--fast", action="store_true", help="tune the --fast combination")
     tune.add_argument("--frames", type=count(), default=25)
     tune.add_argument("--runs", type=count(), default=3)
@@ -73,7 +74,7 @@ def add_parsers(sub: Any) -> None:
     acc.add_argument("--backend", choices=("openvino", "onnxruntime"), default=None,
                      help="the runtime of the language model to measure (default: this machine's; the fp32 "
                           "reference is OpenVINO's)")
-    acc.add_argument("--weights", choices=("int8", "int4", "fp16"), default=None, help="default int8")
+    acc.add_argument("--weights", choices=[w for w in LM_WEIGHTS if w != "fp32"], default=None, help="default int8")
     acc.add_argument("--fast", action="store_true", help="the --fast combination (4-bit weights on onnxruntime)")
     acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime"), default=None,
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "

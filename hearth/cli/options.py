@@ -16,6 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ..backends import LM_WEIGHTS
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..config import ModelConfig
 from ..engine import MAX_TEXT_TOKENS, InputError
@@ -118,9 +119,10 @@ def add_backend(p: argparse.ArgumentParser) -> None:
     g.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
                    help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
                         "without AVX-512) or torch (the reference, bit-exact with the official package)")
-    g.add_argument("--weights", choices=("int8", "int4", "fp16", "fp32"), default=None,
+    g.add_argument("--weights", choices=LM_WEIGHTS, default=None,
                    help="language-model weights (default int8; int4: 4-bit weights for the transformer layers, "
-                        "opt-in, see `hearth accuracy --weights int4`; fp16 on OpenVINO only)")
+                        "opt-in, see `hearth accuracy --weights int4`; mix: the talker int8, the predictor 4-bit, on "
+                        "onnxruntime; fp16 on OpenVINO only)")
     g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime", "torch"), default=None,
                    help="vocoder precision with OpenVINO (default bf16), onnxruntime (fp32 on ONNX Runtime: with "
                         "the onnxruntime backend, one runtime, less memory and a faster start), or the torch fp32 "
