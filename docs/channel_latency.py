@@ -48,32 +48,37 @@ def names() -> dict[str, int]:
     return dict(sorted(out.items()))
 
 
-def wyoming_first_bytes(engine, scheduler, decoded: list[float], text: str, requests: int) -> list[float]:
-    """First audio chunk minus the engine's first audio, per synthesis, from a Wyoming server on
-    its own event loop in this process, sharing the engine and scheduler."""
-    service = WyomingState(config=engine.config, model_name="hearth", seed=1, max_new_tokens=8, playback="eager")
-    service.engine, service.scheduler = engine, scheduler
-    service.ready.set()
+class WyomingOnAThread:
+    """A Wyoming server sharing the engine and scheduler, on an event loop of its own thread."""
 
-    async def run() -> list[float]:
-        server = AsyncTcpServer("127.0.0.1", 0)
-        await server.start(lambda reader, writer: Session(reader, writer, service))
-        port = server._server.sockets[0].getsockname()[1]  # port 0: the one the system picked
-        out = []
-        for i in range(requests + 2):  # two to warm up
-            async with AsyncTcpClient("127.0.0.1", port) as client:
-                start = len(decoded)
+    def __init__(self, engine, scheduler):
+        service = WyomingState(config=engine.config, model_name="hearth", seed=1, max_new_tokens=8,
+                               playback="eager")
+        service.engine, service.scheduler = engine, scheduler
+        service.ready.set()
+        self.loop = asyncio.new_event_loop()
+        threading.Thread(target=self.loop.run_forever, daemon=True).start()
+        self.server = AsyncTcpServer("127.0.0.1", 0)
+        self.call(self.server.start(lambda reader, writer: Session(reader, writer, service)))
+        self.port = self.server._server.sockets[0].getsockname()[1]  # port 0: the one the system picked
+
+    def call(self, coroutine):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout=300)
+
+    def first_byte(self, text: str) -> float:
+        """One synthesis: the moment its first audio chunk came (the rest is read to the end)."""
+
+        async def run() -> float:
+            async with AsyncTcpClient("127.0.0.1", self.port) as client:
                 await client.write_event(Synthesize(text=text, voice=SynthesizeVoice(name="ryan")).event())
-                while not AudioChunk.is_type((event := await client.read_event()).type):
+                while not AudioChunk.is_type((await client.read_event()).type):
                     pass
-                if i >= 2:
-                    out.append((time.monotonic() - decoded[start]) * 1000)
+                first = time.monotonic()
                 while (event := await client.read_event()) is not None and event.type != "audio-stop":
                     pass
-        await server.stop()
-        return out
+                return first
 
-    return asyncio.run(run())
+        return self.call(run())
 
 
 def main() -> None:
@@ -111,35 +116,51 @@ def main() -> None:
 
     idle = threading.active_count()  # before any request: the engine's warm worker pair, uvicorn
     idle_names = names()
-    for _ in range(2):  # warm-up
-        open_request("Warming up.", 6).read()
-    deltas = []
-    for _ in range(args.requests):
-        start = len(decoded)
-        response = open_request("Hello there, this is one sentence.", 8)
+    text = "Hello there, this is one sentence."
+    config = {"type": "session.config", "voice": "ryan", "seed": 1, "response_format": "pcm", "max_new_tokens": 8}
+    wyoming = WyomingOnAThread(engine, state.scheduler)
+
+    def engine_first() -> float:  # the engine's own first audio (as `hearth say` gets it)
+        stream = engine.stream(text, "ryan", seed=1, max_new_tokens=8)
+        next(c for c in stream if c.frames)
+        first = time.monotonic()
+        stream.close()
+        return first
+
+    def http_first() -> float:
+        response = open_request(text, 8)
         response.read1(1)
-        first_byte = time.monotonic()
+        first = time.monotonic()
         response.read()
-        deltas.append((first_byte - decoded[start]) * 1000)
-    text, config = "Hello there, this is one sentence.", {"type": "session.config", "voice": "ryan", "seed": 1,
-                                                          "response_format": "pcm", "max_new_tokens": 8}
-    ws_deltas = []
-    for i in range(args.requests + 2):  # two to warm up
+        return first
+
+    def websocket_first() -> float:
         with connect(f"ws://127.0.0.1:{port}/v1/audio/speech/stream", open_timeout=30) as ws:
-            start = len(decoded)
             ws.send(json.dumps(config))
             ws.send(json.dumps({"type": "input.text", "text": text}))
             ws.send(json.dumps({"type": "input.done"}))
             while not isinstance(ws.recv(timeout=120), bytes):
                 pass
-            first_byte = time.monotonic()
-            if i >= 2:
-                ws_deltas.append((first_byte - decoded[start]) * 1000)
+            first = time.monotonic()
             while True:  # to the session's end
                 message = ws.recv(timeout=120)
                 if isinstance(message, str) and json.loads(message)["type"] == "session.done":
-                    break
-    wyoming_deltas = wyoming_first_bytes(engine, state.scheduler, decoded, text, args.requests)
+                    return first
+
+    ways = {"engine": engine_first, "http": http_first, "websocket": websocket_first,
+            "wyoming": lambda: wyoming.first_byte(text)}
+    # Interleaved, one of each per round (the host's noise moves between minutes): from the call to
+    # the first audio, and (servers) from the vocoder's return of the first chunk to the first byte.
+    totals: dict[str, list[float]] = {name: [] for name in ways}
+    after_decode: dict[str, list[float]] = {name: [] for name in ways if name != "engine"}
+    for i in range(args.requests + 2):  # two rounds to warm up
+        for name, way in ways.items():
+            start, t0 = len(decoded), time.monotonic()
+            first = way()
+            if i >= 2:
+                totals[name].append((first - t0) * 1000)
+                if name != "engine":
+                    after_decode[name].append((first - decoded[start]) * 1000)
     time.sleep(0.5)
     long = " ".join(f"Sentence {i} goes on for a while, and then it goes on some more." for i in range(12))
     held = [open_request(long, 2000) for _ in range(4)]
@@ -152,12 +173,15 @@ def main() -> None:
         time.sleep(0.02)
     for response in held:
         response.close()
-    print(json.dumps({"first_byte_minus_first_audio_ms_p50": round(statistics.median(deltas), 2),
-                      "p95": round(sorted(deltas)[int(0.95 * (len(deltas) - 1))], 2),
-                      "websocket_p50": round(statistics.median(ws_deltas), 2),
-                      "websocket_p95": round(sorted(ws_deltas)[int(0.95 * (len(ws_deltas) - 1))], 2),
-                      "wyoming_p50": round(statistics.median(wyoming_deltas), 2),
-                      "wyoming_p95": round(sorted(wyoming_deltas)[int(0.95 * (len(wyoming_deltas) - 1))], 2),
+    def p50(values: list[float]) -> float:
+        return round(statistics.median(values), 2)
+
+    print(json.dumps({"first_audio_ms_p50": {name: p50(v) for name, v in totals.items()},
+                      "over_the_engine_ms": {name: p50([t - e for t, e in zip(v, totals["engine"], strict=True)])
+                                             for name, v in totals.items() if name != "engine"},
+                      "after_the_first_decode_ms_p50": {name: p50(v) for name, v in after_decode.items()},
+                      "after_the_first_decode_ms_p95": {name: round(sorted(v)[int(0.95 * (len(v) - 1))], 2)
+                                                        for name, v in after_decode.items()},
                       "threads_idle": idle, "threads_with_4_streams": busy,
                       "threads_per_stream": (busy - idle) / 4,
                       "by_name_idle": idle_names, "by_name_with_4_streams": busy_names}))
