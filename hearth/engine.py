@@ -27,7 +27,7 @@ from .config import ModelConfig
 from .errors import InputError
 from .generate import Audio, FrameGenerator, Generation, Turn
 from .live import BatchInvariance, LiveEmbeds, LiveUtterance
-from .options import SpeechOptions, check_seed, check_speech_options
+from .options import SpeechOptions, check_speech_options
 from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
@@ -257,10 +257,6 @@ class Engine:
             embeds = embed_prompt(self.lm, self.config, prompt, opts.voice, opts.language, opts.text_mode)
         embeds.marks = faults.marks(text)
         return FrameGenerator(self.lm, self.config, embeds, opts.sampling, rng, opts.budget, turn, batcher)
-
-    @staticmethod
-    def check_seed(seed: int | None) -> int | None:
-        return check_seed(seed)
 
     @property
     def default_text_mode(self) -> TextMode:

@@ -69,7 +69,7 @@ def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
 def test_bad_backend_options_are_refused_with_the_choices(tiny_dir):
     with pytest.raises(hearth.InputError, match="openvino, onnxruntime, torch"):
         hearth.load(tiny_dir, backend="cuda")
-    with pytest.raises(hearth.InputError, match="int8, int4, fp16, fp32"):
+    with pytest.raises(hearth.InputError, match="int8, int4, mix, fp16, fp32"):
         hearth.load(tiny_dir, backend="openvino", weights="int3")
     with pytest.raises(hearth.InputError, match="BackendOptions"):
         hearth.load(tiny_dir, backend="openvino", wieghts="int8")

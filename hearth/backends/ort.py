@@ -31,21 +31,13 @@ from .embedder import load_embedder
 from .lm_rows import PooledLanguageModel, SampledRow, own_rows, predict_rows
 from .ov_cache import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
 
-__all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model", "onnxruntime_available"]
+__all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model"]
 
 log = logging.getLogger(__name__)
 
 GRAPH_VERSION = "ort-2"  # 2: int8 in blocks of 128  # bump when a graph changes, so stale conversions are never reused
 MAX_POSITIONS = 16384  # the talker's rotary table: the longest utterance (prompt + frames) it can run
 _START_CAPACITY = 256  # key/value positions per slot at first; doubled when a row needs more
-
-
-def onnxruntime_available() -> bool:
-    try:
-        import onnxruntime  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def cache_root() -> Path:
