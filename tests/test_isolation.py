@@ -102,7 +102,7 @@ def _live_codes(engine, text, pieces_at, seed=8, frames=24):
     return torch.cat(codes)
 
 
-@pytest.mark.parametrize("rule", ["measured", "threshold-only", "256"])
+@pytest.mark.parametrize("rule", ["measured", "threshold-only", "none", "256"])
 def test_live_text_is_exact_whatever_the_machine_measures(tiny_dir, monkeypatch, rule):
     """Rules no bolder than the real one (the measured rule, its threshold with block 0 as
     Sapphire Rapids measures, none, the largest batch) all give the whole text's codes, alone and

@@ -69,11 +69,10 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
         import onnxruntime as ort
 
         from . import ort_graphs
-        from .ort import PART_FORMATS, ORTLanguageModel, SlotBatch, session_options
+        from .ort import ORTLanguageModel, SlotBatch, part_formats, session_options
 
         lm = ORTLanguageModel(ckpt, weights, threads=threads)
-        predictor_format = PART_FORMATS.get(weights, (weights, weights))[1]
-        model = ort_graphs.build_predictor_loop(cfg, source, predictor_format, teacher_forced=True)[0]
+        model = ort_graphs.build_predictor_loop(cfg, source, part_formats(weights)[1], teacher_forced=True)[0]
         session = ort.InferenceSession(model.SerializeToString(), session_options(threads),
                                        providers=["CPUExecutionProvider"])
         row = SlotBatch(lm, 1).open(SamplingOptions().greedy(), None, prompt_length)

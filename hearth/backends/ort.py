@@ -50,6 +50,11 @@ def cache_root() -> Path:
 PART_FORMATS = {"mix": ("int8", "int4")}
 
 
+def part_formats(weights: str) -> tuple[str, str]:
+    """(the talker's format, the predictor's) for a weights format."""
+    return PART_FORMATS.get(weights, (weights, weights))
+
+
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
     weight format, built once, then cached."""
@@ -57,7 +62,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
 
     from .ort_graphs import BLOCKS, WEIGHT_FORMATS, build_predictor_loop, build_talker
 
-    talker_format, predictor_format = PART_FORMATS.get(weights, (weights, weights))
+    talker_format, predictor_format = part_formats(weights)
     if predictor_format not in WEIGHT_FORMATS:
         raise ValueError(f"weights must be one of {', '.join([*WEIGHT_FORMATS, *PART_FORMATS])} with ONNX Runtime, "
                          f"got {weights!r}")
