@@ -332,8 +332,9 @@ class FrameGenerator:
     def hold_until(self, frames: int | None) -> None:
         """Make no frame beyond the first `frames` (None: no bound) until told otherwise: its consumer
         decodes a chunk meanwhile and wants the CPU for it. Alone, the consumer's own thread makes the
-        frames, so it pauses by itself; batched, the batcher leaves the row out once it has made
-        that many (set before the chunk's last frame is made, so not one frame more slips in)."""
+        frames, so it pauses by itself; batched, once the row has made that many the batcher leaves it
+        out while no other row steps (set before the chunk's last frame is made, so not one frame
+        more slips in), and steps it along with rows that go: such a step costs about the same."""
         self.utterance.hold_at = frames
         if self.batcher is not None:
             self.batcher.wake()

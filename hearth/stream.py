@@ -352,8 +352,9 @@ class _Pipeline:
         if held:
             # First audio gets the whole CPU: on a small machine, decoding it while the next frames
             # compete for the same cores delays it more than it gains. Batched, the batcher's thread
-            # makes the frames, so the row is held at the chunk's end (`hold_until`) and sits out
-            # while other rows go on (a lone row doubled its first decode otherwise).
+            # makes the frames, so the row is held at the chunk's end (`hold_until`): alone, it
+            # makes none meanwhile (a lone row doubled its first decode otherwise); beside rows that
+            # go, it rides along in their steps.
             while not self.decoded.wait(_POLL_S) and not self.stop.is_set():
                 pass
         self._index, self._start = self._index + 1, self._start + len(pending)

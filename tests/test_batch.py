@@ -19,6 +19,7 @@ from faults import failing_sessions, failing_vocoder
 
 import hearth
 from hearth.backends import ov_paged
+from hearth.batch import FrameBatcher
 from hearth.scheduler import Scheduler
 
 # Different lengths and sentence counts, so rows end at different frames and others join mid-batch.
@@ -111,6 +112,33 @@ def test_a_fault_in_one_batched_stream_fails_that_sentence_only(engine, monkeypa
             if (i, s.index) != (k, sentence.index):  # every other sentence, on every stream, is whole
                 assert s.status == "done"
                 assert torch.equal(s.codes, solo(engine, s.text, voice, language, s.seed, frames))
+
+
+@pytest.mark.parametrize("other_steps", [True, False])
+def test_a_held_row_rides_along_only_while_another_row_steps(engine, other_steps):
+    """A row whose consumer wants no frames now (`hold_until`, while it decodes) makes none while
+    it is alone, and is stepped with a row that goes (a step reads the weights once), up to the
+    batcher's look-ahead."""
+    batcher = FrameBatcher(engine.lm, max_rows=2, ahead_frames=4)
+    held = engine.frames("The held one has a long way to go here.", "ryan", "english", batcher=batcher)
+    other = engine.frames("The other one goes on and on and on.", "aiden", "english", batcher=batcher)
+    held.hold_until(1)
+    first, frames = iter(held), iter(other)
+    try:
+        next(first)  # its one frame, then it is held
+        calls, rows = batcher.calls, batcher.rows_stepped
+        if other_steps:
+            for _ in range(8):
+                next(frames)
+        else:
+            time.sleep(0.3)
+        rode = (batcher.rows_stepped - rows) - (batcher.calls - calls)  # the steps with both rows in
+        assert rode == (4 if other_steps else 0), (rode, batcher.calls - calls)
+        assert held.utterance.held
+    finally:
+        first.close()  # (generators: their rows leave the batch)
+        frames.close()
+        batcher.close()
 
 
 def test_batched_live_request_waits_for_text_without_holding_up_the_batch(engine):
