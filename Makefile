@@ -4,8 +4,17 @@ PYTHON ?= python3
 
 # Everything a fresh machine needs: the package, its test tools, and the official
 # qwen-tts 0.1.1 (test-only reference; --no-deps because of its gradio/torchaudio pins).
+# On aarch64 PyPI's torch is the CUDA build from 2.11 on (4 GB on a board without a GPU): 2.10.0 there.
+ifeq ($(shell uname -m),aarch64)
+TORCH ?= torch==2.10.0
+TORCH_ANY ?= torch>=2.5,<2.11
+else
+TORCH ?= torch==2.13.0
+TORCH_ANY ?= torch>=2.5
+endif
+
 setup:
-	$(PYTHON) -m pip install -q torch==2.13.0 || $(PYTHON) -m pip install -q 'torch>=2.5'
+	$(PYTHON) -m pip install -q $(TORCH) || $(PYTHON) -m pip install -q '$(TORCH_ANY)'
 	$(PYTHON) -m pip install -q -e '.[test]'
 	$(PYTHON) -m pip install -q --no-deps qwen-tts==0.1.1
 

@@ -64,7 +64,7 @@ def save_tuned(options: Mapping[str, Any], evidence: Mapping[str, Any]) -> Path:
 
 
 def _default_backend(given: Mapping[str, Any]) -> str:
-    """OpenVINO, but for the language model on x86 CPUs without AVX-512: there ONNX Runtime's
+    """OpenVINO, but for the language model on ARM and on x86 CPUs without AVX-512: there ONNX Runtime's
     quantized kernels are the faster ones. Medians of four interleaved pairs of `hearth bench
     --frames 40 --runs 4` (0.6B, int8; the code paths of such CPUs via `--cpu`): AVX2 alone, ONNX
     Runtime RTF 2.57 and first audio 0.50 s against OpenVINO's 3.18 and 0.57 s; AVX2 with
@@ -72,11 +72,15 @@ def _default_backend(given: Mapping[str, Any]) -> str:
     AVX-512 (+VNNI, BF16, AMX) ONNX Runtime's real-time factor is better too (1.48 against 1.62) but
     its prompt is slower (first audio 0.26 against 0.24 s), so OpenVINO stays there: no loss
     where Hearth was already fastest (docs/performance.md)."""
-    if openvino_available():
-        from .backends import _onnxruntime_available
-        from .topology import simd
+    from .backends import _onnxruntime_available
+    from .topology import is_arm, simd
 
-        wants_openvino = given.get("weights") == "fp16" or given.get("device", "CPU") != "CPU"
+    wants_openvino = given.get("weights") == "fp16" or given.get("device", "CPU") != "CPU"
+    if is_arm() and not wants_openvino and _onnxruntime_available():
+        # OpenVINO's paged attention has no f32 executor on ARM cores without SVE (a Neoverse N1
+        # under qemu-user failed there); ONNX Runtime runs on every arm64 core.
+        return "onnxruntime"
+    if openvino_available():
         without_avx512 = simd().split("+")[0] in ("avx2", "avx", "sse42")
         if not wants_openvino and without_avx512 and _onnxruntime_available():
             return "onnxruntime"

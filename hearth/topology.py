@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Core", "Plan", "Topology", "describe", "detect", "parse_cpu_list", "plan", "simd"]
+__all__ = ["Core", "Plan", "Topology", "arm_features", "describe", "detect", "parse_cpu_list", "plan", "simd"]
 
 
 def parse_cpu_list(text: str) -> list[int]:
@@ -223,13 +223,39 @@ def simd() -> str:
 
 
 def _simd_from_flags() -> str:
+    if is_arm():
+        return "+".join(["neon", *(name for name, present in arm_features().items() if present and name != "neon")])
     flags: set[str] = set()
     text = _read(Path("/proc/cpuinfo")) or ""
     for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
+        if line.startswith("flags"):
             flags = set(line.split(":", 1)[1].split())
             break
-    for isa, flag in (("avx512", "avx512f"), ("avx2", "avx2"), ("neon", "asimd"), ("sse42", "sse4_2")):
+    for isa, flag in (("avx512", "avx512f"), ("avx2", "avx2"), ("sse42", "sse4_2")):
         if flag in flags:
             return isa
     return platform.machine() or "unknown"
+
+
+def is_arm() -> bool:
+    return platform.machine().lower() in ("aarch64", "arm64")
+
+
+# Bits of the kernel's AT_HWCAP / AT_HWCAP2 on arm64 (arch/arm64/include/uapi/asm/hwcap.h) for the
+# features the runtimes' kernels choose by: NEON (asimd), the int8 dot product, the int8 matrix
+# multiply, bf16, and the scalable vectors.
+_ARM_HWCAP = {"neon": (16, 1), "dotprod": (16, 20), "fp16": (16, 9), "sve": (16, 22),
+              "i8mm": (26, 13), "bf16": (26, 14), "sve2": (26, 1)}
+
+
+def arm_features(auxv: bytes | None = None) -> dict[str, bool]:
+    """The arm64 CPU features that matter to the runtimes, from the process's auxiliary vector (what
+    the kernel, or qemu-user, tells programs; /proc/cpuinfo can differ under emulation)."""
+    if auxv is None:
+        try:
+            auxv = Path("/proc/self/auxv").read_bytes()
+        except OSError:
+            auxv = b""
+    words = [int.from_bytes(auxv[i:i + 8], "little") for i in range(0, len(auxv) - len(auxv) % 8, 8)]
+    entries = dict(zip(words[0::2], words[1::2], strict=False))
+    return {name: bool(entries.get(key, 0) >> bit & 1) for name, (key, bit) in _ARM_HWCAP.items()}

@@ -9,7 +9,7 @@ import pytest
 
 from hearth.cli import main
 from hearth.settings import load_tuned, save_tuned
-from hearth.topology import detect, parse_cpu_list, plan
+from hearth.topology import arm_features, detect, parse_cpu_list, plan
 
 
 def fake_sysfs(root: Path, siblings: dict[int, str], *, atom: str | None = None, core: str | None = None,
@@ -123,3 +123,18 @@ def test_bad_backend_flags_exit_2(flag, capsys):
     with pytest.raises(SystemExit) as e:
         main(["say", "hi", flag])
     assert e.value.code == 2
+
+
+def _auxv(entries: dict[int, int]) -> bytes:
+    pairs = [*entries.items(), (0, 0)]  # AT_NULL ends the vector
+    return b"".join(k.to_bytes(8, "little") + v.to_bytes(8, "little") for k, v in pairs)
+
+
+def test_arm_features_read_the_kernels_hwcap_bits():
+    # A Neoverse N1 (NEON, fp16, dotprod; no SVE, no i8mm) and a Neoverse V2 (with SVE2, i8mm, bf16).
+    n1 = arm_features(_auxv({6: 4096, 16: 1 << 1 | 1 << 9 | 1 << 20, 26: 0}))
+    assert n1 == {"neon": True, "dotprod": True, "fp16": True, "sve": False, "i8mm": False, "bf16": False,
+                  "sve2": False}
+    v2 = arm_features(_auxv({16: 1 << 1 | 1 << 9 | 1 << 20 | 1 << 22, 26: 1 << 1 | 1 << 13 | 1 << 14}))
+    assert all(v2.values())
+    assert not any(arm_features(b"").values())

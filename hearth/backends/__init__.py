@@ -54,6 +54,18 @@ def _onnxruntime_available() -> bool:
     return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
 
 
+def default_vocoder() -> str:
+    """OpenVINO's bf16 vocoder on x86; on ARM ONNX Runtime's fp32 one (else OpenVINO's in fp32).
+    OpenVINO turns a bf16 network into f16 on ARM, and oneDNN there has no f16 MatMul for the
+    one-position steps of the streaming vocoder ("could not create a primitive descriptor"), so
+    the x86 default never ran on a Neoverse N1 (arm64 under qemu-user; scripts/arm64.sh)."""
+    from ..topology import is_arm
+
+    if not is_arm():
+        return "bf16"
+    return "onnxruntime" if _onnxruntime_available() else "fp32"
+
+
 def openvino_available() -> bool:
     """Installed (found, not imported: an engine that does not use OpenVINO never loads it)."""
     return importlib.util.find_spec("openvino") is not None
@@ -237,7 +249,7 @@ class BackendOptions:
         faster."""
         if self.vocoder is not None:
             return self.vocoder
-        return "torch" if self.backend == "torch" else "bf16"
+        return "torch" if self.backend == "torch" else default_vocoder()
 
     @property
     def uses_openvino(self) -> bool:

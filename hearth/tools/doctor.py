@@ -10,7 +10,7 @@ from collections.abc import Collection
 from typing import Any
 
 from ..settings import backend_options, load_tuned, save_tuned, tuned_path
-from ..topology import describe, detect, plan, simd
+from ..topology import arm_features, describe, detect, is_arm, plan, simd
 
 __all__ = ["doctor_report", "main_doctor", "main_tune"]
 
@@ -30,6 +30,8 @@ def doctor_report() -> dict[str, Any]:
         "tuned": {"path": str(tuned_path()), "options": load_tuned()},
         "simd": simd(),
     }
+    if is_arm():  # what ONNX Runtime's and OpenVINO's arm64 kernels choose by
+        report["arm_features"] = arm_features()
     defaults = backend_options()
     report["default_backend"], report["default_vocoder"] = defaults.backend, defaults.vocoder_precision
     try:
@@ -58,6 +60,8 @@ def main_doctor(as_json: bool) -> int:
         return 0
     t = r["topology"]
     print(f"SIMD: {r['simd']}; default backend: {r['default_backend']}, vocoder: {r['default_vocoder']}")
+    if "arm_features" in r:
+        print("ARM: " + ", ".join(f"{name} {'yes' if has else 'no'}" for name, has in r["arm_features"].items()))
     print(f"CPU: {t['logical_cpus']} logical CPUs, {len(t['cores'])} cores, hybrid: {t['hybrid']}, "
           f"SMT: {t['smt']} (from {t['source']})")
     for i, c in enumerate(t["cores"]):
