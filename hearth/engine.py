@@ -25,6 +25,7 @@ from .batch import FrameBatcher
 from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
 from .errors import InputError
+from .exported import export_options
 from .generate import Audio, FrameGenerator, Generation, Turn
 from .live import BatchInvariance, LiveEmbeds, LiveUtterance
 from .options import SpeechOptions, check_speech_options
@@ -472,7 +473,8 @@ def load(
     `hearth.aliases`).
     """
     try:
-        options = settings.backend_options(backend=backend, dtype=dtype, fast=fast, **backend_options)
+        given = export_options(model, {"backend": backend, "dtype": dtype, "fast": fast or None, **backend_options})
+        options = settings.backend_options(**given)
     except ValueError as e:
         raise InputError(str(e)) from e
     t0 = time.perf_counter()

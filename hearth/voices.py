@@ -165,12 +165,14 @@ class VoiceProfile:
 class VoiceStore:
     """Profiles under one directory (default `<cache>/voices`), one safetensors file each."""
 
-    def __init__(self, root: Path | None = None):
+    def __init__(self, root: Path | None = None, bundled: tuple[Path, ...] = ()):
+        """bundled: read-only folders of more profiles (an export's); the store's own come first."""
         if root is None:
             from .process import cache_dir
 
             root = cache_dir() / "voices"
         self.root = Path(root)
+        self.bundled = tuple(Path(b) for b in bundled)
 
     @staticmethod
     def check_name(name: str) -> str:
@@ -184,7 +186,15 @@ class VoiceStore:
         return self.root / f"{self.check_name(name)}.safetensors"
 
     def names(self) -> list[str]:
-        return sorted(p.stem for p in self.root.glob("*.safetensors")) if self.root.is_dir() else []
+        return sorted({p.stem for folder in (self.root, *self.bundled) if folder.is_dir()
+                       for p in folder.glob("*.safetensors")})
+
+    def find(self, name: str) -> Path:
+        """Where profile `name` is read from: the store's own, else a bundled one (else the own path)."""
+        own = self.path(name)
+        if own.is_file():
+            return own
+        return next((p for p in (b / own.name for b in self.bundled) if p.is_file()), own)
 
     def save(self, profile: VoiceProfile, replace: bool = False) -> Path:
         from safetensors.torch import save_file
@@ -210,7 +220,7 @@ class VoiceStore:
     def load(self, name: str) -> VoiceProfile:
         from safetensors import safe_open
 
-        path = self.path(name)
+        path = self.find(name)
         if not path.is_file():
             raise ReferenceAudioError(f"no stored voice named {name!r}")
         try:
@@ -230,7 +240,7 @@ class VoiceStore:
         from safetensors import safe_open
 
         try:
-            with safe_open(str(self.path(name)), "pt") as f:
+            with safe_open(str(self.find(name)), "pt") as f:
                 return (f.metadata() or {}).get("checkpoint")
         except (OSError, ValueError, ReferenceAudioError):
             return None
@@ -252,8 +262,13 @@ class Cloner:
     and the engine share it."""
 
     def __init__(self, ckpt: Checkpoint, store: VoiceStore | None = None):
+        from .exported import find_export
+
         self.ckpt = ckpt
-        self.store = store or VoiceStore()
+        if store is None:
+            export = find_export(ckpt.path)
+            store = VoiceStore(bundled=(export.voices,) if export is not None else ())
+        self.store = store
         self._loaded: dict[str, Any] = {}
         self._lock = threading.Lock()
 

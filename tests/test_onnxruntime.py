@@ -180,6 +180,46 @@ def test_one_runtime_engine_speaks_without_loading_openvino(tiny_dir):
     assert first == "1" and int(samples) > 0 and openvino == "False"
 
 
+def test_an_export_copied_to_another_machine_loads_with_no_conversion(tiny_dir, ort_int8, ort_vocoder, tmp_path):
+    """`hearth export --runtimes onnxruntime` (what an ARM board runs), copied with new file times
+    and loaded where the cache is empty: nothing converts, the export's own options apply (ONNX
+    Runtime for both networks), and the speech is the same, code for code and sample for sample,
+    as the original checkpoint's with those options."""
+    import shutil
+
+    from hearth.cli import main
+    from hearth.tools.export import export_model
+
+    manifest = export_model(str(tiny_dir), tmp_path / "export", "default", ["onnxruntime"])
+    assert [p["what"] for p in manifest["converted"]] == ["onnxruntime language model (int8)", "onnxruntime vocoder"]
+    assert manifest["load_options"] == {"backend": "onnxruntime", "vocoder": "onnxruntime"}
+    assert manifest["source"]["identity"] and manifest["versions"]["onnxruntime"]
+    assert main(["export", str(tmp_path / "export"), "--model", str(tiny_dir)]) == 2  # exists: refused
+    board = tmp_path / "board"
+    shutil.copytree(tmp_path / "export", board, copy_function=shutil.copy)  # new modification times
+    empty = tmp_path / "empty-cache"
+    script = (
+        "import sys, hearth, numpy as np\n"
+        f"e = hearth.load({str(board)!r}, threads=2)\n"
+        "with e.stream('Copied to a board.', 'ryan', seed=3, max_new_tokens=8, budget=None) as s:\n"
+        "    chunks = list(s)\n"
+        "np.save(sys.stdout.buffer, np.concatenate([c.samples for c in chunks]))\n"
+        "print(e.options.backend, e.options.vocoder_precision, file=sys.stderr)\n"
+    )
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=300, check=False,
+                       env={**os.environ, "HEARTH_CACHE": str(empty)})
+    assert r.returncode == 0, r.stderr.decode()
+    assert "onnxruntime onnxruntime" in r.stderr.decode() and "converting" not in r.stderr.decode()
+    assert not (empty / "onnxruntime").exists() and not (empty / "openvino").exists()
+    import io
+
+    copied = np.load(io.BytesIO(r.stdout))
+    original = hearth.load(tiny_dir, backend="onnxruntime", vocoder="onnxruntime", threads=2)
+    with original.stream("Copied to a board.", "ryan", seed=3, max_new_tokens=8, budget=None) as s:
+        expected = np.concatenate([c.samples for c in s])
+    assert copied.size > 0 and np.array_equal(copied, expected)
+
+
 def test_accuracy_reports_the_onnxruntime_vocoder(tiny_dir):
     """`hearth accuracy --vocoder onnxruntime`: the vocoder's SNR against the torch fp32 decoder
     (streamed in 5-frame chunks), which fp32 on ONNX Runtime keeps to rounding."""

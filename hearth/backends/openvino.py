@@ -28,6 +28,7 @@ from .ov_cache import (
     ConvertedModel,
     bounded_mapping,
     cache_entry,
+    compiled_dir,
     progress,
     publish,
     release_mapped_files,
@@ -159,8 +160,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         self.weights = weights
         self.device = device
         self.converted = convert_language_model(ckpt, weights, cache)
-        compiled_dir = self.converted.directory / f"compiled-{simd()}"  # blobs hold ISA-specific code
-        compiled_dir.mkdir(exist_ok=True)
+        compiled = compiled_dir(self.converted, simd())  # blobs hold ISA-specific code
         props = runtime_properties(device, weights, threads, precise=weights == "fp32", core_type=core_type)
         f = SafetensorsFile(ckpt.path / "model.safetensors")
         self.embedder = load_embedder(ckpt, f)
@@ -178,7 +178,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
             self.talker = core.compile_model(paged_talker_model(str(self.converted.xml("talker"))), device, props)
         with bounded_mapping([self.converted.directory]):
             self.predictor = core.compile_model(str(self.converted.xml("predictor")), device,
-                                                {**props, "CACHE_DIR": str(compiled_dir)})
+                                                {**props, "CACHE_DIR": str(compiled)})
             self._warm(2)  # the one-row batch becomes the pool's first
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
@@ -250,9 +250,7 @@ class OpenVINOVocoder(SteppedVocoder):
         core = _core(device)
         self.precision = precision
         super().__init__(ckpt.codec, convert_vocoder(ckpt, precision, cache, frames), frames, device)
-        compiled_dir = self.converted.directory / f"compiled-{simd()}"  # blobs hold ISA-specific code
-        compiled_dir.mkdir(exist_ok=True)
-        core.set_property({"CACHE_DIR": str(compiled_dir)})
+        core.set_property({"CACHE_DIR": str(compiled_dir(self.converted, simd()))})  # ISA-specific blobs
         props: dict[str, object] = {
             "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": _RUNTIME_PRECISION[precision]
         }

@@ -27,7 +27,7 @@ from typing import cast
 
 log = logging.getLogger(__name__)
 
-__all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "progress", "publish",
+__all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "compiled_dir", "progress", "publish",
            "release_mapped_files", "staging", "weights_mb"]
 
 
@@ -44,6 +44,23 @@ def _file_identity(path: Path) -> dict[str, object]:
         n = int.from_bytes(fh.read(8), "little")
         header = fh.read(min(n, 100_000_000))
     return {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "header": hashlib.sha256(header).hexdigest()}
+
+
+# Key fields that name the tools a conversion was made with, not what loads it: an export made with
+# one torch (say the x86 build) loads where another is installed (an arm64 board's).
+CONVERTER_ONLY = ("torch", "onnxscript", "nncf")
+
+
+def _same_conversion(made: Mapping[str, object], wanted: Mapping[str, object]) -> bool:
+    """Whether an export's conversion (its key `made`) is the one a load wants: the same key but
+    for the converting tools' versions and the weights files' times (an export's files are copies)."""
+    def runtime_side(key: Mapping[str, object]) -> dict[str, object]:
+        kept = {k: v for k, v in key.items() if k not in CONVERTER_ONLY}
+        if isinstance(kept.get("model"), dict):
+            kept["model"] = {k: v for k, v in cast(dict[str, object], kept["model"]).items() if k != "mtime_ns"}
+        return kept
+
+    return runtime_side(made) == runtime_side(wanted)
 
 
 def _openvino_version() -> str:
@@ -69,12 +86,24 @@ def cache_entry(
     """The cache directory for converting `weights_file` (with the config.json beside it) with
     `options` (and OpenVINO's version, for its conversions), the full key it is named after, and its
     conversion if one was finished before."""
+    from ..exported import find_export
+
     key_source = {
         **options,
         **({"openvino": _openvino_version()} if openvino else {}),
         "model": _file_identity(weights_file),
         "config": hashlib.sha256((weights_file.parent / "config.json").read_bytes()).hexdigest(),
     }
+    export = find_export(weights_file.parent)
+    if export is not None:  # a model directory `hearth export` wrote: its own conversions first
+        runtime = "openvino" if openvino else "onnxruntime"
+        for directory in export.entries(runtime, name):
+            manifest = json.loads((directory / "manifest.json").read_text())
+            if _same_conversion(manifest.get("key", {}), key_source):
+                return directory, key_source, ConvertedModel(directory, manifest)
+        log.warning("the export %s holds no %s %s for this Hearth and %s; converting it into the cache (export "
+                    "again with this version to skip that)", export.root, runtime, name,
+                    ", ".join(f"{k} {v}" for k, v in key_source.items() if k in ("graph", "openvino", "onnxruntime")))
     key = hashlib.sha256(json.dumps(key_source, sort_keys=True).encode()).hexdigest()[:20]
     directory = (root or cache_root()) / f"{name}-{key}"
     manifest_path = directory / "manifest.json"
@@ -184,6 +213,20 @@ def publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> Conve
     except OSError:  # another process finished first
         shutil.rmtree(tmp, ignore_errors=True)
     return ConvertedModel(directory, dict(manifest))
+
+
+def compiled_dir(converted: ConvertedModel, isa: str) -> Path:
+    """Where OpenVINO keeps the compiled blobs of a conversion for this instruction set: beside it,
+    or in the cache where that is read-only (an export on a read-only mount)."""
+    for directory in (converted.directory / f"compiled-{isa}",
+                      cache_root() / "compiled" / f"{converted.directory.name}-{isa}"):
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            continue
+        if os.access(directory, os.W_OK):
+            return directory
+    raise OSError(f"no writable folder for OpenVINO's compiled blobs of {converted.directory}")
 
 
 def weights_mb(converted: ConvertedModel) -> dict[str, dict[str, float]]:

@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from ..checkpoint import CheckpointError
 from ..engine import InputError
-from . import chat, measure, serve, speak, speech, voice, wyoming_server
+from . import chat, export, measure, serve, speak, speech, voice, wyoming_server
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "Terminated", "main", "parser", "run"]
 
@@ -58,6 +58,7 @@ def parser() -> argparse.ArgumentParser:
     wyoming_server.add_parsers(sub)
     chat.add_parsers(sub)
     voice.add_parsers(sub)
+    export.add_parsers(sub)
     return p
 
 
