@@ -33,6 +33,7 @@ from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
+from .voice_rules import VoiceRules
 from .voices import Cloner, VoiceProfile
 
 __all__ = [
@@ -89,6 +90,7 @@ class Engine:
         self._invariance: BatchInvariance | None = None
         self._invariance_lock = threading.Lock()
         self.cloner = Cloner(checkpoint)  # voice cloning (Base checkpoints): encoders load on first use
+        self.voice_rules = VoiceRules(checkpoint.config, self.voice_aliases, self.cloner.usable)
         self._primed = PrimedStates(self.vocoder)  # vocoder states that heard a cloned voice's reference
         t0 = time.perf_counter()
         self.workers.warm(backend.warm_up)  # on a worker thread: the one the first request will use
@@ -116,7 +118,7 @@ class Engine:
     @property
     def voices(self) -> list[str]:
         """Built-in voices; for a Base checkpoint, the stored voice profiles made with it."""
-        return self.cloner.usable() if self.config.model_type == "base" else self.config.voices
+        return self.voice_rules.choices()
 
     @property
     def languages(self) -> list[str]:
@@ -132,40 +134,10 @@ class Engine:
             raise e.about("voice") from e.__cause__
 
     def _check_voice(self, voice: Speaker) -> Speaker:
-        kind = self.config.model_type
-        if kind == "voice_design":
-            if voice is None or isinstance(voice, str) and not voice.strip():
-                return None
-            raise InputError(f"{self.config.kind} checkpoints have no voices to choose: describe the voice in the "
-                             "instruction (instruct=...) and leave the voice out")
-        if isinstance(voice, ClonedVoice):
-            if kind != "base":
-                raise InputError(f"a cloned voice needs a Base checkpoint (this one is {self.config.kind}, with "
-                                 f"the voices {', '.join(self.voices)})")
-            hidden = self.config.talker.stack.hidden_size
-            if voice.vector.shape[0] != hidden:
-                raise InputError(f"this speaker embedding has {voice.vector.shape[0]} values; this checkpoint's "
-                                 f"are {hidden} long: it was made with another model")
-            return voice
-        if kind == "base":
-            if isinstance(voice, str) and voice.strip():
-                alias = self.voice_aliases.get(voice.strip().lower())
-                if alias is not None and voice.strip() not in self.cloner.usable():
-                    voice = alias
-                return self.stored_voice(voice)
-            raise InputError(f"{self.config.kind} checkpoints have no built-in voices; clone one from reference "
-                             "audio (engine.clone_voice, or `hearth voice add`)")
-        v = voice.strip().lower() if isinstance(voice, str) else None
-        if v not in self.config.talker.speaker_ids:
-            v = self.voice_aliases.get(v) if v is not None else None
-        if v not in self.config.talker.speaker_ids:
-            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(self.voices)}; or an alias: "
-                             f"{aliases.alias_list(self.voice_aliases) or 'none set'}")
-        return v
-
-    def stored_voice(self, name: str) -> ClonedVoice:
-        """A voice profile from the store (`hearth voice add`), if it was made with this checkpoint."""
-        return self.check_voice(self.cloner.stored(name))  # type: ignore[return-value]
+        resolved = self.voice_rules.resolve(voice)
+        if self.config.model_type == "base" and isinstance(resolved, str):
+            return self.cloner.stored(resolved)  # the profile by its resolved name
+        return resolved
 
     def add_voice(self, name: str, audio: np.ndarray, sample_rate: int, text: str | None = None, *,
                   x_vector_only: bool = False, replace: bool = False, consent: str | None = None) -> VoiceProfile:

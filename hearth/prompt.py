@@ -193,7 +193,7 @@ def resolve_language(config: ModelConfig, voice: Speaker, language: str) -> int 
     t = config.talker
     lang = language.lower()
     language_id = None if lang == "auto" else t.language_ids[lang]
-    dialect = t.speaker_dialects.get(voice.lower()) if isinstance(voice, str) else None
+    dialect = t.speaker_dialects.get(voice) if isinstance(voice, str) else None  # a resolved name (voice_rules)
     if lang in ("chinese", "auto") and dialect is not None:
         language_id = t.language_ids[dialect]
     return language_id
@@ -217,7 +217,7 @@ def _speaker_row(talker: Embedder, config: ModelConfig, voice: Speaker) -> torch
     if isinstance(voice, ClonedVoice):
         like = talker.embed_codec([config.talker.codec_pad_id])  # the embeddings' dtype
         return voice.vector.to(like.dtype).view(1, 1, -1)
-    return talker.embed_codec([config.talker.speaker_ids[voice.lower()]])
+    return talker.embed_codec([config.talker.speaker_ids[voice]])  # a resolved name (hearth.voice_rules)
 
 
 def embed_prompt(

@@ -231,36 +231,23 @@ def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:
     return text
 
 
-DEFAULT_VOICE = "vivian"
-
-
 def check_voice_language(args: argparse.Namespace) -> ModelConfig:
     """The checkpoint's config (reading JSON only), with `args.voice` (None: the checkpoint kind's
     default, set in place) and `args.language` checked against it. A Base checkpoint's voices are
     stored profiles: the engine checks those when it loads."""
-    from ..aliases import alias_list, voice_aliases
+    from ..aliases import voice_aliases
+    from ..voice_rules import DEFAULT_VOICE, VoiceRules
+    from ..voices import VoiceStore
 
     config = open_checkpoint(args.model).config
-    voice, language = args.voice, args.language
-    aliases = voice_aliases(config, getattr(args, "voice_alias", None))
-    if config.model_type == "custom_voice":
-        voice = args.voice = DEFAULT_VOICE if voice is None else voice
-        if voice.strip().lower() not in config.talker.speaker_ids and voice.strip().lower() not in aliases:
-            raise InputError(f"unknown voice {voice!r}; choose one of: {', '.join(config.voices)}; or an alias: "
-                             f"{alias_list(aliases)}")
-    elif config.model_type == "voice_design":
-        if voice is not None and voice.strip():
-            raise InputError("a VoiceDesign checkpoint has no voices to choose: describe the voice with --instruct "
-                             "and leave --voice out")
-        if not getattr(args, "instruct", None):
-            raise InputError("a VoiceDesign checkpoint speaks the voice --instruct describes; give one, e.g. "
-                             "--instruct 'A warm, low female voice, speaking slowly'")
-    elif voice is None or not voice.strip():
-        from ..voices import VoiceStore
-
-        raise InputError(f"a Base checkpoint speaks cloned voices: choose one with --voice (stored: "
-                         f"{', '.join(VoiceStore().names()) or 'none'}), or add one first: hearth voice add NAME "
-                         "--audio REF.wav --text 'what the reference says'")
+    language = args.language
+    rules = VoiceRules(config, voice_aliases(config, getattr(args, "voice_alias", None)), VoiceStore().names)
+    if args.voice is None and config.model_type == "custom_voice":
+        args.voice = DEFAULT_VOICE
+    rules.resolve(args.voice)  # the engine resolves it again once loaded (a Base checkpoint's profiles)
+    if config.model_type == "voice_design" and not getattr(args, "instruct", None):
+        raise InputError("a VoiceDesign checkpoint speaks the voice --instruct describes; give one, e.g. "
+                         "--instruct 'A warm, low female voice, speaking slowly'")
     if language.strip().lower() not in config.languages:
         raise InputError(f"unknown language {language!r}; choose one of: {', '.join(config.languages)}")
     return config

@@ -195,12 +195,10 @@ def _voice_for(engine: Engine, body: SpeechBody) -> Speaker:
             raise _bad(f"ref_audio (cloning a voice) needs a Base checkpoint; this server runs a {engine.config.kind} "
                        f"one, with the voices {', '.join(engine.voices) or 'its instructions describe'}", "ref_audio")
         return _inline_clone(engine, body)
-    if kind != "voice_design":
-        return body.voice
-    if not body.instructions:
+    if kind == "voice_design" and not body.instructions:
         raise _bad(f"a {engine.config.kind} model speaks the voice its instructions describe: send instructions, "
                    "e.g. \"A warm, calm woman's voice, speaking slowly\"", "instructions")
-    return None
+    return engine.voice_rules.resolve(body.voice, design_voice="ignore")
 
 
 _PARAMS = {"text": "input", "instruct": "instructions"}  # the engine's names of OpenAI's fields

@@ -253,14 +253,17 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
     if isinstance(voice, dict):
         voice = voice.get("id")
     design = state.engine.config.model_type == "voice_design"
-    if design:
-        voice = None  # the instructions describe the voice
-        if not message.get("instructions"):
-            await error(f"a {state.engine.config.kind} model speaks the voice its instructions describe: send "
-                        "\"instructions\" in session.config")
-            return None
-    elif not isinstance(voice, str) or not voice.strip():
+    if design and not message.get("instructions"):
+        await error(f"a {state.engine.config.kind} model speaks the voice its instructions describe: send "
+                    "\"instructions\" in session.config")
+        return None
+    if not design and (not isinstance(voice, str) or not voice.strip()):  # the field is required
         await error(f"session.config needs a \"voice\"; choose one of: {', '.join(state.engine.voices)}")
+        return None
+    try:
+        voice = state.engine.voice_rules.resolve(voice, design_voice="ignore")
+    except InputError as e:
+        await error(str(e))
         return None
     fmt = message.get("response_format") or "pcm"
     if fmt not in _FORMATS:

@@ -32,12 +32,12 @@ from wyoming.server import AsyncEventHandler
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped
 
 from .. import __version__
-from ..aliases import alias_list
 from ..audio import to_pcm
 from ..config import ModelConfig
 from ..engine import Engine, InputError
 from ..pacing import Pacer, SpeechRate
 from ..scheduler import Busy, Request, Scheduler, SentenceFailed
+from ..voice_rules import VoiceRules
 from . import jsonbody
 from .resident import Resident
 
@@ -343,24 +343,11 @@ class Session(AsyncEventHandler):
         if not isinstance(voice, dict):
             raise InputError('"voice" must be an object such as {"name": "ryan"}')
         config = self.service.config
-        voices = self.service.voices()
+        rules = VoiceRules(config, self.service.voice_aliases, self.service.voices)
         name = voice.get("name")
-        if name is None or name == "":
-            if not voices:
-                raise InputError("no voice to speak with: this Base checkpoint has no stored voices yet; add one: "
-                                 "hearth voice add NAME --audio REF.wav --text 'what the reference says'")
-            name = voices[0]
-        if not isinstance(name, str):
-            raise InputError(f"the voice's name must be a string, got {name!r}")
-        key = name.strip().lower()
-        if key not in voices and key in self.service.voice_aliases:
-            key = self.service.voice_aliases[key]
-        if key not in voices:
-            aliases = alias_list(self.service.voice_aliases)
-            raise InputError(f"unknown voice {name!r}; choose one of: {', '.join(voices) or 'none stored'}"
-                             + (f"; or an alias: {aliases}" if aliases else ""))
-        chosen = None if config.model_type == "voice_design" else key
-        return chosen, model_language(voice.get("language"), config)
+        voices = rules.choices()
+        chosen = rules.resolve(name, design_voice="ignore", default=voices[0] if voices else None)
+        return chosen if isinstance(chosen, str) else None, model_language(voice.get("language"), config)
 
     async def _submit(self, data: dict[str, Any]) -> Request:
         text = data.get("text")
