@@ -28,10 +28,10 @@ from .errors import InputError
 from .exported import export_options
 from .generate import Audio, FrameGenerator, Generation, Turn
 from .live import BatchInvariance, LiveEmbeds, LiveUtterance
-from .options import SpeechOptions, check_speech_options
+from .options import SpeechOptions, check_speech_options, speech_for
 from .primed import PrimedStates
 from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
-from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
+from .sampling import SamplingOptions
 from .stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
 from .voice_rules import VoiceRules
 from .voices import Cloner, VoiceProfile
@@ -202,26 +202,14 @@ class Engine:
         first_chunk_frames, paced, speed. Bad input raises InputError naming the parameter."""
         return check_speech_options(self, voice, language, **options)
 
-    def frames(
-        self,
-        text: str,
-        voice: Speaker,
-        language: str = "auto",
-        *,
-        instruct: str | None = None,
-        text_mode: str | None = None,
-        options: SamplingOptions | None = None,
-        rng: torch.Generator | None = None,
-        budget: FrameBudget | None = DEFAULT_BUDGET,
-        turn: Turn | None = None,
-        batcher: FrameBatcher | None = None,
-    ) -> FrameGenerator:
+    def frames(self, text: str, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
+               rng: torch.Generator | None = None, turn: Turn | None = None, batcher: FrameBatcher | None = None,
+               **options: Any) -> FrameGenerator:
         """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed (by
         `batcher`'s thread, stepped with other utterances, when one is given). Sampling draws from
-        `rng` (None: greedy or the global generator's state is not used: give one to sample)."""
-        opts = self.speech_options(voice, language, instruct=instruct, text_mode=text_mode, options=options,
-                                   budget=budget)
-        return self._frames(text, opts, rng, turn, batcher)
+        `rng` (None: greedy or the global generator's state is not used: give one to sample).
+        Options as for `stream`."""
+        return self._frames(text, speech_for(self, voice, language, speech, options), rng, turn, batcher)
 
     def _frames(self, text: str, opts: SpeechOptions, rng: torch.Generator | None, turn: Turn | None = None,
                 batcher: FrameBatcher | None = None) -> FrameGenerator:
@@ -246,53 +234,27 @@ class Engine:
         except ValueError as e:
             raise InputError(str(e), "text_mode") from e
 
-    def stream(
-        self,
-        text: str,
-        voice: Speaker,
-        language: str = "auto",
-        *,
-        instruct: str | None = None,
-        text_mode: str | None = None,
-        seed: int | None = None,
-        greedy: bool = False,
-        max_new_tokens: int | None = None,
-        options: SamplingOptions | None = None,
-        budget: FrameBudget | None = DEFAULT_BUDGET,
-        chunk_frames: int | None = None,
-        first_chunk_frames: int | None = None,
-        max_ready: int = 4,
-        paced: bool = False,
-        turn: Turn | None = None,
-        batcher: FrameBatcher | None = None,
-        speed: float = 1.0,
-        deliver: Callable[[AudioChunk | StreamEnd], None] | None = None,
-    ) -> AudioStream:
+    def stream(self, text: str, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
+               max_ready: int = 4, turn: Turn | None = None, batcher: FrameBatcher | None = None,
+               deliver: Callable[[AudioChunk | StreamEnd], None] | None = None, **options: Any) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
-        The first chunk holds `first_chunk_frames` frames (80 ms each; default
-        `default_first_chunk`), the others `chunk_frames` (default `default_chunk_frames`: tuned,
-        else 5); at most `max_ready` decoded chunks wait for the consumer. `paced` sizes each later
-        chunk (at most `chunk_frames`) so that it is ready before the audio already sent has played,
-        for gapless real-time playback. Close the stream (or use it in a `with` block) to stop
-        early; generation then stops within one frame. `turn` lets a scheduler decide, frame by
-        frame, when this stream may compute (see `generate.Turn`); with a `batcher`
-        (`hearth.batch.FrameBatcher`) its frames are computed together with other streams'. `speed`
-        (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio untouched.
-        `deliver` makes it a pushing stream (see `AudioStream`): chunks go to it as they are decoded.
+        The request's options come as keywords (`speech_options`: instruct, text_mode, seed, greedy,
+        max_new_tokens, options, budget, chunk_frames, first_chunk_frames, paced, speed) or made
+        once and passed whole as `speech=` (then without voice, language or keywords). The first
+        chunk holds `first_chunk_frames` frames (80 ms each; default `default_first_chunk`), the
+        others `chunk_frames` (default `default_chunk_frames`: tuned, else 5); at most `max_ready`
+        decoded chunks wait for the consumer. `paced` sizes each later chunk (at most
+        `chunk_frames`) so that it is ready before the audio already sent has played, for gapless
+        real-time playback. Close the stream (or use it in a `with` block) to stop early;
+        generation then stops within one frame. `turn` lets a scheduler decide, frame by frame, when
+        this stream may compute (see `generate.Turn`); with a `batcher` (`hearth.batch.FrameBatcher`)
+        its frames are computed together with other streams'. `speed` (0.25 to 4.0) changes the
+        speaking rate and keeps the pitch; 1.0 leaves the audio untouched. `deliver` makes it a
+        pushing stream (see `AudioStream`): chunks go to it as they are decoded, and the speed is
+        left to its receiver, which applies it as it hands them out (the scheduler's requests do).
         """
-        opts = self.speech_options(
-            voice, language, instruct=instruct, text_mode=text_mode, seed=seed, greedy=greedy,
-            max_new_tokens=max_new_tokens, options=options, budget=budget, chunk_frames=chunk_frames,
-            first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
-        return self.stream_with(text, opts, max_ready=max_ready, turn=turn, batcher=batcher, deliver=deliver)
-
-    def stream_with(self, text: str, opts: SpeechOptions, *, max_ready: int = 4, turn: Turn | None = None,
-                    batcher: FrameBatcher | None = None,
-                    deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> AudioStream:
-        """`stream` with options already checked (`speech_options`). A pushing stream (`deliver`)
-        leaves the speed to its receiver, which applies it as it hands the chunks out (the
-        scheduler's requests do)."""
+        opts = speech_for(self, voice, language, speech, options)
         frames = self._frames(text, opts, opts.rng(), turn, batcher)
         return self._audio(frames, opts, max_ready, deliver)
 
@@ -318,25 +280,9 @@ class Engine:
         measure a voice's first use)."""
         self._primed.forget(voice.codes if voice is not None else None)
 
-    def open(
-        self,
-        voice: Speaker,
-        language: str = "auto",
-        *,
-        instruct: str | None = None,
-        seed: int | None = None,
-        greedy: bool = False,
-        max_new_tokens: int | None = None,
-        options: SamplingOptions | None = None,
-        budget: FrameBudget | None = DEFAULT_BUDGET,
-        chunk_frames: int | None = None,
-        first_chunk_frames: int | None = None,
-        max_ready: int = 4,
-        paced: bool = False,
-        turn: Turn | None = None,
-        batcher: FrameBatcher | None = None,
-        deliver: Callable[[AudioChunk | StreamEnd], None] | None = None,
-    ) -> LiveUtterance:
+    def open(self, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
+             max_ready: int = 4, turn: Turn | None = None, batcher: FrameBatcher | None = None,
+             deliver: Callable[[AudioChunk | StreamEnd], None] | None = None, **options: Any) -> LiveUtterance:
         """An utterance whose text arrives while it speaks (the interleaved text mode):
 
             with engine.open("ryan", "english", seed=7) as live:
@@ -346,17 +292,12 @@ class Engine:
                 for chunk in live: ...          # audio starts after the first word
 
         Its codes equal `generate_codes(whole_text, text_mode="interleaved")` with the same seed,
-        however the text was cut and whenever it came."""
-        opts = self.speech_options(voice, language, instruct=instruct, seed=seed, greedy=greedy,
-                                   max_new_tokens=max_new_tokens, options=options, budget=budget,
-                                   chunk_frames=chunk_frames, first_chunk_frames=first_chunk_frames, paced=paced)
-        return self.open_with(opts, max_ready=max_ready, turn=turn, batcher=batcher, deliver=deliver)
-
-    def open_with(self, opts: SpeechOptions, *, max_ready: int = 4, turn: Turn | None = None,
-                  batcher: FrameBatcher | None = None,
-                  deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> LiveUtterance:
-        """`open` with options already checked (`speech_options`; its text mode is not read: text
-        that arrives in pieces is always interleaved)."""
+        however the text was cut and whenever it came. Options as for `stream` (text that arrives
+        in pieces is always interleaved: text_mode "whole" is refused)."""
+        if options.get("text_mode") not in (None, "interleaved", "stream"):
+            raise InputError("text that arrives in pieces is spoken interleaved (text_mode interleaved); for the "
+                             "whole text in the prompt, give the whole text to stream()", "text_mode")
+        opts = speech_for(self, voice, language, speech, options)
         if isinstance(opts.voice, ClonedVoice) and opts.voice.in_context:
             raise InputError("text that arrives in pieces cannot be spoken in an in-context cloned voice yet (its "
                              "prompt needs the whole text); give the whole text, or clone with x_vector_only=True",
@@ -381,23 +322,11 @@ class Engine:
                 log.debug("text projection batch invariance: %s", self._invariance)
             return self._invariance
 
-    def generate_codes(
-        self,
-        text: str,
-        voice: Speaker,
-        language: str = "auto",
-        *,
-        instruct: str | None = None,
-        text_mode: str | None = None,
-        seed: int | None = None,
-        greedy: bool = False,
-        max_new_tokens: int | None = None,
-        options: SamplingOptions | None = None,
-        budget: FrameBudget | None = DEFAULT_BUDGET,
-    ) -> Generation:
-        """All frames of one text. Sampling draws from a generator seeded with `seed` (random if None)."""
-        opts = self.speech_options(voice, language, instruct=instruct, text_mode=text_mode, seed=seed, greedy=greedy,
-                                   max_new_tokens=max_new_tokens, options=options, budget=budget)
+    def generate_codes(self, text: str, voice: Speaker = None, language: str = "auto", *,
+                       speech: SpeechOptions | None = None, **options: Any) -> Generation:
+        """All frames of one text. Options as for `stream`; sampling draws from a generator seeded
+        with the seed (random if None)."""
+        opts = speech_for(self, voice, language, speech, options)
         gen = self._frames(text, opts, opts.rng())
         frames = list(gen)
         codes = torch.stack(frames) if frames else torch.zeros(0, self.config.talker.num_code_groups, dtype=torch.long)
@@ -410,7 +339,7 @@ class Engine:
         with torch.inference_mode():
             return self.vocoder(codes).to(torch.float32).numpy()
 
-    def synthesize(self, text: str, voice: Speaker, language: str = "auto", **kwargs: Any) -> Audio:
+    def synthesize(self, text: str, voice: Speaker = None, language: str = "auto", **kwargs: Any) -> Audio:
         """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`."""
         with self.stream(text, voice, language, **kwargs) as audio:
             chunks = list(audio)

@@ -24,7 +24,7 @@ from .stretch import check_speed
 if TYPE_CHECKING:
     from .engine import Engine
 
-__all__ = ["SpeechOptions", "check_seed", "check_speech_options"]
+__all__ = ["SpeechOptions", "check_seed", "check_speech_options", "speech_for"]
 
 
 @dataclass(frozen=True)
@@ -124,3 +124,20 @@ def check_speech_options(
         budget=budget,
         speed=speed,
     )
+
+
+def speech_for(engine: Engine, voice: Speaker | object, language: str, speech: SpeechOptions | None,
+               keywords: dict[str, object]) -> SpeechOptions:
+    """The one place a public call's speech options are made: `speech` (already checked) as given,
+    else the voice, language and keywords checked (`check_speech_options`). Both at once is a
+    mistake, said so, not a merge."""
+    if speech is None:
+        return check_speech_options(engine, voice, language, **keywords)  # type: ignore[arg-type]
+    if not isinstance(speech, SpeechOptions):
+        raise InputError(f"speech must be a SpeechOptions (from engine.speech_options), got {type(speech).__name__}",
+                         "speech")
+    given = [*(["voice"] if voice is not None else []), *(["language"] if language != "auto" else []), *keywords]
+    if given:
+        raise InputError(f"speech= holds every option already; leave out {', '.join(given)} (or build the options "
+                         "again with engine.speech_options)", given[0])
+    return speech

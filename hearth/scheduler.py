@@ -45,6 +45,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from typing import Any
 
 import torch
 
@@ -52,12 +53,11 @@ from . import faults
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
 from .health import Health, Supervisor
-from .options import SpeechOptions
+from .options import SpeechOptions, speech_for
 from .pacing import SpeechRate
 from .process import trim_heap
 from .prompt import ClonedVoice, Speaker
 from .request import Busy, Request, RequestState, SentenceFailed, SentenceFailure, SentenceResult, SpeechChunk
-from .sampling import DEFAULT_BUDGET, FrameBudget
 from .sentences import clean_text, split_sentences
 from .stream import AudioChunk, AudioStream, StreamEnd
 from .text_feed import LiveSentence, TextFeed
@@ -98,12 +98,9 @@ class Scheduler:
 
     # -- clients ---------------------------------------------------------------------------------
 
-    def submit(self, text: str, voice: Speaker, language: str = "auto", *, seed: int | None = None,
-               instruct: str | None = None, text_mode: str | None = None, greedy: bool = False,
-               max_new_tokens: int | None = None, budget: FrameBudget | None = DEFAULT_BUDGET,
-               chunk_frames: int | None = None, first_chunk_frames: int | None = None, paced: bool = False,
-               keep_codes: bool = False, split: bool = True, on_failure: str = "skip",
-               after: Request | None = None, speed: float = 1.0) -> Request:
+    def submit(self, text: str, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
+               keep_codes: bool = False, split: bool = True, on_failure: str = "skip", after: Request | None = None,
+               **options: Any) -> Request:
         """Admit a text; returns its request at once. Bad input raises InputError, a full scheduler
         Busy; neither disturbs anything already admitted.
 
@@ -111,7 +108,7 @@ class Scheduler:
         `request.seed` always says how to hear the same again. `split=False` speaks the text as one
         prompt (as the official package does), `max_new_tokens` and `budget` bound each sentence.
         `speed` (0.25 to 4.0) changes the speaking rate and keeps the pitch; 1.0 leaves the audio
-        untouched."""
+        untouched. The speech options come as `Engine.stream` takes them: keywords, or `speech=`."""
         if not isinstance(text, str):
             raise InputError("the text must be a string", "text")
         if len(text) > MAX_REQUEST_CHARS:
@@ -124,18 +121,12 @@ class Scheduler:
         if not texts:
             raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)",
                              "text")
-        options = self.engine.speech_options(
-            voice, language, seed=seed, instruct=instruct, text_mode=text_mode, greedy=greedy,
-            max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
-            first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
-        request = self._request(cleaned, options, keep_codes, on_failure, after)
+        request = self._request(cleaned, speech_for(self.engine, voice, language, speech, options), keep_codes,
+                                on_failure, after)
         return self._admit(request, texts)
 
-    def open(self, voice: Speaker, language: str = "auto", *, seed: int | None = None, instruct: str | None = None,
-             text_mode: str | None = None, greedy: bool = False, max_new_tokens: int | None = None,
-             budget: FrameBudget | None = DEFAULT_BUDGET, chunk_frames: int | None = None,
-             first_chunk_frames: int | None = None, paced: bool = False, keep_codes: bool = False,
-             on_failure: str = "skip", speed: float = 1.0) -> Request:
+    def open(self, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
+             keep_codes: bool = False, on_failure: str = "skip", **options: Any) -> Request:
         """Admit a request whose text comes later, in pieces: `request.push(text)` any number of
         times, then `request.end()`. Sentences are found as the text arrives (`SentenceSplitter`:
         the same sentences as `submit` of the whole text, so the same audio for the same seed), and
@@ -145,20 +136,16 @@ class Scheduler:
         With `text_mode="interleaved"` a sentence starts before it ends: as soon as its first words
         are certain, then it takes in its text as it arrives (the codes are still those of the
         whole sentence)."""
-        engine = self.engine
-        options = engine.speech_options(
-            voice, language, seed=seed, instruct=instruct, text_mode=text_mode, greedy=greedy,
-            max_new_tokens=max_new_tokens, budget=budget, chunk_frames=chunk_frames,
-            first_chunk_frames=first_chunk_frames, paced=paced, speed=speed)
-        request = self._request("", options, keep_codes, on_failure, None)
+        checked = speech_for(self.engine, voice, language, speech, options)
+        request = self._request("", checked, keep_codes, on_failure, None)
         # An in-context clone's prompt lays the reference's frames beside the transcript and the
         # text, so it holds the sentence's first (reference frames + 1) text tokens: usually the
         # whole sentence. Its sentences start when they are complete (the same codes either way).
-        in_context = isinstance(options.voice, ClonedVoice) and options.voice.in_context
-        live = options.text_mode == "interleaved" and not in_context
+        in_context = isinstance(checked.voice, ClonedVoice) and checked.voice.in_context
+        live = checked.text_mode == "interleaved" and not in_context
         request.state.feed, request.state.input_done = TextFeed(live, MAX_REQUEST_CHARS), False
         if live:
-            engine.batch_invariance()  # measured once per engine, before any sentence needs it
+            self.engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
 
     def _request(self, text: str, options: SpeechOptions, keep_codes: bool, on_failure: str,
@@ -369,8 +356,8 @@ class Scheduler:
         if partial and feed is not None:
             feed.owed = live = LiveSentence(sentence, lambda: run.stopped, run.fail)
             try:  # under the lock, so that no text can come between its start and its first push
-                run.stream = live.utterance = self.engine.open_with(
-                    request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
+                run.stream = live.utterance = self.engine.open(
+                    speech=request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
                 live.grew(text)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
@@ -382,8 +369,8 @@ class Scheduler:
         if run.stream is None and run.failed_to_start is None:
             request, sentence = run.request, run.sentence
             try:
-                stream = self.engine.stream_with(sentence.text, request.options.sentence(sentence.index), turn=run.turn,
-                                                 batcher=self._batcher, deliver=run.landed)
+                stream = self.engine.stream(sentence.text, speech=request.options.sentence(sentence.index),
+                                            turn=run.turn, batcher=self._batcher, deliver=run.landed)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
             else:

@@ -151,3 +151,30 @@ def test_batch_invariance_measured_on_the_engine(engine):
                     assert torch.equal(padded, whole[k]), (m, k)
                     checked += 1
     assert checked >= 30  # every size from the threshold on is checked, at several rows
+
+
+def test_open_takes_the_options_stream_takes(engine):
+    """One set of options for every entry: `open` takes the speed and the text mode as `stream` does
+    (the speed changes the audio, "whole" is refused: text in pieces is interleaved), and options
+    made once (`speech=`) give what the same keywords give; both at once is refused."""
+    text = "The same options, in pieces."
+
+    def spoken(**options):
+        with engine.open("ryan", "english", seed=9, max_new_tokens=6, **options) as live:
+            live.push(text)
+            live.end()
+            return torch.cat([torch.from_numpy(c.samples) for c in live])
+
+    plain = spoken()
+    assert spoken(text_mode="interleaved").equal(plain)
+    faster = spoken(speed=1.5)
+    assert 0 < faster.numel() < plain.numel()
+    with pytest.raises(InputError, match="interleaved") as e:
+        engine.open("ryan", text_mode="whole")
+    assert e.value.param == "text_mode"
+    speech = engine.speech_options("ryan", "english", seed=9, max_new_tokens=6, text_mode="interleaved")
+    assert engine.generate_codes(text, speech=speech).codes.equal(
+        engine.generate_codes(text, "ryan", "english", seed=9, max_new_tokens=6, text_mode="interleaved").codes)
+    with pytest.raises(InputError, match="leave out voice, seed") as e:
+        engine.stream(text, "ryan", speech=speech, seed=3)
+    assert e.value.param == "voice"
