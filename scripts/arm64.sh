@@ -4,7 +4,8 @@
 #   scripts/arm64.sh root    build the root (debootstrap; ~10 min), once
 #   scripts/arm64.sh setup   copy this checkout's HEAD into the root and `make setup` there
 #   scripts/arm64.sh sync    copy this checkout's files (as they are) over the root's, no install
-#   scripts/arm64.sh smoke   the smoke set on arm64 (see scripts/arm64_smoke.sh), timed
+#   scripts/arm64.sh smoke   the smoke set on arm64 (see scripts/arm64_smoke.sh), timed; it takes
+#                            HEARTH_SMOKE_EXPORT (a path inside the root) and HEARTH_SMOKE_TESTS
 #   scripts/arm64.sh shell   a shell in the root
 #   scripts/arm64.sh all     the three in order
 #
@@ -74,6 +75,7 @@ run() {  # run a shell command inside the root
     trap leave EXIT
     chroot "$ROOT" /usr/bin/env -i HOME=/root PATH=/opt/venv/bin:/usr/local/bin:/usr/bin:/bin \
         LANG=C.UTF-8 QEMU_CPU="$QEMU_CPU" HEARTH_CACHE="${HEARTH_ARM64_CACHE:-/root/.cache/hearth}" \
+        HEARTH_SMOKE_EXPORT="${HEARTH_SMOKE_EXPORT:-}" HEARTH_SMOKE_TESTS="${HEARTH_SMOKE_TESTS:-1}" \
         /bin/sh -c "$1"
 }
 
@@ -117,7 +119,7 @@ all)
     say "all done in $(($(date +%s) - start)) s (emulated: correctness only)"
     ;;
 *)
-    sed -n '2,17p' "$0" >&2
+    sed -n '2,19p' "$0" >&2
     exit 2
     ;;
 esac

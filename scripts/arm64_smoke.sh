@@ -7,8 +7,8 @@
 set -eu
 PY=${PYTHON:-python}
 WORK=${HEARTH_SMOKE_DIR:-/tmp/hearth-smoke}
-rm -rf "$WORK"
 mkdir -p "$WORK"
+find "$WORK" -mindepth 1 -maxdepth 1 ! -name tiny -exec rm -rf {} +  # the checkpoint stays: its conversions too
 total=$(date +%s)
 
 step() {  # step NAME COMMAND...
@@ -33,7 +33,7 @@ EOF
 }
 
 step "uname and doctor" sh -c "uname -m && hearth doctor"
-step "a tiny random checkpoint" $PY -m hearth.tools.random_checkpoint "$WORK/tiny" --size tiny
+[ -f "$WORK/tiny/config.json" ] || step "a tiny random checkpoint" $PY -m hearth.tools.random_checkpoint "$WORK/tiny" --size tiny
 # The plain default first: what a new user on a board runs.
 step "hearth say (the default)" hearth say "Hello from an arm board." --model "$WORK/tiny" --seed 1 \
     --out "$WORK/say.wav"
@@ -51,7 +51,9 @@ if [ -n "${HEARTH_SMOKE_EXPORT:-}" ]; then
 fi
 step "hearth serve, one request; hearth wyoming, one request" $PY scripts/arm64_servers.py "$WORK/tiny"
 if [ "${HEARTH_SMOKE_TESTS:-1}" != 0 ]; then
-    step "pytest smoke set" $PY -m pytest -q -p no:cacheprovider tests/test_topology.py tests/test_checkpoint.py \
-        tests/test_tokenizer.py tests/test_generate.py tests/test_onnxruntime.py -m "not slow"
+    step "pytest smoke set: the portable modules" $PY -m pytest -q -p no:cacheprovider tests/test_topology.py \
+        tests/test_checkpoint.py tests/test_tokenizer.py tests/test_generate.py tests/test_voice_rules.py -m "not slow"
+    step "pytest smoke set: ONNX Runtime (one runtime, --fast, an export copied)" $PY -m pytest -q \
+        -p no:cacheprovider tests/test_onnxruntime.py -k "one_runtime or fast_is or export"
 fi
 echo "arm64 smoke: all passed in $(($(date +%s) - total)) s on $(uname -m) (emulated figures are not speed)" >&2

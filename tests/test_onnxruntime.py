@@ -194,7 +194,7 @@ def test_an_export_copied_to_another_machine_loads_with_no_conversion(tiny_dir, 
     assert [p["what"] for p in manifest["converted"]] == ["onnxruntime language model (int8)", "onnxruntime vocoder"]
     assert manifest["load_options"] == {"backend": "onnxruntime", "vocoder": "onnxruntime"}
     assert manifest["source"]["identity"] and manifest["versions"]["onnxruntime"]
-    assert main(["export", str(tmp_path / "export"), "--model", str(tiny_dir)]) == 2  # exists: refused
+    assert main(["export", str(tiny_dir), str(tmp_path / "export")]) == 2  # exists: refused
     board = tmp_path / "board"
     shutil.copytree(tmp_path / "export", board, copy_function=shutil.copy)  # new modification times
     empty = tmp_path / "empty-cache"

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import Any
 
 from ..engine import InputError
-from .options import add_model
 
 __all__ = ["add_parsers"]
 
@@ -21,8 +20,8 @@ def add_parsers(sub: Any) -> None:
     from ..tools.export import PRESETS, RUNTIMES
 
     p = sub.add_parser("export", help="a self-contained model directory: converted once, loaded anywhere with --model")
+    p.add_argument("model", help="checkpoint directory or hub id (an export is exported again from its files)")
     p.add_argument("out", type=Path, help="the directory to write (must not exist)")
-    add_model(p)
     p.add_argument("--preset", choices=tuple(PRESETS), default="default",
                    help="; ".join(f"{name}: {preset.about}" for name, preset in PRESETS.items()))
     p.add_argument("--runtimes", default=",".join(RUNTIMES), metavar="R[,R]",
