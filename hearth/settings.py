@@ -72,17 +72,17 @@ def _default_backend(given: Mapping[str, Any]) -> str:
     AVX-512 (+VNNI, BF16, AMX) ONNX Runtime's real-time factor is better too (1.48 against 1.62) but
     its prompt is slower (first audio 0.26 against 0.24 s), so OpenVINO stays there: no loss
     where Hearth was already fastest (docs/performance.md)."""
-    from .backends import _onnxruntime_available
+    from .backends import onnxruntime_available
     from .topology import is_arm, simd
 
     wants_openvino = given.get("weights") == "fp16" or given.get("device", "CPU") != "CPU"
-    if is_arm() and not wants_openvino and _onnxruntime_available():
+    if is_arm() and not wants_openvino and onnxruntime_available():
         # OpenVINO's paged attention has no f32 executor on ARM cores without SVE (a Neoverse N1
         # under qemu-user failed there); ONNX Runtime runs on every arm64 core.
         return "onnxruntime"
     if openvino_available():
         without_avx512 = simd().split("+")[0] in ("avx2", "avx", "sse42")
-        if not wants_openvino and without_avx512 and _onnxruntime_available():
+        if not wants_openvino and without_avx512 and onnxruntime_available():
             return "onnxruntime"
         return "openvino"
     log.warning("OpenVINO is not installed, so the slow torch reference runs; pip install openvino to get "
@@ -98,11 +98,11 @@ def backend_options(**explicit: Any) -> BackendOptions:
     fast = bool(explicit.pop("fast", False))
     given = {k: v for k, v in explicit.items() if v is not None}
     if fast:  # the fastest combination measured: 4-bit weights on ONNX Runtime (docs/performance.md)
-        from .backends import _onnxruntime_available
+        from .backends import onnxruntime_available
 
         if given.get("backend") == "torch":
             raise ValueError("fast is for the compiled backends; the torch reference has no fast mode")
-        given.setdefault("backend", "onnxruntime" if _onnxruntime_available() else "openvino")
+        given.setdefault("backend", "onnxruntime" if onnxruntime_available() else "openvino")
         given.setdefault("weights", "int4")
     tuned = load_tuned()
     backend = given.get("backend") or tuned.get("backend") or _default_backend(given)

@@ -15,9 +15,9 @@ import torch
 from test_official_equality import assert_same_codes
 
 import hearth
-from hearth.backends.accuracy import compare_formats, teacher_forced_logits
 from hearth.prompt import embed_prompt
 from hearth.sampling import warp
+from hearth.tools.accuracy import compare_formats, teacher_forced_logits
 
 BACKENDS = ["openvino", "onnxruntime"]
 

@@ -117,7 +117,7 @@ def test_the_onnxruntime_vocoder_is_the_torch_decoder_in_any_chunking(engine, or
     """Chunks shorter and longer than a call (5 frames) over a stream more than twice the decoder's
     attention window: the torch decoder's audio to fp32 rounding. A call padded past its real frames
     (the `valid` input) gives the same audio and state as the unpadded one."""
-    from hearth.backends.accuracy import snr_db
+    from hearth.tools.accuracy import snr_db
 
     vocoder, frames = ort_vocoder, ort_vocoder.frames
     gen = torch.Generator().manual_seed(11)

@@ -13,8 +13,8 @@ import pytest
 import torch
 
 import hearth
-from hearth.backends.accuracy import compare_formats, snr_db, teacher_forced_logits
 from hearth.prompt import embed_prompt
+from hearth.tools.accuracy import compare_formats, snr_db, teacher_forced_logits
 
 
 @pytest.fixture(scope="module")

@@ -187,7 +187,7 @@ def _tune(args: argparse.Namespace) -> int:
 
 def _accuracy(args: argparse.Namespace) -> int:
     from ..backends import openvino_available
-    from ..backends.accuracy import main_accuracy
+    from ..tools.accuracy import main_accuracy
     from ..tools.bench import bench_checkpoint
 
     if not openvino_available():

@@ -105,7 +105,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
-    from ..serve.loadtest import LoadSettings, main_loadtest
+    from ..tools.loadtest import LoadSettings, main_loadtest
 
     if args.max_new_tokens is not None and args.url.startswith("tcp://"):
         raise InputError("--max-new-tokens is for http:// servers; start `hearth wyoming` with it instead")

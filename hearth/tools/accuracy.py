@@ -68,8 +68,8 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
     if backend == "onnxruntime":
         import onnxruntime as ort
 
-        from . import ort_graphs
-        from .ort import ORTLanguageModel, SlotBatch, part_formats, session_options
+        from ..backends import ort_graphs
+        from ..backends.ort import ORTLanguageModel, SlotBatch, part_formats, session_options
 
         lm = ORTLanguageModel(ckpt, weights, threads=threads)
         model = ort_graphs.build_predictor_loop(cfg, source, part_formats(weights)[1], teacher_forced=True)[0]
@@ -79,10 +79,10 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
         return (lambda inputs: session.run(["logits", "summed"], inputs)), row
     import openvino as ov
 
-    from .openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
-    from .ov_int4 import compress_int4, int4_candidates
-    from .ov_paged import PagedBatch
-    from .ov_predictor import build_predictor_loop
+    from ..backends.openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
+    from ..backends.ov_int4 import compress_int4, int4_candidates
+    from ..backends.ov_paged import PagedBatch
+    from ..backends.ov_predictor import build_predictor_loop
 
     compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO) if weights == "int4" else None
     props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
@@ -117,11 +117,11 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     import sys
 
     from .. import load
+    from ..backends.openvino import OpenVINOVocoder
+    from ..backends.ort_vocoder import ORTVocoder
+    from ..backends.vocoder_step import SteppedVocoder
     from ..checkpoint import load_codec
     from ..prompt import embed_prompt
-    from .openvino import OpenVINOVocoder
-    from .ort_vocoder import ORTVocoder
-    from .vocoder_step import SteppedVocoder
 
     text = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
     engine = load(model, backend="openvino", weights="fp32", vocoder="torch", progress=False)

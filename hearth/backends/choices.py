@@ -1,0 +1,136 @@
+"""The backend options a load can choose, what each needs installed, and their checks."""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+
+__all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
+           "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available"]
+
+BACKENDS = ("openvino", "onnxruntime", "torch")
+# The formats ONNX Runtime's language model takes. "mix": the talker (and with it the first
+# codebook) in int8, the predictor (the other 15 codebooks) in 4 bits.
+ORT_WEIGHTS = ("int8", "int4", "mix", "fp32")
+LM_WEIGHTS = ("int8", "int4", "mix", "fp16", "fp32")
+VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "onnxruntime", "torch")  # "onnxruntime": fp32 on ONNX Runtime
+TORCH_DTYPES = ("float32", "bfloat16")
+CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
+DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"
+
+
+def onnxruntime_available() -> bool:
+    return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
+
+
+def default_vocoder() -> str:
+    """OpenVINO's bf16 vocoder on x86; on ARM ONNX Runtime's fp32 one (else OpenVINO's in fp32).
+    OpenVINO turns a bf16 network into f16 on ARM, and oneDNN there has no f16 MatMul for the
+    one-position steps of the streaming vocoder ("could not create a primitive descriptor"), so
+    the x86 default never ran on a Neoverse N1 (arm64 under qemu-user; scripts/arm64.sh)."""
+    from ..topology import is_arm
+
+    if not is_arm():
+        return "bf16"
+    return "onnxruntime" if onnxruntime_available() else "fp32"
+
+
+def openvino_available() -> bool:
+    """Installed (found, not imported: an engine that does not use OpenVINO never loads it)."""
+    return importlib.util.find_spec("openvino") is not None
+
+
+@dataclass(frozen=True)
+class BackendOptions:
+    """Which implementation runs each network, and how.
+
+    backend: "openvino" (the fast path), "onnxruntime" (the language model on ONNX Runtime, whose
+    quantized kernels are the faster ones on CPUs without AVX-512) or "torch" (the reference:
+    bit-exact with the official package; `dtype` float32 or bfloat16). For the compiled backends:
+    the language model's weight format, its device and threads; the vocoder's precision on
+    OpenVINO ("bf16", "fp16", "fp32"), or "onnxruntime" (fp32 on ONNX Runtime) or "torch" (the
+    torch fp32 vocoder), and its device.
+    None means "the runtime's choice" for threads, and "decided from the CPU topology" for
+    `overlap` (whether generation goes on while a chunk is decoded).
+    """
+
+    backend: str = "openvino"
+    weights: str = "int8"
+    device: str = "CPU"
+    threads: int | None = None
+    vocoder: str | None = None  # None: see `vocoder_precision`
+    vocoder_device: str = "CPU"
+    vocoder_threads: int | None = None
+    lm_core_type: str = "ANY_CORE"  # OpenVINO SCHEDULING_CORE_TYPE
+    vocoder_core_type: str = "ANY_CORE"
+    overlap: bool | None = None
+    dtype: str = "float32"  # torch backend only
+
+    @property
+    def vocoder_precision(self) -> str:
+        """The vocoder given, else torch's with the torch backend and OpenVINO's in bf16 otherwise.
+        ONNX Runtime's ("onnxruntime") is not the default beside ONNX Runtime's language model on
+        CPUs without bf16, though it takes 100 MB less and starts 1.3 s sooner there: its chunks
+        cost 5-10 % more, and the real-time factor came out 2-13 % worse in each of five sittings
+        (docs/performance.md). `hearth tune` measures both on the machine at hand and keeps the
+        faster."""
+        if self.vocoder is not None:
+            return self.vocoder
+        return "torch" if self.backend == "torch" else default_vocoder()
+
+    @property
+    def uses_openvino(self) -> bool:
+        return self.backend == "openvino" or self.vocoder_precision not in ("torch", "onnxruntime")
+
+    @property
+    def loads_side_by_side(self) -> bool:
+        """ONNX Runtime alone: it loads no shared library after its import, so its sessions (and
+        the tokenizer) may be made on several threads at once (see `create`)."""
+        return self.backend == "onnxruntime" and self.vocoder_precision == "onnxruntime"
+
+    def validate(self) -> None:
+        """Raises ValueError naming the allowed values."""
+        choices = {"backend": BACKENDS, "weights": LM_WEIGHTS, "dtype": TORCH_DTYPES,
+                   "lm_core_type": CORE_TYPES, "vocoder_core_type": CORE_TYPES}
+        for name, allowed in choices.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(allowed)}, got {getattr(self, name)!r}")
+        if self.vocoder_precision not in VOCODER_PRECISIONS:
+            raise ValueError(f"vocoder must be one of {', '.join(VOCODER_PRECISIONS)}, got {self.vocoder!r}")
+        for name in ("device", "vocoder_device"):
+            value = getattr(self, name)
+            if not isinstance(value, str) or value.split(".")[0].split(":")[0] not in DEVICES:
+                raise ValueError(f"{name} must be an OpenVINO device ({', '.join(DEVICES)}), got {value!r}")
+        for name in ("threads", "vocoder_threads"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        if self.vocoder_precision == "onnxruntime":
+            if self.vocoder_device != "CPU":
+                raise ValueError("the onnxruntime vocoder runs on the CPU; for a GPU choose vocoder bf16, fp16 or fp32 "
+                                 "(OpenVINO) with vocoder_device GPU")
+            if not onnxruntime_available():
+                raise ValueError("the onnxruntime vocoder needs onnxruntime and onnx: pip install onnxruntime onnx "
+                                 "onnxscript (or choose vocoder bf16)")
+        if self.backend == "onnxruntime":
+            if self.weights not in ORT_WEIGHTS:
+                raise ValueError(f"weights with onnxruntime must be one of {', '.join(ORT_WEIGHTS)}, "
+                                 f"got {self.weights!r}")
+            if self.device != "CPU":
+                raise ValueError("the onnxruntime backend runs the language model on the CPU; for a GPU choose backend "
+                                 "openvino with device GPU")
+            if not onnxruntime_available():
+                raise ValueError("the onnxruntime backend needs onnxruntime and onnx: pip install onnxruntime onnx "
+                                 "(or choose backend openvino)")
+        if self.backend == "openvino" and self.weights == "mix":
+            raise ValueError("weights mix (an int8 talker, a 4-bit predictor) runs on ONNX Runtime: add backend "
+                             "onnxruntime (--backend onnxruntime)")
+        if self.backend != "torch" and self.dtype != "float32":
+            raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
+                             f"({', '.join(LM_WEIGHTS)})")
+        if self.backend == "openvino" and self.weights == "int4" and importlib.util.find_spec("nncf") is None:
+            raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
+                             "(or choose weights int8, the default)")
+        if self.uses_openvino and not openvino_available():
+            raise ValueError("this needs OpenVINO, which is not installed: pip install openvino "
+                             "(or choose the torch reference: backend 'torch', vocoder 'torch')")

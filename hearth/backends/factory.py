@@ -1,0 +1,135 @@
+"""`create`: the only place that knows which implementation runs each network."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Any
+
+import torch
+
+from .choices import BackendOptions
+from .interfaces import LanguageModel, Vocoder
+
+if TYPE_CHECKING:
+    from ..checkpoint import Checkpoint
+
+__all__ = ["Backend", "create", "create_vocoder", "prepare_side_by_side"]
+
+
+@dataclass
+class Backend:
+    """A loaded language model and vocoder, and how to run them together."""
+
+    options: BackendOptions
+    lm: LanguageModel
+    vocoder: Vocoder
+    overlap: bool  # generation goes on while a chunk is decoded
+
+    @property
+    def first_chunk_frames(self) -> int:
+        """Frames in the first chunk unless a request says otherwise."""
+        return self.vocoder.first_chunk_frames
+
+    def warm_up(self) -> None:
+        """Run each network once, so the first request does not pay for lazy set-up."""
+        from ..process import trim_heap
+
+        self.lm.warm_up()
+        self.vocoder.warm_up()
+        trim_heap()
+
+    def weights_mb(self) -> dict[str, dict[str, float]]:
+        """MB per part, in fp32 and as this backend stores it."""
+        return {**self.lm.weights_mb(), **self.vocoder.weights_mb()}
+
+    def describe(self) -> dict[str, Any]:
+        return {**asdict(self.options), "vocoder": self.options.vocoder_precision, "overlap": self.overlap,
+                "first_chunk_frames": self.first_chunk_frames}
+
+
+def _overlap_default(options: BackendOptions) -> bool:
+    """With OpenVINO on CPU, where the vocoder shares the language model's cores (the plan of
+    `hearth.topology`), the two take turns: run at once, each slows the other by about what the
+    overlap gains (2 vCPUs, three pairs of 5-run benches: real-time factor 1.21-1.27 taking
+    turns, 1.25-1.28 overlapped), and taking turns costs less CPU. The torch reference overlaps."""
+    if options.backend == "torch" or options.vocoder_device != "CPU" or options.device != "CPU":
+        return True
+    from ..topology import detect, plan
+
+    p = plan(detect())
+    return set(p.vocoder_cpus).isdisjoint(p.lm_cpus)
+
+
+def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> None:
+    """For options that load side by side: convert what `create` loads, or find it in the cache,
+    on this thread. Converting imports onnx and torch's exporter, and the first lookup imports ONNX
+    Runtime: each opens shared libraries, which must not happen while other threads start theirs
+    (see `create`). After this, loading opens none."""
+    from .ort import convert_language_model
+    from .ort_vocoder import convert_vocoder
+
+    options.validate()
+    convert_language_model(checkpoint, options.weights)
+    convert_vocoder(checkpoint)
+
+
+def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
+    """Load `checkpoint` for `options` (validated first; ValueError names what to change, and a
+    damaged or mismatched checkpoint raises CheckpointError before anything is converted: each
+    conversion verifies the weight files first, and a cached one was made from files of the same
+    identity, tensor table included; the torch loaders check as they read)."""
+    options.validate()
+    lm: LanguageModel
+    vocoder: Vocoder
+    if options.backend == "torch":
+        from .pytorch import TorchLanguageModel
+
+        lm = TorchLanguageModel.load(checkpoint, getattr(torch, options.dtype))
+        vocoder = create_vocoder(checkpoint, options)
+    elif options.backend == "onnxruntime":
+        from .ort import ORTLanguageModel, convert_language_model
+
+        if options.loads_side_by_side:
+            from .ort_vocoder import ORTVocoder
+
+            prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
+            with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
+                later = pool.submit(ORTVocoder, checkpoint, options.vocoder_threads)
+                lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
+                vocoder = later.result()
+        else:
+            convert_language_model(checkpoint, options.weights)
+            # One after the other. Loading them side by side (OpenVINO compiling the vocoder on one
+            # thread while ONNX Runtime started its thread pools on another) saved about a second,
+            # but it let a runtime's dlopen race the other's thread creation, which glibc does not
+            # survive: "Inconsistency detected by ld.so: dl-tls.c: _dl_allocate_tls_init: Assertion
+            # ... failed", and the process exits with 127 (seen in 4 of 6 full test runs in a fresh
+            # install). ONNX Runtime alone opens its libraries at its import (strace), so its own
+            # sessions may load side by side.
+            vocoder = create_vocoder(checkpoint, options)
+            lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
+    else:  # one OpenVINO core with one cache folder at a time: the two compile in turn
+        from .openvino import OpenVINOLanguageModel
+
+        lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
+                                   core_type=options.lm_core_type)
+        vocoder = create_vocoder(checkpoint, options)
+    overlap = options.overlap if options.overlap is not None else _overlap_default(options)
+    return Backend(options, lm, vocoder, overlap)
+
+
+def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
+    """The vocoder `create` makes for these options (alone: `hearth voice add` primes it)."""
+    if options.vocoder_precision == "torch":
+        from .pytorch import TorchVocoder
+
+        return TorchVocoder.load(checkpoint)
+    if options.vocoder_precision == "onnxruntime":
+        from .ort_vocoder import ORTVocoder
+
+        return ORTVocoder(checkpoint, options.vocoder_threads)
+    from .openvino import OpenVINOVocoder
+
+    return OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads,
+                           core_type=options.vocoder_core_type)
