@@ -2,7 +2,7 @@
 its conversions, stored voices and a manifest (`hearth-export.json`) beside it.
 
 A conversion is found in the export by its runtime, its name and its key, the same key the cache
-uses less the tools it was made with and the weights files' times (`ov_cache._same_conversion`), so
+uses less the tools it was made with and the weights files' times (`conversions._same_conversion`), so
 a copy on another machine finds the same entries. Nothing here converts: that is
 hearth/tools/export.py.
 """

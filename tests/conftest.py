@@ -75,7 +75,7 @@ def nothing_left_the_machine():
 
 def _same_for_every_worker(directory: Path) -> Path:
     """Every worker writes the same bytes for a session checkpoint; with one modification time as
-    well, its converted models have one cache key (`ov_cache.cache_entry`), so they are made once."""
+    well, its converted models have one cache key (`conversions.cache_entry`), so they are made once."""
     for path in directory.rglob("*"):
         os.utime(path, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
     return directory

@@ -165,7 +165,7 @@ def test_default_engine_streams_what_the_reference_vocoder_hears(engine, ov_int8
 def test_long_steps_report_progress(caplog):
     import logging
 
-    from hearth.backends.ov_cache import progress
+    from hearth.backends.conversions import progress
 
     log = logging.getLogger("hearth.test-progress")
     with caplog.at_level(logging.INFO, logger=log.name), progress("converting something", log, every_s=0.05):

@@ -1,6 +1,6 @@
 """The OpenVINO backend: the same generation algorithm, executed by the OpenVINO runtime.
 
-The first load converts the checkpoint into the cache (`ov_cache`); a second start reads the
+The first load converts the checkpoint into the cache (`conversions`); a second start reads the
 cached IR and the runtime's compiled blobs instead of the safetensors. Prompt embeddings (a few
 rows of the text table through a small projection) stay in torch, as in the reference backend.
 One talker over a paged KV cache serves single sessions and batches (`ov_paged`).
@@ -22,9 +22,7 @@ from ..checkpoint import Checkpoint, talker_weights, verify_weights
 from ..model.layers import Rotary
 from ..safetensors_mmap import SafetensorsFile
 from ..topology import simd
-from .embedder import load_embedder
-from .lm_rows import PooledLanguageModel
-from .ov_cache import (
+from .conversions import (
     ConvertedModel,
     bounded_mapping,
     cache_entry,
@@ -35,6 +33,8 @@ from .ov_cache import (
     staging,
     weights_mb,
 )
+from .embedder import load_embedder
+from .lm_rows import PooledLanguageModel
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]

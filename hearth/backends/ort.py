@@ -27,9 +27,9 @@ from ..checkpoint import Checkpoint, talker_weights, verify_weights
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMSession
+from .conversions import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
 from .embedder import load_embedder
 from .lm_rows import PooledLanguageModel, SampledRow, own_rows, predict_rows
-from .ov_cache import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
 
 __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model"]
 

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from ..checkpoint import Checkpoint, verify_weights
-from .ov_cache import ConvertedModel, cache_entry, progress, staging
+from .conversions import ConvertedModel, cache_entry, progress, staging
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
 
 __all__ = ["ORTVocoder", "convert_vocoder"]

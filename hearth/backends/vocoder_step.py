@@ -15,7 +15,7 @@ import torch
 
 from ..checkpoint import Checkpoint
 from ..config import CodecDecoderConfig
-from .ov_cache import ConvertedModel, publish, weights_mb
+from .conversions import ConvertedModel, publish, weights_mb
 
 if TYPE_CHECKING:
     from torch.export import ExportedProgram
@@ -52,7 +52,7 @@ def export_step(ckpt: Checkpoint, frames: int, polynomial_sine: bool = True
 def publish_vocoder(tmp: Path, directory: Path, key_source: dict[str, object], state: list[torch.Tensor],
                     fp32_bytes: int, stored_bytes: int, frames: int, t0: float) -> ConvertedModel:
     """A converted vocoder's manifest (what it weighs, its state's shapes), then the conversion
-    moved into place (`ov_cache.publish`)."""
+    moved into place (`conversions.publish`)."""
     manifest = {
         "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
         "state_shapes": [list(s.shape) for s in state], "frames": frames, "convert_s": time.perf_counter() - t0,

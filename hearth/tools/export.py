@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any, cast
 from ..exported import FORMAT, MANIFEST, find_export
 
 if TYPE_CHECKING:
-    from ..backends.ov_cache import ConvertedModel
+    from ..backends.conversions import ConvertedModel
     from ..checkpoint import Checkpoint
 
 __all__ = ["PRESETS", "RUNTIMES", "Preset", "export_model"]

@@ -1,7 +1,9 @@
-"""The OpenVINO backend's on-disk cache of converted models, and how its mapped files are read.
+"""The on-disk cache of converted models (OpenVINO's IR and ONNX Runtime's graphs, each runtime in
+its own folder: <cache>/openvino, <cache>/onnxruntime), and how its mapped files are read.
 
 A conversion is keyed by the checkpoint (its files' size, time and tensor table, and config.json),
-the options and the versions of the converter and of OpenVINO; it is written into a private
+the options and the versions of the converter and of the runtime; an export's own conversions
+come first (hearth/exported.py). It is written into a private
 directory and moved into place in one rename, manifest last, so a cache entry is either whole or
 absent. A process converting holds a lock on `<entry>.lock` (released however the process ends),
 and another process that needs the same entry meanwhile waits for it instead of converting the same
