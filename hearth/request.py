@@ -13,7 +13,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -21,7 +21,6 @@ import torch
 
 from .options import SpeechOptions
 from .prompt import Speaker
-from .stretch import Stretcher
 
 if TYPE_CHECKING:
     from .scheduler import Scheduler
@@ -135,7 +134,6 @@ class Request:
     max_ahead: int = 0  # the most sentences made but not taken at once (its chain's, with `after`)
     scheduler: Scheduler | None = field(default=None, repr=False)  # whose channel this is
     state: RequestState = field(default_factory=RequestState, repr=False)  # the scheduler's
-    _stretcher: tuple[int, Stretcher] | None = field(default=None, repr=False)  # (sentence, its stretcher)
 
     @property
     def voice(self) -> Speaker:
@@ -152,7 +150,7 @@ class Request:
 
     @property
     def speed(self) -> float:
-        """The speaking rate (`hearth.stretch`), applied as the consumer takes each chunk."""
+        """The speaking rate (`hearth.stretch`), applied as each chunk lands (on the vocoder's thread)."""
         return self.options.speed
 
     @property
@@ -238,10 +236,7 @@ class Request:
 
     def get(self, timeout: float | None = None) -> SpeechChunk | None:
         """The next chunk; None at the end (or when `timeout` passes first: check `finished`)."""
-        chunk = self._take(timeout)
-        if chunk is None or self.speed == 1.0:
-            return chunk
-        return self._stretched(chunk)
+        return self._take(timeout)
 
     def _take(self, timeout: float | None) -> SpeechChunk | None:
         state = self.state
@@ -274,19 +269,6 @@ class Request:
                 if remaining is not None and remaining <= 0:
                     return None
                 state.cond.wait(remaining)
-
-    def _stretched(self, chunk: SpeechChunk) -> SpeechChunk:
-        """`chunk` at the request's speed. Each sentence is stretched as one stream (its chunks join
-        without seams) and flushed at its end, so a chunk still holds only its sentence's audio
-        and a sentence lasts exactly its samples / speed."""
-        if self._stretcher is None or self._stretcher[0] != chunk.sentence:  # (a failed sentence's is dropped)
-            self._stretcher = (chunk.sentence, Stretcher(self.speed, chunk.sample_rate))
-        stretcher = self._stretcher[1]
-        samples = stretcher.feed(chunk.samples)
-        if chunk.sentence_end:
-            samples = np.concatenate([samples, stretcher.finish()])
-            self._stretcher = None
-        return replace(chunk, samples=samples)
 
     def __iter__(self) -> Iterator[SpeechChunk]:
         while (chunk := self.get()) is not None:

@@ -47,6 +47,7 @@ import threading
 import time
 from typing import Any
 
+import numpy as np
 import torch
 
 from . import faults
@@ -60,6 +61,7 @@ from .prompt import ClonedVoice, Speaker
 from .request import Busy, Request, RequestState, SentenceFailed, SentenceFailure, SentenceResult, SpeechChunk
 from .sentences import clean_text, split_sentences
 from .stream import AudioChunk, AudioStream, StreamEnd
+from .stretch import Stretcher
 from .text_feed import LiveSentence, TextFeed
 from .turns import Turn, Turns
 
@@ -388,6 +390,7 @@ class Scheduler:
         by the bound above)."""
         request, sentence = run.request, run.sentence
         if isinstance(item, AudioChunk):
+            samples = run.at_speed(item)  # here, on the vocoder's thread: never on a server's event loop
             with self._cond:
                 if request.cancelled:
                     return
@@ -401,7 +404,7 @@ class Scheduler:
                 if request.keep_codes:
                     run.codes.append(item.codes)
                 state = request.state
-                state.items.append(SpeechChunk(item.samples, item.sample_rate, state.chunks, sentence.index,
+                state.items.append(SpeechChunk(samples, item.sample_rate, state.chunks, sentence.index,
                                                item.frames, item.codes, item.is_last))
                 request.state.chunks += 1
                 request.state.notify()
@@ -462,6 +465,19 @@ class _Running:
         self.decode_s = 0.0  # the vocoder's time for its chunks so far
         self.started = time.monotonic()
         self.codes: list[torch.Tensor] = []  # kept with keep_codes
+        speed = request.options.speed
+        self.stretcher = Stretcher(speed, scheduler.engine.sample_rate) if speed != 1.0 else None
+
+    def at_speed(self, chunk: AudioChunk) -> np.ndarray:
+        """`chunk`'s samples at the request's speed: the sentence is stretched as one stream (its
+        chunks join without seams) and flushed at its end, so a chunk holds only its sentence's
+        audio and a sentence lasts exactly its samples / speed. On the vocoder's thread."""
+        if self.stretcher is None:
+            return chunk.samples
+        samples = self.stretcher.feed(chunk.samples)
+        if chunk.is_last:
+            samples = np.concatenate([samples, self.stretcher.finish()])
+        return samples
 
     def landed(self, item: AudioChunk | StreamEnd) -> None:
         """The stream's `deliver`: called on its vocoder's thread."""
