@@ -10,11 +10,7 @@ import time
 
 import numpy as np
 import pytest
-
-
-def run(*args, stdin: bytes | None = None, timeout: float = 300):
-    cmd = [sys.executable, "-m", "hearth.cli", *args]
-    return subprocess.run(cmd, input=stdin, capture_output=True, timeout=timeout, check=False)
+from cli import hearth as run
 
 
 def test_codes_json_matches_api(tiny_dir, engine):

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+
+from cli import hearth as hearth_cli
 
 
 def run(args, stdin=b"", timeout=600):
-    return subprocess.run([sys.executable, "-m", "hearth.cli", *args], input=stdin, capture_output=True,
-                          timeout=timeout, check=False)
+    return hearth_cli(*args, stdin=stdin, timeout=timeout)
 
 
 def test_speak_lines_from_a_pipe(tiny_dir, engine):

@@ -13,14 +13,9 @@ import torch
 from faults import failing_sessions, failing_vocoder
 
 import hearth
+from hearth.audio import snr_db
 from hearth.stream import ChunkPlan
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
-
-
-def snr_db(ref: np.ndarray, got: np.ndarray) -> float:
-    ref, got = ref.astype(np.float64), got.astype(np.float64)
-    noise = max(float(((ref - got) ** 2).sum()), 1e-300)
-    return 10 * np.log10(float((ref**2).sum()) / noise)
 
 
 @pytest.fixture(scope="module")
