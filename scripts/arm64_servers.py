@@ -17,6 +17,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 
 READY_S = 900
 REQUEST_S = 600
@@ -41,23 +42,38 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def wait_until(proc: subprocess.Popen[bytes], name: str, ready: Callable[[], bool]) -> None:
+    """Poll `ready` every second until it holds; fail if the server exits or READY_S passes."""
+    deadline = time.monotonic() + READY_S
+    while not ready():
+        if proc.poll() is not None:
+            raise SystemExit(f"{name} exited with {proc.returncode} while starting")
+        if time.monotonic() > deadline:
+            raise SystemExit(f"{name} did not become ready in {READY_S} s")
+        time.sleep(1)
+
+
+def _healthy(port: int) -> bool:
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _listening(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=5):
+            return True
+    except OSError:
+        return False
+
+
 def http(model: str) -> None:
     port = free_port()
     proc = start(["serve", "--model", model, "--port", str(port)])
     try:
-        deadline = time.monotonic() + READY_S
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"hearth serve exited with {proc.returncode} while starting")
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=5) as r:
-                    if r.status == 200:
-                        break
-            except (urllib.error.URLError, OSError):
-                pass
-            if time.monotonic() > deadline:
-                raise SystemExit("hearth serve did not become ready")
-            time.sleep(1)
+        wait_until(proc, "hearth serve", lambda: _healthy(port))
         body = json.dumps({"model": "tts-1", "input": "One request over HTTP.", "voice": "vivian",
                            "response_format": "wav"}).encode()
         request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/audio/speech", body,
@@ -78,17 +94,8 @@ async def wyoming(model: str) -> None:
     port = free_port()
     proc = start(["wyoming", "--model", model, "--uri", f"tcp://127.0.0.1:{port}"])
     try:
-        deadline = time.monotonic() + READY_S
-        while True:
-            if proc.poll() is not None:
-                raise SystemExit(f"hearth wyoming exited with {proc.returncode} while starting")
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=5):
-                    break
-            except OSError:
-                if time.monotonic() > deadline:
-                    raise SystemExit("hearth wyoming did not start listening") from None
-                await asyncio.sleep(1)
+        await asyncio.get_running_loop().run_in_executor(None, wait_until, proc, "hearth wyoming",
+                                                         lambda: _listening(port))
         samples = 0
         async with AsyncTcpClient("127.0.0.1", port) as client:
             await client.write_event(Synthesize("One request over Wyoming.", SynthesizeVoice("vivian")).event())
