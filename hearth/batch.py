@@ -33,7 +33,7 @@ import torch
 
 from . import faults
 from .backends import LanguageModel, LMBatch
-from .generate import Stop, Turn, Utterance, step
+from .generate import Stop, TurnTaking, Utterance, step
 from .health import Health, Supervisor
 
 __all__ = ["FrameBatcher"]
@@ -45,7 +45,7 @@ class _Row:
     """One utterance in the batcher. Fields are guarded by the batcher's lock, except the
     utterance's own state, which only the batcher's thread touches once the row is queued."""
 
-    def __init__(self, utterance: Utterance, turn: Turn | None):
+    def __init__(self, utterance: Utterance, turn: TurnTaking | None):
         self.utterance = utterance
         self.turn = turn
         self.frames: deque[torch.Tensor] = deque()  # made, not yet taken by the consumer
@@ -83,7 +83,7 @@ class FrameBatcher:
     # -- the consumer's side (the thread iterating a batched FrameGenerator) ---------------------------
 
     def run(self, utterance: Utterance, on_starve: Callable[[], None] | None = None, stop: Stop | None = None,
-            turn: Turn | None = None) -> Iterator[torch.Tensor]:
+            turn: TurnTaking | None = None) -> Iterator[torch.Tensor]:
         """The utterance's frames as the batcher makes them. `on_starve`: called when it waits for
         text (the frames made so far can go out); `stop`: once set, no more frames (stop reason
         "closed"); `turn`: told when the utterance waits for text (it lets others compute)."""

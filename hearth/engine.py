@@ -26,7 +26,7 @@ from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from .config import ModelConfig
 from .errors import InputError
 from .exported import export_options
-from .generate import Audio, FrameGenerator, Generation, Turn
+from .generate import Audio, FrameGenerator, Generation, TurnTaking
 from .live import BatchInvariance, LiveEmbeds, LiveUtterance
 from .options import SpeechOptions, check_speech_options, speech_for
 from .primed import PrimedStates
@@ -203,7 +203,7 @@ class Engine:
         return check_speech_options(self, voice, language, **options)
 
     def frames(self, text: str, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
-               rng: torch.Generator | None = None, turn: Turn | None = None, batcher: FrameBatcher | None = None,
+               rng: torch.Generator | None = None, turn: TurnTaking | None = None, batcher: FrameBatcher | None = None,
                **options: Any) -> FrameGenerator:
         """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed (by
         `batcher`'s thread, stepped with other utterances, when one is given). Sampling draws from
@@ -211,7 +211,7 @@ class Engine:
         Options as for `stream`."""
         return self._frames(text, speech_for(self, voice, language, speech, options), rng, turn, batcher)
 
-    def _frames(self, text: str, opts: SpeechOptions, rng: torch.Generator | None, turn: Turn | None = None,
+    def _frames(self, text: str, opts: SpeechOptions, rng: torch.Generator | None, turn: TurnTaking | None = None,
                 batcher: FrameBatcher | None = None) -> FrameGenerator:
         prompt = self.prompt(text, opts.instruct)
         with torch.inference_mode():
@@ -235,7 +235,7 @@ class Engine:
             raise InputError(str(e), "text_mode") from e
 
     def stream(self, text: str, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
-               max_ready: int = 4, turn: Turn | None = None, batcher: FrameBatcher | None = None,
+               max_ready: int = 4, turn: TurnTaking | None = None, batcher: FrameBatcher | None = None,
                deliver: Callable[[AudioChunk | StreamEnd], None] | None = None, **options: Any) -> AudioStream:
         """Audio chunks as they are made: generation and vocoding run in workers while you consume.
 
@@ -248,7 +248,7 @@ class Engine:
         `chunk_frames`) so that it is ready before the audio already sent has played, for gapless
         real-time playback. Close the stream (or use it in a `with` block) to stop early;
         generation then stops within one frame. `turn` lets a scheduler decide, frame by frame, when
-        this stream may compute (see `generate.Turn`); with a `batcher` (`hearth.batch.FrameBatcher`)
+        this stream may compute (see `generate.TurnTaking`); with a `batcher` (`hearth.batch.FrameBatcher`)
         its frames are computed together with other streams'. `speed` (0.25 to 4.0) changes the
         speaking rate and keeps the pitch; 1.0 leaves the audio untouched. `deliver` makes it a
         pushing stream (see `AudioStream`): chunks go to it as they are decoded, and the speed is
@@ -281,7 +281,7 @@ class Engine:
         self._primed.forget(voice.codes if voice is not None else None)
 
     def open(self, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
-             max_ready: int = 4, turn: Turn | None = None, batcher: FrameBatcher | None = None,
+             max_ready: int = 4, turn: TurnTaking | None = None, batcher: FrameBatcher | None = None,
              deliver: Callable[[AudioChunk | StreamEnd], None] | None = None, **options: Any) -> LiveUtterance:
         """An utterance whose text arrives while it speaks (the interleaved text mode):
 

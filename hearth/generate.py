@@ -26,8 +26,8 @@ from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, proces
 if TYPE_CHECKING:
     from .batch import FrameBatcher
 
-__all__ = ["Audio", "Embeds", "FrameGenerator", "Generation", "GenerationStats", "Outcome", "Step", "Stop", "Turn",
-           "Utterance", "step"]
+__all__ = ["Audio", "Embeds", "FrameGenerator", "Generation", "GenerationStats", "Outcome", "Step", "Stop",
+           "TurnTaking", "Utterance", "step"]
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +56,7 @@ class Embeds(Protocol):
     marks: frozenset[str]  # stages where injected faults fire for it (`hearth.faults`; none outside tests)
 
 
-class Turn(Protocol):
+class TurnTaking(Protocol):
     """Turn-taking between utterances generated side by side on one machine (the scheduler's)."""
 
     def take(self) -> bool: ...  # before each frame: wait until this utterance may compute; False: stop
@@ -316,7 +316,7 @@ class FrameGenerator:
         options: SamplingOptions,
         rng: torch.Generator | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
-        turn: Turn | None = None,
+        turn: TurnTaking | None = None,
         batcher: FrameBatcher | None = None,
     ):
         self.lm = lm

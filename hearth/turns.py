@@ -52,7 +52,7 @@ class Turns:
 
 
 class Turn:
-    """One sentence's turns (what `generate.Turn` asks for). Fields are guarded by its `Turns`' lock."""
+    """One sentence's turns (what `generate.TurnTaking` asks for). Fields are guarded by its `Turns`' lock."""
 
     def __init__(self, turns: Turns, ticket: int):
         self._turns = turns
