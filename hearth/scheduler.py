@@ -472,12 +472,7 @@ class _Running:
         """`chunk`'s samples at the request's speed: the sentence is stretched as one stream (its
         chunks join without seams) and flushed at its end, so a chunk holds only its sentence's
         audio and a sentence lasts exactly its samples / speed. On the vocoder's thread."""
-        if self.stretcher is None:
-            return chunk.samples
-        samples = self.stretcher.feed(chunk.samples)
-        if chunk.is_last:
-            samples = np.concatenate([samples, self.stretcher.finish()])
-        return samples
+        return chunk.samples if self.stretcher is None else self.stretcher.chunk(chunk.samples, chunk.is_last)
 
     def landed(self, item: AudioChunk | StreamEnd) -> None:
         """The stream's `deliver`: called on its vocoder's thread."""

@@ -507,10 +507,7 @@ class AudioStream:
             if item.is_last:
                 self.close()
             if self._stretcher is not None:
-                samples = self._stretcher.feed(item.samples)
-                if item.is_last:
-                    samples = np.concatenate([samples, self._stretcher.finish()])
-                item = replace(item, samples=samples)
+                item = replace(item, samples=self._stretcher.chunk(item.samples, item.is_last))
             return item
         self.close()
         if isinstance(item, _WorkerFailure):

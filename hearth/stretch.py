@@ -70,6 +70,11 @@ class Stretcher:
         self._fed += len(samples)
         return self._run(self._base + len(self._buffer))
 
+    def chunk(self, samples: np.ndarray, last: bool) -> np.ndarray:
+        """`feed`, and `finish` with it when `samples` end the stream: a streamed chunk at speed."""
+        out = self.feed(samples)
+        return np.concatenate([out, self.finish()]) if last else out
+
     def finish(self) -> np.ndarray:
         """The rest of the output: the total is round(input samples / speed)."""
         if self._finished:
@@ -144,4 +149,4 @@ class Stretcher:
 def stretch(samples: np.ndarray, speed: float, sample_rate: int) -> np.ndarray:
     """All of `samples` at `speed`, at once."""
     stretcher = Stretcher(speed, sample_rate)
-    return np.concatenate([stretcher.feed(samples), stretcher.finish()])
+    return stretcher.chunk(samples, last=True)
