@@ -29,7 +29,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 
-import torch
+import numpy as np
 
 from . import faults
 from .backends import LanguageModel, LMBatch
@@ -48,7 +48,7 @@ class _Row:
     def __init__(self, utterance: Utterance, turn: TurnTaking | None):
         self.utterance = utterance
         self.turn = turn
-        self.frames: deque[torch.Tensor] = deque()  # made, not yet taken by the consumer
+        self.frames: deque[np.ndarray] = deque()  # made, not yet taken by the consumer
         self.done = False  # no more frames will be made (the stop reason is in the utterance's stats)
         self.error: BaseException | None = None
         self.abandoned = False  # the consumer has gone
@@ -83,7 +83,7 @@ class FrameBatcher:
     # -- the consumer's side (the thread iterating a batched FrameGenerator) ---------------------------
 
     def run(self, utterance: Utterance, on_starve: Callable[[], None] | None = None, stop: Stop | None = None,
-            turn: TurnTaking | None = None) -> Iterator[torch.Tensor]:
+            turn: TurnTaking | None = None) -> Iterator[np.ndarray]:
         """The utterance's frames as the batcher makes them. `on_starve`: called when it waits for
         text (the frames made so far can go out); `stop`: once set, no more frames (stop reason
         "closed"); `turn`: told when the utterance waits for text (it lets others compute)."""
@@ -302,7 +302,7 @@ class FrameBatcher:
         ended: list[tuple[_Row, str | BaseException]] = []
         with self._cond:
             for row, outcome in zip(work, done.outcomes, strict=True):
-                if isinstance(outcome, torch.Tensor):
+                if isinstance(outcome, np.ndarray):
                     row.frames.append(outcome)
                 else:
                     ended.append((row, outcome))

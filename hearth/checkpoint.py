@@ -4,6 +4,9 @@ Loading is disciplined: modules are built on the meta device, every tensor name 
 files is checked against what the config implies (missing, unexpected and misshapen tensors are
 all errors), and weights are assigned from memory-mapped safetensors. The speech tokenizer's
 encoder tensors are never read.
+
+Finding and describing a checkpoint needs no torch; building its torch modules (the reference,
+converting, cloning) imports torch when it is asked for.
 """
 
 from __future__ import annotations
@@ -13,19 +16,23 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-import torch
-from torch import nn
 
 from .config import CodecDecoderConfig, CodecEncoderConfig, ConfigError, ModelConfig, read_json
-from .model.codec import CodecDecoder
-from .model.codec_encoder import CodecEncoder
-from .model.speaker import SpeakerEncoder
-from .model.talker import Talker
 from .safetensors_mmap import SafetensorsError, SafetensorsFile
 from .sampling import SamplingOptions
 from .text import TextTokenizer
+
+if TYPE_CHECKING:
+    import torch
+    from torch import nn
+
+    from .model.codec import CodecDecoder
+    from .model.codec_encoder import CodecEncoder
+    from .model.speaker import SpeakerEncoder
+    from .model.talker import Talker
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -162,6 +169,11 @@ def _shapes(module: nn.Module, prefix: str) -> dict[str, tuple[int, ...]]:
 
 def talker_tensor_shapes(config: ModelConfig) -> dict[str, tuple[int, ...]]:
     """Every tensor model.safetensors must hold, with its shape."""
+    import torch
+
+    from .model.speaker import SpeakerEncoder
+    from .model.talker import Talker
+
     with torch.device("meta"):
         talker = Talker(config.talker)
     shapes = _shapes(talker, "talker.")
@@ -177,6 +189,11 @@ def codec_tensor_shapes(codec: CodecDecoderConfig, encoder: CodecEncoderConfig |
                         ) -> dict[str, tuple[int, ...]]:
     """Every decoder tensor speech_tokenizer/model.safetensors must hold, and with `encoder` every
     encoder tensor too (without it, encoder tensors are ignored)."""
+    import torch
+
+    from .model.codec import CodecDecoder
+    from .model.codec_encoder import CodecEncoder
+
     with torch.device("meta"):
         shapes = _shapes(CodecDecoder(codec), "decoder.")
         if encoder is not None:
@@ -203,7 +220,7 @@ def open_verified(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefi
         if info.shape != expected[name]:
             problems.append(f"tensor {name} has shape {list(info.shape)}, the config implies {list(expected[name])}")
             break
-        if not info.dtype.is_floating_point:
+        if not info.is_floating_point:
             problems.append(f"tensor {name} has dtype {info.dtype}, expected a floating-point type")
             break
     if problems:
@@ -220,14 +237,17 @@ def talker_weights(ckpt: Checkpoint) -> Callable[[str], np.ndarray]:
     f = open_verified(ckpt.path / "model.safetensors", talker_tensor_shapes(ckpt.config), ignore_prefix=None)
 
     def read(name: str) -> np.ndarray:
-        t = f.get(name).to(torch.float32).numpy().copy()
+        t = f.floats(name)  # a copy
         f.release(name)
         return t
 
     return read
 
 
-def _assign(module: nn.Module, f: SafetensorsFile, prefix: str, dtype: torch.dtype) -> None:
+def _assign(module: nn.Module, f: SafetensorsFile, prefix: str, dtype: torch.dtype | None) -> None:
+    import torch
+
+    dtype = dtype or torch.float32
     state = {}
     for name in module.state_dict():
         stored = f.get(prefix + name)
@@ -247,9 +267,13 @@ def verify_weights(ckpt: Checkpoint) -> None:
                   ignore_prefix=None if ckpt.encoder else "encoder.")
 
 
-def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
+def load_talker(ckpt: Checkpoint, dtype: torch.dtype | None = None) -> Talker:
     path = ckpt.path / "model.safetensors"
     f = open_verified(path, talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+    import torch
+
+    from .model.talker import Talker
+
     with torch.device("meta"):
         talker = Talker(ckpt.config.talker)
     _assign(talker, f, "talker.", dtype)
@@ -258,35 +282,47 @@ def load_talker(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> Talker:
     return talker
 
 
-def load_speaker_encoder(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> SpeakerEncoder:
+def load_speaker_encoder(ckpt: Checkpoint, dtype: torch.dtype | None = None) -> SpeakerEncoder:
     """The Base checkpoints' speaker encoder (CheckpointError for any other kind)."""
     cfg = ckpt.config.speaker_encoder
     if cfg is None:
         raise CheckpointError(f"{ckpt.path} is a {ckpt.config.kind} checkpoint: it has no speaker encoder "
                               "(voices are cloned with a Base checkpoint, e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base)")
     f = open_verified(ckpt.path / "model.safetensors", talker_tensor_shapes(ckpt.config), ignore_prefix=None)
+    import torch
+
+    from .model.speaker import SpeakerEncoder
+
     with torch.device("meta"):
         encoder = SpeakerEncoder(cfg)
     _assign(encoder, f, "speaker_encoder.", dtype)
     return encoder
 
 
-def load_codec_encoder(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> CodecEncoder:
+def load_codec_encoder(ckpt: Checkpoint, dtype: torch.dtype | None = None) -> CodecEncoder:
     """The speech tokenizer's encoder of a Base checkpoint (CheckpointError for any other kind)."""
     if ckpt.encoder is None:
         raise CheckpointError(f"{ckpt.path} is a {ckpt.config.kind} checkpoint: Hearth reads the speech tokenizer's "
                               "encoder of Base checkpoints only (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base)")
     path = ckpt.path / "speech_tokenizer/model.safetensors"
     f = open_verified(path, codec_tensor_shapes(ckpt.codec, ckpt.encoder), ignore_prefix=None)
+    import torch
+
+    from .model.codec_encoder import CodecEncoder
+
     with torch.device("meta"):
         encoder = CodecEncoder(ckpt.encoder)
     _assign(encoder, f, "encoder.", dtype)
     return encoder
 
 
-def load_codec(ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> CodecDecoder:
+def load_codec(ckpt: Checkpoint, dtype: torch.dtype | None = None) -> CodecDecoder:
     path = ckpt.path / "speech_tokenizer/model.safetensors"
     f = open_verified(path, codec_tensor_shapes(ckpt.codec), ignore_prefix="encoder.")
+    import torch
+
+    from .model.codec import CodecDecoder
+
     with torch.device("meta"):
         decoder = CodecDecoder(ckpt.codec)
     _assign(decoder, f, "decoder.", dtype)

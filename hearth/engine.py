@@ -17,7 +17,6 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import numpy as np
-import torch
 
 from . import aliases, faults, settings
 from .backends import Backend, BackendOptions, create, prepare_side_by_side
@@ -145,7 +144,7 @@ class Engine:
         return self.cloner.add(name, audio, sample_rate, text, x_vector_only=x_vector_only, replace=replace,
                                consent=consent)
 
-    def clone_voice(self, audio: np.ndarray | torch.Tensor, sample_rate: int, text: str | None = None, *,
+    def clone_voice(self, audio: np.ndarray, sample_rate: int, text: str | None = None, *,
                     x_vector_only: bool = False) -> ClonedVoice:
         """A voice cloned from reference audio (mono float in [-1, 1], any sample rate: resampled as
         the official pipeline does) with a Base checkpoint, as the official
@@ -153,11 +152,11 @@ class Engine:
         transcript) or from the speaker embedding alone (`x_vector_only`)."""
         return self.cloner.clone(audio, sample_rate, text, x_vector_only=x_vector_only)
 
-    def speaker_embedding(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> ClonedVoice:
+    def speaker_embedding(self, audio: np.ndarray, sample_rate: int) -> ClonedVoice:
         """A Base checkpoint's speaker embedding of reference audio: the x-vector-only clone."""
         return self.cloner.embedding(audio, sample_rate)
 
-    def reference_codes(self, audio: np.ndarray | torch.Tensor, sample_rate: int) -> torch.Tensor:
+    def reference_codes(self, audio: np.ndarray, sample_rate: int) -> np.ndarray:
         """A Base checkpoint's speech-tokenizer codes [frames, 16] of reference audio."""
         return self.cloner.codes(audio, sample_rate)
 
@@ -203,21 +202,18 @@ class Engine:
         return check_speech_options(self, voice, language, **options)
 
     def frames(self, text: str, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
-               rng: torch.Generator | None = None, turn: TurnTaking | None = None, batcher: FrameBatcher | None = None,
-               **options: Any) -> FrameGenerator:
-        """A lazy iterator of frames ([16] int64 each); generation runs as it is consumed (by
-        `batcher`'s thread, stepped with other utterances, when one is given). Sampling draws from
-        `rng` (None: greedy or the global generator's state is not used: give one to sample).
-        Options as for `stream`."""
-        return self._frames(text, speech_for(self, voice, language, speech, options), rng, turn, batcher)
+               turn: TurnTaking | None = None, batcher: FrameBatcher | None = None, **options: Any) -> FrameGenerator:
+        """A lazy iterator of frames ([16] int64 numpy arrays); generation runs as it is consumed (by
+        `batcher`'s thread, stepped with other utterances, when one is given). Options as for
+        `stream` (sampling draws from a generator seeded with `seed`, random if None)."""
+        return self._frames(text, speech_for(self, voice, language, speech, options), turn, batcher)
 
-    def _frames(self, text: str, opts: SpeechOptions, rng: torch.Generator | None, turn: TurnTaking | None = None,
+    def _frames(self, text: str, opts: SpeechOptions, turn: TurnTaking | None = None,
                 batcher: FrameBatcher | None = None) -> FrameGenerator:
         prompt = self.prompt(text, opts.instruct)
-        with torch.inference_mode():
-            embeds = embed_prompt(self.lm, self.config, prompt, opts.voice, opts.language, opts.text_mode)
+        embeds = embed_prompt(self.lm, self.config, prompt, opts.voice, opts.language, opts.text_mode)
         embeds.marks = faults.marks(text)
-        return FrameGenerator(self.lm, self.config, embeds, opts.sampling, rng, opts.budget, turn, batcher)
+        return FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.seed, opts.budget, turn, batcher)
 
     @property
     def default_text_mode(self) -> TextMode:
@@ -255,7 +251,7 @@ class Engine:
         left to its receiver, which applies it as it hands them out (the scheduler's requests do).
         """
         opts = speech_for(self, voice, language, speech, options)
-        frames = self._frames(text, opts, opts.rng(), turn, batcher)
+        frames = self._frames(text, opts, turn, batcher)
         return self._audio(frames, opts, max_ready, deliver)
 
     def _audio(self, frames: FrameGenerator, opts: SpeechOptions, max_ready: int,
@@ -272,8 +268,7 @@ class Engine:
         now (servers call this when a voice is added). A no-op for other voices."""
         voice = self.check_voice(voice)
         if isinstance(voice, ClonedVoice) and voice.codes is not None:
-            with torch.inference_mode():
-                self._primed.start(voice.codes)()
+            self._primed.start(voice.codes)()
 
     def forget_primed(self, voice: ClonedVoice | None = None) -> None:
         """Drop the primed vocoder states kept in memory, and `voice`'s kept on disk (benchmarks
@@ -305,7 +300,7 @@ class Engine:
         instruct_ids = build_prompt(self.tokenizer, "", opts.instruct).instruct
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, opts.voice, opts.language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
-        frames = FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.rng(), opts.budget, turn, batcher)
+        frames = FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.seed, opts.budget, turn, batcher)
         return LiveUtterance(embeds, self._audio(frames, opts, max_ready, deliver))
 
     def batch_invariance(self) -> BatchInvariance:
@@ -316,9 +311,8 @@ class Engine:
                 if given:
                     self._invariance = BatchInvariance.parse(given)
                 else:
-                    with torch.inference_mode():
-                        self._invariance = BatchInvariance.measure(self.lm.embed_text,
-                                                                   self.config.talker.text_vocab_size)
+                    self._invariance = BatchInvariance.measure(self.lm.embed_text,
+                                                               self.config.talker.text_vocab_size)
                 log.debug("text projection batch invariance: %s", self._invariance)
             return self._invariance
 
@@ -327,24 +321,24 @@ class Engine:
         """All frames of one text. Options as for `stream`; sampling draws from a generator seeded
         with the seed (random if None)."""
         opts = speech_for(self, voice, language, speech, options)
-        gen = self._frames(text, opts, opts.rng())
+        gen = self._frames(text, opts)
         frames = list(gen)
-        codes = torch.stack(frames) if frames else torch.zeros(0, self.config.talker.num_code_groups, dtype=torch.long)
+        codes = np.stack(frames) if frames else np.zeros((0, self.config.talker.num_code_groups), np.int64)
         return Generation(codes, opts.seed, gen.stats)
 
-    def decode(self, codes: torch.Tensor) -> np.ndarray:
+    def decode(self, codes: np.ndarray) -> np.ndarray:
         """Whole-sequence decode: [frames, 16] codes -> float32 samples (1920 per frame)."""
+        codes = np.asarray(codes, np.int64)
         if codes.shape[0] == 0:
             return np.zeros(0, dtype=np.float32)
-        with torch.inference_mode():
-            return self.vocoder(codes).to(torch.float32).numpy()
+        return np.asarray(self.vocoder(codes), np.float32)
 
     def synthesize(self, text: str, voice: Speaker = None, language: str = "auto", **kwargs: Any) -> Audio:
         """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`."""
         with self.stream(text, voice, language, **kwargs) as audio:
             chunks = list(audio)
         groups = self.config.talker.num_code_groups
-        codes = torch.cat([c.codes for c in chunks]) if chunks else torch.zeros(0, groups, dtype=torch.long)
+        codes = np.concatenate([c.codes for c in chunks]) if chunks else np.zeros((0, groups), np.int64)
         samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
         return Audio(samples, self.sample_rate, codes, audio.seed, audio.generation)
 

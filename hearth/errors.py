@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["InputError"]
+__all__ = ["CONVERT_EXTRA", "InputError"]
+
+# What installs the converting tools (torch, onnx, onnxscript, nncf) beside the runtime.
+CONVERT_EXTRA = "pip install 'hearth-tts[convert]'"
 
 
 class InputError(ValueError):

@@ -1,9 +1,10 @@
 """The frame loop: one utterance's frames from its prompt embeddings, until it ends.
 
-This reproduces the official generation bit for bit (same tensor shapes per call, same fp32 logits
-pipeline, same order of random draws: cb0, then cb1..cb15 for each frame), with one difference by
-design: an explicit `torch.Generator` instead of the global RNG, and a runaway guard. The session
-(caches, the predictor loop) belongs to the backend; codebook 0 is processed and sampled here.
+On the torch reference this reproduces the official generation bit for bit (same tensor shapes
+per call, same fp32 logits pipeline, same order of random draws: cb0, then cb1..cb15 for each
+frame), with one difference by design: a generator per request instead of the global one, and a
+runaway guard. The session (caches, the predictor loop, its sampler) belongs to the backend; the
+loop asks it for codebook 0 with the history it keeps. Arrays are numpy: no torch here.
 """
 
 from __future__ import annotations
@@ -16,12 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 import numpy as np
-import torch
 
 from . import faults
 from .backends import LanguageModel, LMBatch, LMSession, SequentialBatch
 from .config import ModelConfig
-from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions, pick, process_talker_logits
+from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 
 if TYPE_CHECKING:
     from .batch import FrameBatcher
@@ -36,7 +36,7 @@ class Embeds(Protocol):
     """The talker's inputs: `PromptEmbeds` (the whole text) or `LiveEmbeds` (text still arriving)."""
 
     @property
-    def prefill(self) -> torch.Tensor | None: ...
+    def prefill(self) -> np.ndarray | None: ...
 
     @property
     def prefix(self) -> int: ...  # leading prefill positions that depend on voice, language, instruction only
@@ -49,7 +49,7 @@ class Embeds(Protocol):
 
     def ready(self, step: int) -> bool: ...  # row(step) would not wait
 
-    def row(self, step: int) -> torch.Tensor | None: ...  # None: cancelled
+    def row(self, step: int) -> np.ndarray | None: ...  # None: cancelled
 
     def final_tokens(self) -> int | None: ...  # text tokens, once the text is complete
 
@@ -86,28 +86,22 @@ class Utterance:
         config: ModelConfig,
         embeds: Embeds,
         options: SamplingOptions,
-        rng: torch.Generator | None = None,
+        seed: int | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
     ):
         self.embeds = embeds
         self.options = options
-        self.rng = rng
+        self.seed = seed
         self.budget = budget
         self.max_frames = options.max_new_tokens - 1
         self.stats = GenerationStats()
         self.session: LMSession | None = None
         self.started_at = time.perf_counter()  # when it asked for its first frame (prefill time counts from it)
-        t = config.talker
-        vocab = t.stack.vocab_size
-        self._eos = t.codec_eos_id
-        # The official processor suppresses the top 1024 codec ids (control tokens), EOS excepted.
-        self._suppress = torch.zeros(1, vocab, dtype=torch.bool)
-        self._suppress[:, max(vocab - 1024, 0) :] = True
-        self._suppress[:, self._eos] = False
+        self._eos = config.talker.codec_eos_id
         self._history: list[int] = []
         self._cb0 = 0
         self._made = 0
-        self._summed: torch.Tensor | None = None  # the last frame's summed embedding
+        self._summed: np.ndarray | None = None  # the last frame's summed embedding
         self._budget_frames: int | None = None
         self.hold_at: int | None = None  # make no frame beyond this many (`FrameGenerator.hold_until`)
 
@@ -135,7 +129,7 @@ class Utterance:
 
     # -- the parts of a frame, in the order `step` runs them ----------------------------------------
 
-    def _talker_input(self, batch: LMBatch) -> tuple[torch.Tensor, bool] | str:
+    def _talker_input(self, batch: LMBatch) -> tuple[np.ndarray, bool] | str:
         """Its next talker input and whether it is the prompt (the session is opened with it), or
         the reason it ends here. Live text may wait for its row."""
         if self.session is None:
@@ -143,7 +137,7 @@ class Utterance:
                 return self.empty_reason()
             prompt = self.embeds.prefill
             assert prompt is not None
-            self.session = batch.open(self.options, self.rng, prompt.shape[1], self.embeds.prefix)
+            self.session = batch.open(self.options, self.seed, prompt.shape[1], self.embeds.prefix)
             return prompt, True
         assert self._summed is not None
         extra = self.embeds.row(self._made - 1)
@@ -151,12 +145,11 @@ class Utterance:
             return "closed"
         return self._summed + extra, False
 
-    def _sampled(self, logits: torch.Tensor) -> str | None:
+    def _sampled(self, logits: np.ndarray) -> str | None:
         """Codebook 0 of the next frame from the talker's logits; then why generation ends before
         that frame, or None."""
-        o = self.options
-        scores = process_talker_logits(logits, self._history, o, self._eos, self._suppress)
-        self._cb0 = pick(scores, o.do_sample, o.temperature, o.top_k, o.top_p, self.rng)
+        assert self.session is not None
+        self._cb0 = self.session.sampler.first(logits, self._history)
         made = self._made
         if self._cb0 == self._eos:
             return "eos"
@@ -173,9 +166,9 @@ class Utterance:
             return "frame_budget"
         return None
 
-    def _framed(self, rest: list[int], summed: torch.Tensor) -> torch.Tensor:
+    def _framed(self, rest: list[int], summed: np.ndarray) -> np.ndarray:
         """The frame made of codebook 0 and the predictor's codebooks 1..G-1."""
-        frame = torch.tensor([self._cb0] + rest, dtype=torch.long)
+        frame = np.array([self._cb0] + rest, dtype=np.int64)
         self._history.append(self._cb0)
         self._summed = summed
         self._made += 1
@@ -183,7 +176,7 @@ class Utterance:
         return frame
 
 
-Outcome = torch.Tensor | str | BaseException  # a frame, the reason the utterance ended, or its failure
+Outcome = np.ndarray | str | BaseException  # a frame, the reason the utterance ended, or its failure
 
 
 @dataclass
@@ -204,69 +197,68 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
     An utterance that ends or fails gets its reason or exception as its outcome (tagged with the
     stage it failed at, `faults.stage_of`); the others go on (its session stays open until
     `Utterance.close`). A runtime call that fails as a whole fails every row in it, and only those.
-    Inference mode is entered here, never across a caller's `yield`: it is a per-thread setting."""
+    """
     result = Step([""] * len(utterances))
     t0 = time.perf_counter()
-    with torch.inference_mode():
-        stepping: list[int] = []
-        inputs: list[torch.Tensor] = []
-        prompts: list[bool] = []
-        for i, u in enumerate(utterances):
-            try:
-                faults.hit("embedding", u.embeds.marks)
-                got = u._talker_input(batch)
-            except Exception as e:  # noqa: BLE001 - this utterance fails, the others go on
-                result.outcomes[i] = faults.tag(e, "embedding")
-                continue
-            if isinstance(got, str):
-                result.outcomes[i] = got
-                continue
-            stepping.append(i)
-            inputs.append(got[0])
-            prompts.append(got[1])
-        if not stepping:
-            return result
-        result.rows, result.prompts = len(stepping), sum(prompts)
-        logits = _call(
-            batch, "talker", [utterances[i] for i in stepping],
-            lambda: batch.talker([utterances[i].session for i in stepping], inputs, prompts))  # type: ignore[misc]
-        t1 = time.perf_counter()
-        going: list[int] = []
-        for i, out, prompt in zip(stepping, logits, prompts, strict=True):
-            u = utterances[i]
-            if prompt:
-                u.stats.prefill_s = t1 - u.started_at
-            else:
-                u.stats.talker_s += t1 - t0
-            if isinstance(out, BaseException):
-                result.outcomes[i] = faults.tag(out, "talker")
-                continue
-            try:
-                reason = u._sampled(out)
-            except Exception as e:  # noqa: BLE001 - as above
-                result.outcomes[i] = faults.tag(e, "sampling")
-                continue
-            if reason is not None:
-                result.outcomes[i] = reason
-            else:
-                going.append(i)
-        if not going:
-            return result
-        predicted = _call(
-            batch, "predictor", [utterances[i] for i in going],
-            lambda: batch.predict([utterances[i].session for i in going],  # type: ignore[misc]
-                                  [utterances[i]._cb0 for i in going]))
-        t2 = time.perf_counter()
-        for i, frame in zip(going, predicted, strict=True):
-            u = utterances[i]
-            u.stats.predictor_s += t2 - t1
-            if isinstance(frame, BaseException):
-                result.outcomes[i] = faults.tag(frame, "predictor")
-                continue
-            try:
-                result.outcomes[i] = u._framed(*frame)
-            except Exception as e:  # noqa: BLE001 - as above
-                result.outcomes[i] = faults.tag(e, "predictor")
+    stepping: list[int] = []
+    inputs: list[np.ndarray] = []
+    prompts: list[bool] = []
+    for i, u in enumerate(utterances):
+        try:
+            faults.hit("embedding", u.embeds.marks)
+            got = u._talker_input(batch)
+        except Exception as e:  # noqa: BLE001 - this utterance fails, the others go on
+            result.outcomes[i] = faults.tag(e, "embedding")
+            continue
+        if isinstance(got, str):
+            result.outcomes[i] = got
+            continue
+        stepping.append(i)
+        inputs.append(got[0])
+        prompts.append(got[1])
+    if not stepping:
+        return result
+    result.rows, result.prompts = len(stepping), sum(prompts)
+    logits = _call(
+        batch, "talker", [utterances[i] for i in stepping],
+        lambda: batch.talker([utterances[i].session for i in stepping], inputs, prompts))  # type: ignore[misc]
+    t1 = time.perf_counter()
+    going: list[int] = []
+    for i, out, prompt in zip(stepping, logits, prompts, strict=True):
+        u = utterances[i]
+        if prompt:
+            u.stats.prefill_s = t1 - u.started_at
+        else:
+            u.stats.talker_s += t1 - t0
+        if isinstance(out, BaseException):
+            result.outcomes[i] = faults.tag(out, "talker")
+            continue
+        try:
+            reason = u._sampled(out)
+        except Exception as e:  # noqa: BLE001 - as above
+            result.outcomes[i] = faults.tag(e, "sampling")
+            continue
+        if reason is not None:
+            result.outcomes[i] = reason
+        else:
+            going.append(i)
+    if not going:
+        return result
+    predicted = _call(
+        batch, "predictor", [utterances[i] for i in going],
+        lambda: batch.predict([utterances[i].session for i in going],  # type: ignore[misc]
+                              [utterances[i]._cb0 for i in going]))
+    t2 = time.perf_counter()
+    for i, frame in zip(going, predicted, strict=True):
+        u = utterances[i]
+        u.stats.predictor_s += t2 - t1
+        if isinstance(frame, BaseException):
+            result.outcomes[i] = faults.tag(frame, "predictor")
+            continue
+        try:
+            result.outcomes[i] = u._framed(*frame)
+        except Exception as e:  # noqa: BLE001 - as above
+            result.outcomes[i] = faults.tag(e, "predictor")
     return result
 
 
@@ -314,14 +306,14 @@ class FrameGenerator:
         config: ModelConfig,
         embeds: Embeds,
         options: SamplingOptions,
-        rng: torch.Generator | None = None,
+        seed: int | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
         turn: TurnTaking | None = None,
         batcher: FrameBatcher | None = None,
     ):
         self.lm = lm
         self.config = config
-        self.utterance = Utterance(config, embeds, options, rng, budget)
+        self.utterance = Utterance(config, embeds, options, seed, budget)
         self.turn = turn
         self.batcher = batcher
 
@@ -339,18 +331,17 @@ class FrameGenerator:
         if self.batcher is not None:
             self.batcher.wake()
 
-    def __iter__(self) -> Iterator[torch.Tensor]:
+    def __iter__(self) -> Iterator[np.ndarray]:
         return self.frames()
 
-    def frames(self, on_starve: Callable[[], None] | None = None, stop: Stop | None = None) -> Iterator[torch.Tensor]:
+    def frames(self, on_starve: Callable[[], None] | None = None, stop: Stop | None = None) -> Iterator[np.ndarray]:
         """The frames. `on_starve` is called before generation waits for text (live text: the frames
         made so far can go out); once `stop` is set no more frames come (stop reason "closed")."""
         u = self.utterance
         if self.batcher is not None:
             yield from self.batcher.run(u, on_starve, stop, self.turn)
             return
-        with torch.inference_mode():
-            ready = u.embeds.prefill_ready()  # live text: waits for its first token
+        ready = u.embeds.prefill_ready()  # live text: waits for its first token
         if not ready:
             u.stats.stop_reason = u.empty_reason()
             return
@@ -403,7 +394,7 @@ class Generation:
     """The codes of one utterance: `codes` [frames, 16] int64, the sampling seed (None when greedy)
     and how generation went (frames, stop reason, stage timings)."""
 
-    codes: torch.Tensor
+    codes: np.ndarray
     seed: int | None
     stats: GenerationStats
 
@@ -414,7 +405,7 @@ class Audio:
 
     samples: np.ndarray
     sample_rate: int
-    codes: torch.Tensor  # [frames, 16] int64
+    codes: np.ndarray  # [frames, 16] int64
     seed: int | None
     stats: GenerationStats
 

@@ -22,7 +22,7 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
-import torch
+import numpy as np
 
 from . import faults
 from .config import ModelConfig
@@ -77,16 +77,14 @@ class BatchInvariance:
         return self.block > 0 and row < self.block * (known // self.block)
 
     @classmethod
-    def measure(cls, embed_text: Callable[[list[int]], torch.Tensor], vocab: int,
+    def measure(cls, embed_text: Callable[[list[int]], np.ndarray], vocab: int,
                 max_small: int = 40) -> BatchInvariance:
-        gen = torch.Generator().manual_seed(0)
-        ids = torch.randint(0, vocab, (256,), generator=gen).tolist()
-        with torch.inference_mode():
-            large = torch.cat([embed_text(ids[i : i + _PAD_TO]) for i in range(0, len(ids), _PAD_TO)], dim=1)[0]
-            equal: dict[int, list[bool]] = {}
-            for m in [*range(1, max_small + 1), 48, 64, 100, 128, 256]:
-                rows = embed_text(ids[:m])[0]
-                equal[m] = [torch.equal(rows[k], large[k]) for k in range(m)]
+        ids = np.random.default_rng(0).integers(0, vocab, 256).tolist()
+        large = np.concatenate([embed_text(ids[i : i + _PAD_TO]) for i in range(0, len(ids), _PAD_TO)], axis=1)[0]
+        equal: dict[int, list[bool]] = {}
+        for m in [*range(1, max_small + 1), 48, 64, 100, 128, 256]:
+            rows = embed_text(ids[:m])[0]
+            equal[m] = [bool(np.array_equal(rows[k], large[k])) for k in range(m)]
         sizes = sorted(equal)
         threshold = None
         for i, m in enumerate(sizes):
@@ -121,15 +119,15 @@ class LiveEmbeds:
         self._text = LiveText(tokenizer)
         self._cond = threading.Condition()
         self._ids: list[int] = []  # committed text ids
-        self._rows: list[torch.Tensor] = []  # live rows: row k is the projection of ids[k + 1]
-        self._final: torch.Tensor | None = None  # after the end: every trailing row, then tts_eos
+        self._rows: list[np.ndarray] = []  # live rows: row k is the projection of ids[k + 1]
+        self._final: np.ndarray | None = None  # after the end: every trailing row, then tts_eos
         self._ended = False
         self._cancelled = False
         self._changes = 0  # counts pushes that committed text, the end and a cancel
         self._watchers: list[Callable[[], None]] = []  # told (outside the lock) of each change
-        self.prefill: torch.Tensor | None = None
+        self.prefill: np.ndarray | None = None
         self.prefix = 0  # as PromptEmbeds.prefix, once the prefill is made
-        self.tts_pad: torch.Tensor | None = None
+        self.tts_pad: np.ndarray | None = None
         self.marks: frozenset[str] = frozenset()  # stages where injected faults fire for it (`hearth.faults`)
         self._pushed = ""  # the text so far, kept only while faults are armed
 
@@ -219,7 +217,7 @@ class LiveEmbeds:
             known = len(self._ids) - 1
             return step < known and self.invariance.safe(step, known)
 
-    def row(self, step: int) -> torch.Tensor | None:
+    def row(self, step: int) -> np.ndarray | None:
         """What is added to the talker's input after frame `step`: the projection of text token
         step + 1, then tts_eos, then tts_pad. Waits until it is known; None once cancelled."""
         with self._cond:
@@ -242,7 +240,7 @@ class LiveEmbeds:
         rows = self.talker.embed_text(padded)[0, : len(ids)]
         with self._cond:
             if len(self._rows) == todo[0]:
-                self._rows.extend(rows.unbind(0))
+                self._rows.extend(rows)
             return self._rows[step][None, None] if step < len(self._rows) else None
 
     def _wait(self) -> None:
@@ -264,11 +262,11 @@ class LiveEmbeds:
         finally:
             self._cond.acquire()
 
-    def _final_row(self, step: int) -> torch.Tensor:
+    def _final_row(self, step: int) -> np.ndarray:
         if self._final is None:
             ids = self._ids
             rest = self.talker.embed_text(ids[1:]) if len(ids) > 1 else self._eos[:, :0]
-            self._final = torch.cat((rest, self._eos), dim=1)
+            self._final = np.concatenate((rest, self._eos), axis=1)
         assert self.tts_pad is not None
         return self._final[:, step : step + 1] if step < self._final.shape[1] else self.tts_pad
 

@@ -13,8 +13,6 @@ import secrets
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-import torch
-
 from .errors import InputError
 from .prompt import Speaker, TextMode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
@@ -51,10 +49,6 @@ class SpeechOptions:
         if self.seed is None or index == 0:
             return self
         return replace(self, seed=(self.seed + index) % 2**64)
-
-    def rng(self) -> torch.Generator | None:
-        """A new generator for this seed (None when nothing is sampled)."""
-        return None if self.seed is None else torch.Generator().manual_seed(self.seed)
 
 
 def check_seed(seed: object) -> int | None:

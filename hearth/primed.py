@@ -10,14 +10,14 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-import torch
+import numpy as np
 
 __all__ = ["PrimedStates", "prime_on_disk"]
 
 _KEPT = 8  # cloned voices whose primed vocoder state is kept in memory
 
 
-def _primed(vocoder: Any, codes: torch.Tensor) -> Any:  # noqa: ANN401 - a backend's vocoder and state
+def _primed(vocoder: Any, codes: np.ndarray) -> Any:  # noqa: ANN401 - a backend's vocoder and state
     """A vocoder state that has heard a cloned voice's reference codes: read from disk where the
     backend keeps states (the compiled vocoders: once per machine), else decoded (and then kept there)."""
     key = _reference_key(codes).hex()
@@ -25,14 +25,13 @@ def _primed(vocoder: Any, codes: torch.Tensor) -> Any:  # noqa: ANN401 - a backe
     state = load(key) if load is not None else None
     if state is None:
         state = vocoder.start()
-        with torch.inference_mode():
-            vocoder.decode(codes, state)
+        vocoder.decode(codes, state)
         if save is not None:
             save(state, key)
     return state
 
 
-def prime_on_disk(vocoder: Any, codes: torch.Tensor) -> bool:  # noqa: ANN401 - a backend's vocoder
+def prime_on_disk(vocoder: Any, codes: np.ndarray) -> bool:  # noqa: ANN401 - a backend's vocoder
     """Decode a cloned voice's reference with `vocoder` and keep the state on disk, as an engine's
     first utterance in that voice would (False: this vocoder keeps no states on disk)."""
     if not hasattr(vocoder, "save_state"):
@@ -41,9 +40,9 @@ def prime_on_disk(vocoder: Any, codes: torch.Tensor) -> bool:  # noqa: ANN401 - 
     return True
 
 
-def _reference_key(codes: torch.Tensor) -> bytes:
+def _reference_key(codes: np.ndarray) -> bytes:
     """What a cloned voice's primed vocoder state is kept under: its reference codes' digest."""
-    return hashlib.sha256(codes.to(torch.int64).contiguous().numpy().tobytes()).digest()[:16]
+    return hashlib.sha256(np.ascontiguousarray(codes, np.int64).tobytes()).digest()[:16]
 
 
 class PrimedStates:
@@ -54,7 +53,7 @@ class PrimedStates:
         self._states: OrderedDict[bytes, Any] = OrderedDict()
         self._lock = threading.Lock()
 
-    def start(self, codes: torch.Tensor) -> Callable[[], Any]:
+    def start(self, codes: np.ndarray) -> Callable[[], Any]:
         """A function making a fresh vocoder state that has heard these reference codes (for the
         vocoder's worker: the first call decodes the reference, later ones fork the kept state)."""
         key = _reference_key(codes)
@@ -75,7 +74,7 @@ class PrimedStates:
 
         return start
 
-    def forget(self, codes: torch.Tensor | None = None) -> None:
+    def forget(self, codes: np.ndarray | None = None) -> None:
         """Drop the states kept in memory, and the one of `codes` kept on disk."""
         with self._lock:
             self._states.clear()

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal, Protocol
 
-import torch
+import numpy as np
 
 from .config import ModelConfig
 from .text import TextTokenizer
@@ -45,12 +45,12 @@ class ClonedVoice:
     in context mode, the reference's codes and transcript ids, which the prompt carries as an
     utterance already spoken (and the vocoder hears first, so the new audio continues it)."""
 
-    vector: torch.Tensor  # [hidden] float32
-    codes: torch.Tensor | None = None  # [frames, groups] int64; None: x-vector only
+    vector: np.ndarray  # [hidden] float32
+    codes: np.ndarray | None = None  # [frames, groups] int64; None: x-vector only
     text_ids: list[int] | None = None  # the transcript's ids (with codes)
 
     def __post_init__(self) -> None:
-        if self.vector.ndim != 1 or not self.vector.is_floating_point():
+        if self.vector.ndim != 1 or not np.issubdtype(self.vector.dtype, np.floating):
             raise ValueError(f"a speaker embedding is one float vector, got shape {tuple(self.vector.shape)}")
         if (self.codes is None) != (self.text_ids is None):
             raise ValueError("reference codes and the transcript's ids come together (or neither: x-vector only)")
@@ -158,9 +158,9 @@ class LiveText:
 
 @dataclass
 class PromptEmbeds:
-    prefill: torch.Tensor  # [1, L, hidden]
-    trailing: torch.Tensor  # [1, n, hidden]: added to the talker input of step k < n
-    tts_pad: torch.Tensor  # [1, 1, hidden]: added once trailing is exhausted
+    prefill: np.ndarray  # [1, L, hidden]
+    trailing: np.ndarray  # [1, n, hidden]: added to the talker input of step k < n
+    tts_pad: np.ndarray  # [1, 1, hidden]: added once trailing is exhausted
     text_tokens: int
     # The prefill's leading positions that depend only on the instruction, the voice and the
     # language (the role and the codec tags): the same for every sentence in that voice.
@@ -182,7 +182,7 @@ class PromptEmbeds:
     def ready(self, step: int) -> bool:
         return True
 
-    def row(self, step: int) -> torch.Tensor:
+    def row(self, step: int) -> np.ndarray:
         """What is added to the talker's input after frame `step`."""
         trailing = self.trailing
         return trailing[:, step : step + 1] if step < trailing.shape[1] else self.tts_pad
@@ -200,23 +200,22 @@ def resolve_language(config: ModelConfig, voice: Speaker, language: str) -> int 
 
 
 class Embedder(Protocol):
-    def embed_text(self, ids: list[int]) -> torch.Tensor: ...
+    def embed_text(self, ids: list[int]) -> np.ndarray: ...
 
-    def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
+    def embed_codec(self, ids: list[int]) -> np.ndarray: ...
 
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+    def embed_frames(self, codes: np.ndarray) -> np.ndarray:
         """codes [frames, groups] -> [1, frames, hidden]: each frame's embeddings (codebook 0's from
         the talker's table, the others from the code predictor's) summed, as the official model
         sums a frame it has generated."""
         ...
 
 
-def _speaker_row(talker: Embedder, config: ModelConfig, voice: Speaker) -> torch.Tensor | None:
+def _speaker_row(talker: Embedder, config: ModelConfig, voice: Speaker) -> np.ndarray | None:
     if voice is None:
         return None
     if isinstance(voice, ClonedVoice):
-        like = talker.embed_codec([config.talker.codec_pad_id])  # the embeddings' dtype
-        return voice.vector.to(like.dtype).view(1, 1, -1)
+        return np.asarray(voice.vector, np.float32).reshape(1, 1, -1)
     return talker.embed_codec([config.talker.speaker_ids[voice]])  # a resolved name (hearth.voice_rules)
 
 
@@ -238,10 +237,11 @@ def embed_prompt(
         tags = [t.codec_think_id, t.codec_think_bos_id, language_id, t.codec_think_eos_id]
     speaker = _speaker_row(talker, config, voice)
     rows = [talker.embed_codec(tags)] + ([] if speaker is None else [speaker])
-    codec = torch.cat(rows + [talker.embed_codec([t.codec_pad_id, t.codec_bos_id])], dim=1)
+    codec = np.concatenate(rows + [talker.embed_codec([t.codec_pad_id, t.codec_bos_id])], axis=1)
     n_codec = codec.shape[1]
     role = talker.embed_text(prompt.role)
-    tagged = torch.cat((tts_pad.expand(-1, n_codec - 2, -1), tts_bos), dim=1) + codec[:, :-1]
+    pads = np.broadcast_to(tts_pad, (1, n_codec - 2, tts_pad.shape[2]))
+    tagged = np.concatenate((pads, tts_bos), axis=1) + codec[:, :-1]
     parts = [role, tagged]
     if prompt.instruct:
         parts.insert(0, talker.embed_text(prompt.instruct))
@@ -250,37 +250,38 @@ def embed_prompt(
     if isinstance(voice, ClonedVoice) and voice.in_context:
         assert voice.codes is not None and voice.text_ids is not None
         body, trailing = _in_context(talker, config, voice.codes, voice.text_ids, text, tts_eos, tts_pad, text_mode)
-        return PromptEmbeds(torch.cat(parts + [body], dim=1), trailing, tts_pad, len(text), prefix)
+        return PromptEmbeds(np.concatenate(parts + [body], axis=1), trailing, tts_pad, len(text), prefix)
     if text_mode == "whole":
         pads = talker.embed_codec([t.codec_pad_id] * (len(text) + 1))
-        body = torch.cat((talker.embed_text(text), tts_eos), dim=1) + pads
+        body = np.concatenate((talker.embed_text(text), tts_eos), axis=1) + pads
         parts += [body, tts_pad + talker.embed_codec([t.codec_bos_id])]
         trailing = tts_pad
     elif text_mode == "interleaved":
         parts.append(talker.embed_text(text[:1]) + codec[:, -1:])
         rest = talker.embed_text(text[1:]) if len(text) > 1 else tts_eos[:, :0]
-        trailing = torch.cat((rest, tts_eos), dim=1)
+        trailing = np.concatenate((rest, tts_eos), axis=1)
     else:
         raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
-    return PromptEmbeds(torch.cat(parts, dim=1), trailing, tts_pad, len(text), prefix)
+    return PromptEmbeds(np.concatenate(parts, axis=1), trailing, tts_pad, len(text), prefix)
 
 
-def _in_context(talker: Embedder, config: ModelConfig, codes: torch.Tensor, ref_ids: list[int], text: list[int],
-                tts_eos: torch.Tensor, tts_pad: torch.Tensor, text_mode: str) -> tuple[torch.Tensor, torch.Tensor]:
+def _in_context(talker: Embedder, config: ModelConfig, codes: np.ndarray, ref_ids: list[int], text: list[int],
+                tts_eos: np.ndarray, tts_pad: np.ndarray, text_mode: str) -> tuple[np.ndarray, np.ndarray]:
     """The in-context part of a cloned voice's prompt: the transcript and the text as one text
     track (ending in tts_eos), the reference's frames after codec_bos as the codec track. "whole"
     puts the text track first (over codec_pad) and then the codec track (over tts_pad); "interleaved"
     lays them side by side, the text track's overhang trailing."""
     t = config.talker
-    text_track = torch.cat((talker.embed_text(ref_ids + text), tts_eos), dim=1)
-    codec_track = torch.cat((talker.embed_codec([t.codec_bos_id]), talker.embed_frames(codes)), dim=1)
+    text_track = np.concatenate((talker.embed_text(ref_ids + text), tts_eos), axis=1)
+    codec_track = np.concatenate((talker.embed_codec([t.codec_bos_id]), talker.embed_frames(codes)), axis=1)
     n_text, n_codec = text_track.shape[1], codec_track.shape[1]
     if text_mode == "whole":
-        body = torch.cat((text_track + talker.embed_codec([t.codec_pad_id] * n_text), codec_track + tts_pad), dim=1)
+        pads = talker.embed_codec([t.codec_pad_id] * n_text)
+        body = np.concatenate((text_track + pads, codec_track + tts_pad), axis=1)
         return body, tts_pad
     if text_mode != "interleaved":
         raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
     if n_text > n_codec:
         return text_track[:, :n_codec] + codec_track, text_track[:, n_codec:]
-    padded = torch.cat([text_track] + [tts_pad] * (n_codec - n_text), dim=1)
+    padded = np.concatenate([text_track] + [tts_pad] * (n_codec - n_text), axis=1)
     return padded + codec_track, tts_pad

@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from .options import SpeechOptions
 from .prompt import Speaker
@@ -51,7 +50,7 @@ class SentenceResult:
     frames: int = 0
     stop_reason: str = ""
     ttfa_s: float | None = None  # from the start of this sentence's generation to its first audio
-    codes: torch.Tensor | None = None  # kept when the request asks for them
+    codes: np.ndarray | None = None  # kept when the request asks for them
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class SpeechChunk:
     index: int  # 0, 1, 2, ... over the whole request
     sentence: int
     frames: int
-    codes: torch.Tensor  # [frames, 16]
+    codes: np.ndarray  # [frames, 16]
     sentence_end: bool
 
     @property

@@ -4,6 +4,9 @@ The format is an 8-byte little-endian header length, a JSON header naming each t
 shape and byte range, then the raw bytes. Reading it here (rather than through a loader that
 copies) lets a 622 MB embedding table stay on disk until rows of it are used, and lets a truncated
 or corrupt file be reported with its name before any tensor is built.
+
+`array` gives numpy views (the runtime's, no torch); `get` gives torch tensors (converting, the
+torch reference), imported only then.
 """
 
 from __future__ import annotations
@@ -13,23 +16,39 @@ import mmap
 import struct
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
+import numpy as np
 
-__all__ = ["SafetensorsError", "SafetensorsFile", "TensorInfo"]
+if TYPE_CHECKING:
+    import torch
 
-_DTYPES = {
-    "F32": torch.float32,
-    "F16": torch.float16,
-    "BF16": torch.bfloat16,
-    "F64": torch.float64,
-    "I64": torch.int64,
-    "I32": torch.int32,
-    "I16": torch.int16,
-    "I8": torch.int8,
-    "U8": torch.uint8,
-    "BOOL": torch.bool,
+__all__ = ["SafetensorsError", "SafetensorsFile", "TensorInfo", "widen"]
+
+# Each dtype's numpy view (bfloat16, which numpy lacks, is read as its raw 16 bits: see `widen`).
+_NUMPY = {
+    "F32": np.float32,
+    "F16": np.float16,
+    "BF16": np.uint16,
+    "F64": np.float64,
+    "I64": np.int64,
+    "I32": np.int32,
+    "I16": np.int16,
+    "I8": np.int8,
+    "U8": np.uint8,
+    "BOOL": np.bool_,
 }
+FLOATING = ("F32", "F16", "BF16", "F64")
+_TORCH = {"F32": "float32", "F16": "float16", "BF16": "bfloat16", "F64": "float64", "I64": "int64", "I32": "int32",
+          "I16": "int16", "I8": "int8", "U8": "uint8", "BOOL": "bool"}
+
+
+def widen(values: np.ndarray, dtype: str) -> np.ndarray:
+    """Values of a tensor stored as `dtype` (an `array` view or rows of it) as float32; exact for
+    bfloat16 (its bits are a float32's upper half) and float16."""
+    if dtype == "BF16":
+        return (values.astype(np.uint32) << 16).view(np.float32)
+    return values.astype(np.float32)
 
 _MAX_HEADER = 100 * 1024 * 1024
 
@@ -40,10 +59,14 @@ class SafetensorsError(ValueError):
 
 @dataclass(frozen=True)
 class TensorInfo:
-    dtype: torch.dtype
+    dtype: str  # the file's own name: "F32", "BF16", ...
     shape: tuple[int, ...]
     begin: int  # absolute byte offset in the file
     end: int
+
+    @property
+    def is_floating_point(self) -> bool:
+        return self.dtype in FLOATING
 
 
 class SafetensorsFile:
@@ -75,7 +98,8 @@ class SafetensorsFile:
         self.tensors: dict[str, TensorInfo] = {}
         for name, spec in header.items():
             try:
-                dtype = _DTYPES[spec["dtype"]]
+                dtype = str(spec["dtype"])
+                itemsize = np.dtype(_NUMPY[dtype]).itemsize
                 shape = tuple(int(d) for d in spec["shape"])
                 begin, end = (int(x) for x in spec["data_offsets"])
             except (KeyError, TypeError, ValueError) as e:
@@ -83,7 +107,7 @@ class SafetensorsFile:
             count = 1
             for d in shape:
                 count *= d
-            if end - begin != count * dtype.itemsize or begin < 0:
+            if end - begin != count * itemsize or begin < 0:
                 raise SafetensorsError(f"{self.path}: entry '{name}' has a byte range that does not fit its shape")
             if data_start + end > size:
                 raise SafetensorsError(
@@ -92,12 +116,29 @@ class SafetensorsFile:
                 )
             self.tensors[name] = TensorInfo(dtype, shape, data_start + begin, data_start + end)
 
-    def get(self, name: str) -> torch.Tensor:
+    def array(self, name: str) -> np.ndarray:
+        """A zero-copy numpy view (bfloat16 as its raw uint16 bits: `widen` turns them into float32)."""
         info = self.tensors[name]
-        count = (info.end - info.begin) // info.dtype.itemsize
+        dtype = np.dtype(_NUMPY[info.dtype])
+        count = (info.end - info.begin) // dtype.itemsize
+        if count == 0 or self._map is None:
+            return np.empty(info.shape, dtype)
+        return np.frombuffer(self._map, dtype=dtype, count=count, offset=info.begin).reshape(info.shape)
+
+    def floats(self, name: str) -> np.ndarray:
+        """A floating-point tensor as a float32 array (a copy unless stored as float32)."""
+        return widen(self.array(name), self.tensors[name].dtype)
+
+    def get(self, name: str) -> torch.Tensor:
+        """A zero-copy torch view (converting and the torch reference; imports torch)."""
+        import torch
+
+        info = self.tensors[name]
+        dtype = getattr(torch, _TORCH[info.dtype])
+        count = (info.end - info.begin) // dtype.itemsize
         if count == 0:
-            return torch.empty(info.shape, dtype=info.dtype)
-        flat = torch.frombuffer(self._map, dtype=info.dtype, count=count, offset=info.begin)
+            return torch.empty(info.shape, dtype=dtype)
+        flat = torch.frombuffer(self._map, dtype=dtype, count=count, offset=info.begin)
         return flat.view(info.shape)
 
     def release(self, name: str) -> None:

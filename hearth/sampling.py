@@ -1,8 +1,11 @@
-"""Per-request sampling: the options, the runaway guard, and the logits pipeline of codebook 0.
+"""Per-request sampling: the options, the runaway guard, and the compiled backends' sampler.
 
-The pipeline reproduces the official one bit for bit (fp32 logits; repetition penalty, then the
-end-of-speech mask while fewer than `min_new_tokens` frames exist, then the suppressed control
-range; then temperature, top-k, top-p), and every draw comes from the request's own generator.
+The logits pipeline of codebook 0 is the official one, in its order (fp32 logits; repetition
+penalty, then the end-of-speech mask while fewer than `min_new_tokens` frames exist, then the
+suppressed control range; then temperature, top-k, top-p). Here it runs in numpy, and every draw
+comes from the request's own numpy generator (PCG64 from its seed): the runtime needs no torch.
+The torch reference samples with torch's generator instead (`hearth.model.sampling`), bit for bit
+as the official package does, so one seed gives other draws there.
 """
 
 from __future__ import annotations
@@ -10,11 +13,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-import torch
+import numpy as np
 
-from .config import JsonReader
+from .config import JsonReader, TalkerConfig
 
-__all__ = ["DEFAULT_BUDGET", "FrameBudget", "SamplingOptions", "pick", "process_talker_logits", "warp"]
+__all__ = ["DEFAULT_BUDGET", "FirstCodeRule", "FrameBudget", "Sampler", "SamplingOptions", "pick", "warp"]
 
 
 @dataclass(frozen=True)
@@ -90,45 +93,86 @@ class FrameBudget:
 DEFAULT_BUDGET = FrameBudget()
 
 
+class FirstCodeRule:
+    """What codebook 0 may be: the talker's end-of-speech id, and the control range the official
+    processor suppresses (the top 1024 codec ids, end-of-speech excepted)."""
 
-def process_talker_logits(
-    logits: torch.Tensor, history: list[int], opts: SamplingOptions, eos: int, suppress: torch.Tensor
-) -> torch.Tensor:
-    """logits [1, vocab] fp32 -> processed scores, in the order of the official pipeline."""
-    scores = logits
-    if opts.repetition_penalty != 1.0 and history:
-        ids = torch.tensor([history], dtype=torch.long)
-        picked = torch.gather(scores, 1, ids)
-        picked = torch.where(picked < 0, picked * opts.repetition_penalty, picked / opts.repetition_penalty)
-        scores = scores.scatter(1, ids, picked)
-    if len(history) < opts.min_new_tokens:
-        mask = torch.zeros_like(scores, dtype=torch.bool)
-        mask[:, eos] = True
-        scores = torch.where(mask, -float("inf"), scores)
-    scores = torch.where(suppress, -float("inf"), scores)
-    return scores
+    def __init__(self, talker: TalkerConfig):
+        vocab = talker.stack.vocab_size
+        self.eos = talker.codec_eos_id
+        self.suppress = np.zeros((1, vocab), dtype=bool)
+        self.suppress[:, max(vocab - 1024, 0) :] = True
+        self.suppress[:, self.eos] = False
+
+    def scores(self, logits: np.ndarray, history: list[int], opts: SamplingOptions) -> np.ndarray:
+        """logits [1, vocab] fp32 -> processed scores, in the order of the official pipeline."""
+        scores = np.array(logits, dtype=np.float32)  # a copy: the caller's logits stay as they were
+        if opts.repetition_penalty != 1.0 and history:
+            ids = np.asarray(history, dtype=np.int64)
+            picked = scores[0, ids]
+            scores[0, ids] = np.where(picked < 0, picked * np.float32(opts.repetition_penalty),
+                                      picked / np.float32(opts.repetition_penalty))
+        if len(history) < opts.min_new_tokens:
+            scores[:, self.eos] = -np.inf
+        scores[self.suppress] = -np.inf
+        return scores
 
 
-def warp(scores: torch.Tensor, temperature: float, top_k: int, top_p: float) -> torch.Tensor:
+def _softmax(scores: np.ndarray) -> np.ndarray:
+    e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def warp(scores: np.ndarray, temperature: float, top_k: int, top_p: float) -> np.ndarray:
+    """Temperature, then top-k, then top-p (the smallest set of the likeliest codes whose mass
+    exceeds `top_p`) over scores [1, vocab]; excluded codes become -inf."""
     if temperature != 1.0:
-        scores = scores / temperature
+        scores = scores / np.float32(temperature)
+    n = scores.shape[-1]
     if top_k:
-        k = min(max(top_k, 1), scores.shape[-1])
-        kth = torch.topk(scores, k)[0][..., -1, None]
-        scores = scores.masked_fill(scores < kth, -float("inf"))
+        k = min(max(top_k, 1), n)
+        kth = np.partition(scores, n - k, axis=-1)[..., n - k : n - k + 1]
+        scores = np.where(scores < kth, np.float32(-np.inf), scores)
     if top_p < 1.0:
-        sorted_logits, sorted_idx = torch.sort(scores, descending=False)
-        cumulative = sorted_logits.softmax(dim=-1).cumsum(dim=-1)
-        remove_sorted = cumulative <= (1 - top_p)
-        remove_sorted[..., -1:] = False
-        remove = remove_sorted.scatter(1, sorted_idx, remove_sorted)
-        scores = scores.masked_fill(remove, -float("inf"))
+        order = np.argsort(scores, axis=-1, kind="stable")  # ascending, as the official processor sorts
+        cumulative = np.cumsum(_softmax(np.take_along_axis(scores, order, axis=-1)), axis=-1)
+        remove_sorted = cumulative <= 1 - top_p
+        remove_sorted[..., -1] = False
+        remove = np.empty_like(remove_sorted)
+        np.put_along_axis(remove, order, remove_sorted, axis=-1)
+        scores = np.where(remove, np.float32(-np.inf), scores)
     return scores
 
 
-def pick(scores: torch.Tensor, sample: bool, temperature: float, top_k: int, top_p: float,
-          rng: torch.Generator | None) -> int:
+def pick(scores: np.ndarray, sample: bool, temperature: float, top_k: int, top_p: float,
+         rng: np.random.Generator) -> int:
+    """One code from scores [1, vocab]: the likeliest, or one drawn by inverse CDF with one uniform
+    from `rng` (a code the warp excluded is never drawn)."""
     if not sample:
-        return int(torch.argmax(scores, dim=-1))
-    probs = torch.softmax(warp(scores, temperature, top_k, top_p), dim=-1)
-    return int(torch.multinomial(probs, num_samples=1, generator=rng))
+        return int(np.argmax(scores))
+    probs = _softmax(warp(scores, temperature, top_k, top_p).astype(np.float64))[0]
+    cdf = np.cumsum(probs)
+    index = int(np.searchsorted(cdf, rng.random() * cdf[-1], side="right"))
+    return min(index, int(np.flatnonzero(probs)[-1]))
+
+
+class Sampler:
+    """One utterance's draws on the compiled backends: codebook 0 from the talker's logits, and
+    the code predictor's uniforms (its in-graph sampler turns them into codes), all from one numpy
+    generator seeded by the request (fresh entropy without a seed), in the order they are used."""
+
+    def __init__(self, talker: TalkerConfig, options: SamplingOptions, seed: int | None):
+        self.options = options
+        self.rule = FirstCodeRule(talker)
+        self.rng = np.random.default_rng(seed)
+
+    def first(self, logits: np.ndarray, history: list[int]) -> int:
+        """Codebook 0 of the next frame from the talker's fp32 logits [1, vocab]."""
+        o = self.options
+        return pick(self.rule.scores(logits, history, o), o.do_sample, o.temperature, o.top_k, o.top_p, self.rng)
+
+    def uniforms(self, count: int) -> np.ndarray:
+        """[1, count] float32 uniforms for the predictor's codebooks (zeros when it decodes greedily)."""
+        if self.options.sub_do_sample:
+            return self.rng.random((1, count), dtype=np.float32)
+        return np.zeros((1, count), np.float32)

@@ -48,7 +48,6 @@ import time
 from typing import Any
 
 import numpy as np
-import torch
 
 from . import faults
 from .batch import FrameBatcher
@@ -431,7 +430,7 @@ class Scheduler:
                         self.rate.sentence(sentence.frames * 0.08, busy, sentence.frames,
                                            len(self.engine.tokenizer.encode(sentence.text)))
                 if request.keep_codes and run.codes and error is None:
-                    sentence.codes = torch.cat(run.codes)
+                    sentence.codes = np.concatenate(run.codes)
             if error is not None:
                 self.health.failed(faults.stage_of(error), error)
                 log.warning("sentence %d of request %d failed at %s: %s", sentence.index + 1, request.id,
@@ -464,7 +463,7 @@ class _Running:
         self.failure: BaseException | None = None  # why it was stopped, when it failed outside its stream
         self.decode_s = 0.0  # the vocoder's time for its chunks so far
         self.started = time.monotonic()
-        self.codes: list[torch.Tensor] = []  # kept with keep_codes
+        self.codes: list[np.ndarray] = []  # kept with keep_codes
         speed = request.options.speed
         self.stretcher = Stretcher(speed, scheduler.engine.sample_rate) if speed != 1.0 else None
 

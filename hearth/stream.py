@@ -27,7 +27,6 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
-import torch
 
 from . import faults
 from .backends import Vocoder
@@ -101,7 +100,7 @@ class AudioChunk:
     index: int  # 0, 1, 2, ... in playback order
     start_frame: int
     frames: int
-    codes: torch.Tensor  # [frames, 16]
+    codes: np.ndarray  # [frames, 16]
     is_last: bool
     timing: ChunkTiming
 
@@ -114,7 +113,7 @@ class AudioChunk:
 class _Codes:
     index: int
     start_frame: int
-    codes: torch.Tensor
+    codes: np.ndarray
     is_last: bool
     generated_at: float
     generate_s: float
@@ -306,7 +305,7 @@ class _Pipeline:
 
     def _generate(self) -> None:
         try:
-            self._pending: list[torch.Tensor] = []
+            self._pending: list[np.ndarray] = []
             self._index, self._start, self._chunk_t0 = 0, 0, time.perf_counter()
             self._target = self.plan.length(0)
             self._first_sent, self._frame_cost = 0.0, 0.0
@@ -323,7 +322,7 @@ class _Pipeline:
             now = time.perf_counter()
             groups = self.frames.config.talker.num_code_groups
             pending = self._pending
-            rest = torch.stack(pending) if pending else torch.zeros(0, groups, dtype=torch.long)
+            rest = np.stack(pending) if pending else np.zeros((0, groups), np.int64)
             if self._put(self.codes, _Codes(self._index, self._start, rest, True, now - self.t0,
                                             now - self._chunk_t0)):
                 self._put(self.codes, _End())
@@ -344,7 +343,7 @@ class _Pipeline:
             self._frame_cost = 1.5 * (g.talker_s + g.predictor_s) / max(g.frames, 1)
         else:
             self._frame_cost = (now - self._chunk_t0) / len(pending)
-        chunk = _Codes(self._index, self._start, torch.stack(pending), False, now - self.t0, now - self._chunk_t0)
+        chunk = _Codes(self._index, self._start, np.stack(pending), False, now - self.t0, now - self._chunk_t0)
         self.decoded.clear()
         if not self._put(self.codes, chunk):
             return False
@@ -402,8 +401,7 @@ class _Pipeline:
 
     def _decode_all(self) -> None:
         try:
-            with torch.inference_mode():
-                state = self.decoder.start() if self.start is None else self.start()
+            state = self.decoder.start() if self.start is None else self.start()
         except BaseException as e:  # noqa: BLE001 - every failure must reach the consumer
             self._out(_WorkerFailure(faults.tag(e, "vocoder")))
             self.stop.set()
@@ -421,8 +419,7 @@ class _Pipeline:
                 faults.hit("vocoder", self.frames.utterance.embeds.marks)
                 faults.hit("vocoder_thread", self.frames.utterance.embeds.marks)
                 if item.codes.shape[0]:
-                    with torch.inference_mode():
-                        samples = self.decoder.decode(item.codes, state).to(torch.float32).numpy()
+                    samples = np.asarray(self.decoder.decode(item.codes, state), np.float32)
                 else:
                     samples = np.zeros(0, dtype=np.float32)
                 decode_s = time.perf_counter() - t

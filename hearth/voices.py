@@ -22,12 +22,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 import numpy as np
-import torch
 
-from .errors import InputError
+from .errors import CONVERT_EXTRA, InputError
 from .prompt import ClonedVoice
 
 if TYPE_CHECKING:
+    import torch
+
     from .checkpoint import Checkpoint
 
 __all__ = ["MAX_REFERENCE_S", "MIN_REFERENCE_S", "Cloner", "ReferenceAudioError", "VoiceProfile", "VoiceStore",
@@ -138,7 +139,7 @@ def checkpoint_identity(ckpt: Checkpoint) -> str:
             h.update(fh.read(n))
     weights = SafetensorsFile(ckpt.path / "model.safetensors")
     if "speaker_encoder.fc.weight" in weights.tensors:
-        h.update(weights.get("speaker_encoder.fc.weight").contiguous().view(torch.uint8).numpy().tobytes())
+        h.update(weights.array("speaker_encoder.fc.weight").tobytes())
     return h.hexdigest()[:32]
 
 
@@ -197,16 +198,16 @@ class VoiceStore:
         return next((p for p in (b / own.name for b in self.bundled) if p.is_file()), own)
 
     def save(self, profile: VoiceProfile, replace: bool = False) -> Path:
-        from safetensors.torch import save_file
+        from safetensors.numpy import save_file
 
         path = self.path(profile.name)
         if path.exists() and not replace:
             raise ReferenceAudioError(f"a voice named {profile.name!r} exists; remove it first (hearth voice remove "
                                       f"{profile.name}) or choose another name")
         v = profile.voice
-        tensors = {"embedding": v.vector.contiguous()}
+        tensors = {"embedding": np.ascontiguousarray(v.vector, np.float32)}
         if v.codes is not None:
-            tensors["codes"] = v.codes.to(torch.int64).contiguous()
+            tensors["codes"] = np.ascontiguousarray(v.codes, np.int64)
         meta = {"name": profile.name, "transcript": profile.transcript or "", "checkpoint": profile.checkpoint,
                 "model": profile.model, "created": profile.created, "reference_s": f"{profile.reference_s:.3f}",
                 "text_ids": json.dumps(v.text_ids) if v.text_ids is not None else "", "format": "hearth-voice-1",
@@ -224,7 +225,7 @@ class VoiceStore:
         if not path.is_file():
             raise ReferenceAudioError(f"no stored voice named {name!r}")
         try:
-            with safe_open(str(path), "pt") as f:
+            with safe_open(str(path), "np") as f:
                 meta = f.metadata() or {}
                 tensors = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118 - safe_open has no iterator
             text_ids = json.loads(meta["text_ids"]) if meta.get("text_ids") else None
@@ -240,7 +241,7 @@ class VoiceStore:
         from safetensors import safe_open
 
         try:
-            with safe_open(str(self.find(name)), "pt") as f:
+            with safe_open(str(self.find(name)), "np") as f:
                 return (f.metadata() or {}).get("checkpoint")
         except (OSError, ValueError, ReferenceAudioError):
             return None
@@ -288,12 +289,19 @@ class Cloner:
                 f"{self.ckpt.config.kind}")
 
     @staticmethod
-    def _prepared(audio: np.ndarray | torch.Tensor, rate: int, target: int) -> torch.Tensor:
+    def _prepared(audio: np.ndarray, rate: int, target: int) -> torch.Tensor:
         samples = np.asarray(audio, dtype=np.float32)
         check_reference(samples, rate)
+        try:
+            import torch
+        except ImportError:
+            raise ReferenceAudioError(
+                f"cloning a voice from audio runs the checkpoint's encoders in torch, which is not installed: "
+                f"{CONVERT_EXTRA}. Stored voices (hearth voice add on another machine, or a model from hearth "
+                "export) are used without it") from None
         return torch.from_numpy(np.ascontiguousarray(resample(samples, rate, target)))
 
-    def embedding(self, audio: np.ndarray | torch.Tensor, rate: int) -> ClonedVoice:
+    def embedding(self, audio: np.ndarray, rate: int) -> ClonedVoice:
         """The speaker embedding alone (the official x-vector-only clone)."""
         self._require_base("cloning a voice")
         from .checkpoint import load_speaker_encoder
@@ -302,10 +310,12 @@ class Cloner:
         assert cfg is not None
         samples = self._prepared(audio, rate, cfg.sample_rate)
         encoder = self._get("speaker", lambda: load_speaker_encoder(self.ckpt))
-        with torch.inference_mode():
-            return ClonedVoice(encoder.embed(samples).float())
+        import torch
 
-    def codes(self, audio: np.ndarray | torch.Tensor, rate: int) -> torch.Tensor:
+        with torch.inference_mode():
+            return ClonedVoice(encoder.embed(samples).float().numpy())
+
+    def codes(self, audio: np.ndarray, rate: int) -> np.ndarray:
         """The speech tokenizer's codes [frames, 16] of the reference."""
         self._require_base("reference codes")
         from .checkpoint import load_codec_encoder
@@ -313,10 +323,12 @@ class Cloner:
         assert self.ckpt.encoder is not None
         samples = self._prepared(audio, rate, self.ckpt.encoder.sample_rate)
         encoder = self._get("codec", lambda: load_codec_encoder(self.ckpt))
-        with torch.inference_mode():
-            return encoder(samples)
+        import torch
 
-    def clone(self, audio: np.ndarray | torch.Tensor, rate: int, text: str | None = None, *,
+        with torch.inference_mode():
+            return encoder(samples).to(torch.int64).numpy()
+
+    def clone(self, audio: np.ndarray, rate: int, text: str | None = None, *,
               x_vector_only: bool = False) -> ClonedVoice:
         """In context (the default; `text` is the reference's transcript) or x-vector only."""
         if not x_vector_only and (not isinstance(text, str) or not text.strip()):

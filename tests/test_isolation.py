@@ -13,8 +13,8 @@ from __future__ import annotations
 import threading
 import time
 
+import numpy as np
 import pytest
-import torch
 from threads import at_once
 
 import hearth
@@ -60,10 +60,10 @@ def _projection(differs):
 
     def embed_text(ids):
         m = len(ids)
-        out = torch.tensor(ids, dtype=torch.float32)[None, :, None].repeat(1, 1, 4) / 7.0
+        out = np.repeat(np.array(ids, np.float32)[None, :, None], 4, axis=2) / np.float32(7.0)
         for k in range(m):
             if differs(m, k):
-                out[0, k] = torch.nextafter(out[0, k], torch.full_like(out[0, k], 1e9))
+                out[0, k] = np.nextafter(out[0, k], np.float32(1e9))
         return out
 
     return embed_text
@@ -99,7 +99,7 @@ def _live_codes(engine, text, pieces_at, seed=8, frames=24):
         t.start()
         codes = [c.codes for c in live]
         t.join(timeout=60)
-    return torch.cat(codes)
+    return np.concatenate(codes)
 
 
 @pytest.mark.parametrize("rule", ["measured", "threshold-only", "none", "256"])
@@ -119,7 +119,7 @@ def test_live_text_is_exact_whatever_the_machine_measures(tiny_dir, monkeypatch,
                  "你好，欢迎回家。", "Hi.", "Numbers 3.14 and 1,000 then words and more words to read aloud here."]
         whole = [engine.generate_codes(t, "ryan", "english", text_mode="interleaved", seed=8 + i,
                                        max_new_tokens=24).codes for i, t in enumerate(texts)]
-        assert torch.equal(_live_codes(engine, texts[0], [5, 9, 30, 31, 60]), whole[0])
+        assert np.array_equal(_live_codes(engine, texts[0], [5, 9, 30, 31, 60]), whole[0])
         with Scheduler(engine, max_batch=4) as scheduler:
             requests = [scheduler.open("ryan", "english", seed=8 + i, max_new_tokens=24, text_mode="interleaved",
                                        keep_codes=True) for i in range(len(texts))]
@@ -132,7 +132,7 @@ def test_live_text_is_exact_whatever_the_machine_measures(tiny_dir, monkeypatch,
                 w.join(timeout=60)
         for i, r in enumerate(requests):
             assert r.status == "done" and not r.errors, r.errors
-            assert len(r.sentences) == 1 and torch.equal(r.sentences[0].codes, whole[i]), i
+            assert len(r.sentences) == 1 and np.array_equal(r.sentences[0].codes, whole[i]), i
     finally:
         engine.close()
 
@@ -190,7 +190,7 @@ def _assert_exact(engine, request, spec):
     want = _solo(engine, text, voice, language, seed, frames, live)
     assert len(request.sentences) == len(want)
     for s, codes in zip(request.sentences, want, strict=True):
-        assert torch.equal(s.codes, codes), (spec, s.index)
+        assert np.array_equal(s.codes, codes), (spec, s.index)
 
 
 @pytest.mark.parametrize("stage", ["text_feed", "embedding", "talker", "predictor", "vocoder", "channel"])
@@ -209,7 +209,7 @@ def test_a_fault_at_each_stage_fails_that_sentence_alone(engine, stage):
         assert hit.status == "done"
         assert [s.status for s in hit.sentences] == ["failed", "done"]
         assert f"injected fault at stage '{stage}'" in hit.sentences[0].error
-        assert torch.equal(hit.sentences[1].codes, second)
+        assert np.array_equal(hit.sentences[1].codes, second)
         report = scheduler.health.report()
         assert report["status"] == "ok" and report["failures"] == {stage: 1} and report["restarts"] == {}
         after, errors = _run(scheduler, [CLEAN[0]])

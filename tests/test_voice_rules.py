@@ -3,8 +3,8 @@ server ignores; pure, on the configs of the released kinds (tiny shapes)."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
-import torch
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -46,7 +46,7 @@ def test_unknown_missing_and_wrong_voices_say_what_to_choose():
     with pytest.raises(InputError, match="a voice is a name"):
         RULES.resolve(3)
     with pytest.raises(InputError, match="cloned voice needs a Base checkpoint"):
-        RULES.resolve(ClonedVoice(torch.zeros(64), None, None))
+        RULES.resolve(ClonedVoice(np.zeros(64, np.float32), None, None))
 
 
 def test_base_voices_are_stored_profiles_by_name_or_alias():
@@ -56,10 +56,10 @@ def test_base_voices_are_stored_profiles_by_name_or_alias():
     assert rules.resolve("ghost") == "ghost"  # the store says whether it exists (and for which checkpoint)
     shadowed = VoiceRules(base, {"narrator": "anna"}, lambda: ["anna", "narrator"])
     assert shadowed.resolve("narrator") == "narrator"  # a profile of the alias's own name wins
-    cloned = ClonedVoice(torch.zeros(64), None, None)
+    cloned = ClonedVoice(np.zeros(64, np.float32), None, None)
     assert rules.resolve(cloned) is cloned
     with pytest.raises(InputError, match="64 long"):
-        rules.resolve(ClonedVoice(torch.zeros(32), None, None))
+        rules.resolve(ClonedVoice(np.zeros(32, np.float32), None, None))
     with pytest.raises(InputError, match="speaks cloned voices.*anna, narrator-2.*hearth voice add"):
         rules.resolve(None)
     assert rules.choices() == ["anna", "narrator-2"]

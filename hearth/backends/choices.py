@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
+from ..errors import CONVERT_EXTRA
+
 __all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
            "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available"]
 
@@ -20,7 +22,8 @@ DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device na
 
 
 def onnxruntime_available() -> bool:
-    return importlib.util.find_spec("onnxruntime") is not None and importlib.util.find_spec("onnx") is not None
+    """Installed (found, not imported); converting for it also needs onnx (the convert extra)."""
+    return importlib.util.find_spec("onnxruntime") is not None
 
 
 def default_vocoder() -> str:
@@ -120,7 +123,7 @@ class BackendOptions:
                 raise ValueError("the onnxruntime backend runs the language model on the CPU; for a GPU choose backend "
                                  "openvino with device GPU")
             if not onnxruntime_available():
-                raise ValueError("the onnxruntime backend needs onnxruntime and onnx: pip install onnxruntime onnx "
+                raise ValueError("the onnxruntime backend needs onnxruntime: pip install onnxruntime "
                                  "(or choose backend openvino)")
         if self.backend == "openvino" and self.weights == "mix":
             raise ValueError("weights mix (an int8 talker, a 4-bit predictor) runs on ONNX Runtime: add backend "
@@ -128,9 +131,9 @@ class BackendOptions:
         if self.backend != "torch" and self.dtype != "float32":
             raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
                              f"({', '.join(LM_WEIGHTS)})")
-        if self.backend == "openvino" and self.weights == "int4" and importlib.util.find_spec("nncf") is None:
-            raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
-                             "(or choose weights int8, the default)")
+        if (self.backend == "torch" or self.vocoder_precision == "torch") and importlib.util.find_spec("torch") is None:
+            raise ValueError(f"the torch reference needs torch, which is not installed: {CONVERT_EXTRA} (or choose a "
+                             "compiled backend: openvino or onnxruntime)")
         if self.uses_openvino and not openvino_available():
             raise ValueError("this needs OpenVINO, which is not installed: pip install openvino "
                              "(or choose the torch reference: backend 'torch', vocoder 'torch')")

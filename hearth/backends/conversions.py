@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from ..errors import CONVERT_EXTRA
+
 log = logging.getLogger(__name__)
 
 __all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "compiled_dir", "progress", "publish",
@@ -63,6 +65,31 @@ def _same_conversion(made: Mapping[str, object], wanted: Mapping[str, object]) -
         return kept
 
     return runtime_side(made) == runtime_side(wanted)
+
+
+def tool_version(package: str) -> str | None:
+    """An installed package's version, without importing it (None: not installed)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None
+
+
+def require_converter(what: str, tools: tuple[str, ...] = ("torch",)) -> None:
+    """Raise a clear error when `what` must be converted here and the converting tools are not
+    installed: the runtime-only install loads exported or cached conversions only."""
+    missing = [t for t in tools if tool_version(t) is None]
+    if missing:
+        raise ConversionUnavailable(
+            f"{what} has not been converted for this Hearth and this install cannot convert: converting needs "
+            f"{' and '.join(missing)} ({CONVERT_EXTRA}). Or convert once on another machine with `hearth export "
+            "MODEL DIR` and load that directory here (--model DIR).")
+
+
+class ConversionUnavailable(RuntimeError):
+    """A model needs converting and the converting tools are not installed."""
 
 
 def _openvino_version() -> str:
@@ -113,6 +140,12 @@ def cache_entry(
         _wait_for_a_converter(directory)
     if manifest_path.is_file():
         return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
+    if any(k in options and options[k] is None for k in CONVERTER_ONLY):
+        # A converting tool is missing, so this cannot be converted here: one made by other tools will do.
+        for other in sorted((root or cache_root()).glob(f"{name}-*/manifest.json")):
+            manifest = json.loads(other.read_text())
+            if _same_conversion(manifest.get("key", {}), key_source):
+                return other.parent, key_source, ConvertedModel(other.parent, manifest)
     return directory, key_source, None
 
 

@@ -1,68 +1,68 @@
-"""The talker's input embeddings, outside any runtime: rows of the text table through the text
-projection, and codec ids. Shared by the compiled backends (OpenVINO, ONNX Runtime); the torch
-reference computes the same inside its modules."""
+"""The talker's input embeddings, outside any runtime and without torch: rows of the text table
+through the text projection, and codec ids, in numpy float32. Shared by the compiled backends
+(OpenVINO, ONNX Runtime); the torch reference computes the same inside its modules."""
 
 from __future__ import annotations
 
-import torch
-from torch import nn
+import numpy as np
 
 from ..checkpoint import Checkpoint
-from ..config import TalkerConfig
-from ..model.talker import TextProjection, sum_frames
-from ..safetensors_mmap import SafetensorsFile
+from ..safetensors_mmap import SafetensorsFile, widen
 
 __all__ = ["PromptEmbedder", "load_embedder"]
 
 
-class PromptEmbedder(nn.Module):
-    """The talker's input embeddings only: text table -> projection, and codec ids. Both tables stay
-    memory-mapped in the checkpoint's dtype (rows are widened as they are looked up)."""
+class _Table:
+    """A memory-mapped embedding table in its stored dtype: only the rows looked up are paged in,
+    and they are widened to float32 as they are read."""
 
-    def __init__(self, cfg: TalkerConfig):
-        super().__init__()
-        self.text_projection = TextProjection(cfg.text_hidden_size, cfg.stack.hidden_size)
-        self.text_embedding: torch.Tensor = torch.empty(0)
-        self.codec_embedding: torch.Tensor = torch.empty(0)
-        self.predictor_embeddings: list[torch.Tensor] = []  # codebooks 1.. (for reference frames)
+    def __init__(self, f: SafetensorsFile, name: str):
+        self.rows = f.array(name)
+        self.dtype = f.tensors[name].dtype
 
-    def embed_text(self, ids: list[int]) -> torch.Tensor:
-        rows = self.text_embedding[torch.tensor(ids, dtype=torch.long)].to(torch.float32)
-        return self.text_projection(rows[None])
-
-    def embed_codec(self, ids: list[int]) -> torch.Tensor:
-        return self.codec_embedding[torch.tensor([ids], dtype=torch.long)].to(torch.float32)
-
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
-        tables = [self.codec_embedding, *self.predictor_embeddings]
-        return sum_frames(codes, [_Rows(w) for w in tables])
+    def __call__(self, ids: np.ndarray | list[int]) -> np.ndarray:
+        return widen(self.rows[np.asarray(ids, np.int64)], self.dtype)
 
 
-class _Rows:
-    """Lookups in a memory-mapped table, widened to float32."""
+def _silu(x: np.ndarray) -> np.ndarray:
+    return x / (np.float32(1) + np.exp(-x))
 
-    def __init__(self, table: torch.Tensor):
-        self.table = table
 
-    def __call__(self, ids: torch.Tensor) -> torch.Tensor:
-        return self.table[ids].to(torch.float32)
+class PromptEmbedder:
+    """The talker's input embeddings: text table -> projection (fc1, SiLU, fc2, with biases, in
+    float32), and codec ids; the predictor's tables for whole frames of reference audio."""
+
+    def __init__(self, f: SafetensorsFile, groups: int):
+        prefix = "talker.text_projection."
+        # Widened copies (for a float32 checkpoint the file's pages, paged back in on use).
+        self.fc1_w, self.fc1_b, self.fc2_w, self.fc2_b = (
+            np.ascontiguousarray(f.floats(prefix + name).T if name.endswith("weight") else f.floats(prefix + name))
+            for name in ("linear_fc1.weight", "linear_fc1.bias", "linear_fc2.weight", "linear_fc2.bias"))
+        for name in ("linear_fc1.weight", "linear_fc1.bias", "linear_fc2.weight", "linear_fc2.bias"):
+            f.release(prefix + name)
+        self.text = _Table(f, "talker.model.text_embedding.weight")
+        self.codec = _Table(f, "talker.model.codec_embedding.weight")
+        self.predictor = [_Table(f, f"talker.code_predictor.model.codec_embedding.{j}.weight")
+                          for j in range(groups - 1)]  # codebooks 1.. (for reference frames)
+
+    def embed_text(self, ids: list[int]) -> np.ndarray:
+        """[1, n, hidden]"""
+        rows = self.text(ids)
+        return (_silu(rows @ self.fc1_w + self.fc1_b) @ self.fc2_w + self.fc2_b)[None]
+
+    def embed_codec(self, ids: list[int]) -> np.ndarray:
+        """[1, n, hidden]"""
+        return self.codec(ids)[None]
+
+    def embed_frames(self, codes: np.ndarray) -> np.ndarray:
+        """Whole frames [frames, groups] -> the sum of each frame's code embeddings [1, frames, hidden],
+        summed over the groups in their order."""
+        codes = np.asarray(codes, np.int64)
+        total = self.codec(codes[:, 0])
+        for g, table in enumerate(self.predictor, start=1):
+            total = total + table(codes[:, g])
+        return total[None]
 
 
 def load_embedder(ckpt: Checkpoint, f: SafetensorsFile) -> PromptEmbedder:
-    with torch.device("meta"):
-        emb = PromptEmbedder(ckpt.config.talker)
-    state = {
-        "text_projection.linear_fc1.weight": "talker.text_projection.linear_fc1.weight",
-        "text_projection.linear_fc1.bias": "talker.text_projection.linear_fc1.bias",
-        "text_projection.linear_fc2.weight": "talker.text_projection.linear_fc2.weight",
-        "text_projection.linear_fc2.bias": "talker.text_projection.linear_fc2.bias",
-    }
-    emb.load_state_dict({k: f.get(v).to(torch.float32) for k, v in state.items()}, strict=True, assign=True)
-    for name in state.values():
-        f.release(name)  # widened copies (or, for float32 checkpoints, paged back in on use)
-    emb.eval().requires_grad_(False)
-    emb.text_embedding = f.get("talker.model.text_embedding.weight")
-    emb.codec_embedding = f.get("talker.model.codec_embedding.weight")
-    emb.predictor_embeddings = [f.get(f"talker.code_predictor.model.codec_embedding.{j}.weight")
-                                for j in range(ckpt.config.talker.num_code_groups - 1)]
-    return emb
+    return PromptEmbedder(f, ckpt.config.talker.num_code_groups)

@@ -6,8 +6,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-import torch
-
 from .choices import BackendOptions
 from .interfaces import LanguageModel, Vocoder
 
@@ -83,6 +81,8 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     lm: LanguageModel
     vocoder: Vocoder
     if options.backend == "torch":
+        import torch
+
         from .pytorch import TorchLanguageModel
 
         lm = TorchLanguageModel.load(checkpoint, getattr(torch, options.dtype))

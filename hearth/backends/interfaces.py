@@ -6,26 +6,38 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol
 
-import torch
+import numpy as np
 
 if TYPE_CHECKING:
     from ..sampling import SamplingOptions
 
-__all__ = ["LMBatch", "LMSession", "LanguageModel", "SequentialBatch", "Vocoder"]
+__all__ = ["Draws", "LMBatch", "LMSession", "LanguageModel", "SequentialBatch", "Vocoder"]
+
+
+class Draws(Protocol):
+    """A session's sampler (`hearth.sampling.Sampler`; the torch reference's `TorchSampler`)."""
+
+    def first(self, logits: np.ndarray, history: list[int]) -> int:
+        """Codebook 0 of the next frame from the talker's fp32 logits [1, vocab]."""
+        ...
 
 
 class LMSession(Protocol):
-    """One utterance's language-model state (KV caches, the last hidden state, its generator)."""
+    """One utterance's language-model state (KV caches, the last hidden state) and its draws
+    (`sampler.first(logits, history)` picks codebook 0; the session draws the other codebooks)."""
 
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+    @property
+    def sampler(self) -> Draws: ...
+
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
         """The prompt [1, L, hidden] -> fp32 codebook-0 logits of its last position [1, vocab]."""
         ...
 
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+    def step(self, embeds: np.ndarray) -> np.ndarray:
         """The next talker input [1, 1, hidden] -> fp32 codebook-0 logits [1, vocab]."""
         ...
 
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+    def predict(self, cb0: int) -> tuple[list[int], np.ndarray]:
         """Codebooks 1..G-1 of the current frame, and the summed embedding of all G codes [1, 1, hidden]."""
         ...
 
@@ -47,20 +59,20 @@ class LMBatch(Protocol):
     max_rows: int
     shared_calls: bool  # one runtime call computes every row given (its failure fails them all)
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> LMSession:
         """A new row (its `close()` gives its caches back). `prefix`: how many leading positions of
         its prompt depend on nothing but the voice, language and instruction (a backend may keep
         their keys and values and reuse them for the next prompt that starts the same way)."""
         ...
 
-    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
-               ) -> list[torch.Tensor | BaseException]:
+    def talker(self, rows: list[LMSession], embeds: list[np.ndarray], prefill: list[bool]
+               ) -> list[np.ndarray | BaseException]:
         """Each row's next talker input ([1, n, hidden]: its prompt when `prefill`, else one step)
         -> its fp32 codebook-0 logits [1, vocab]."""
         ...
 
-    def predict(self, rows: list[LMSession], cb0: list[int]) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+    def predict(self, rows: list[LMSession], cb0: list[int]) -> list[tuple[list[int], np.ndarray] | BaseException]:
         """Codebooks 1..G-1 of each row's current frame and its summed embedding, as `LMSession.predict`."""
         ...
 
@@ -80,13 +92,13 @@ class SequentialBatch:
         self.lm = lm
         self.max_rows = max_rows
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> LMSession:
-        return self.lm.session(options, rng, prompt_length, prefix)
+        return self.lm.session(options, seed, prompt_length, prefix)
 
-    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
-               ) -> list[torch.Tensor | BaseException]:
-        out: list[torch.Tensor | BaseException] = []
+    def talker(self, rows: list[LMSession], embeds: list[np.ndarray], prefill: list[bool]
+               ) -> list[np.ndarray | BaseException]:
+        out: list[np.ndarray | BaseException] = []
         for row, x, first in zip(rows, embeds, prefill, strict=True):
             try:
                 out.append(row.prefill(x) if first else row.step(x))
@@ -94,8 +106,8 @@ class SequentialBatch:
                 out.append(e)
         return out
 
-    def predict(self, rows: list[LMSession], cb0: list[int]) -> list[tuple[list[int], torch.Tensor] | BaseException]:
-        out: list[tuple[list[int], torch.Tensor] | BaseException] = []
+    def predict(self, rows: list[LMSession], cb0: list[int]) -> list[tuple[list[int], np.ndarray] | BaseException]:
+        out: list[tuple[list[int], np.ndarray] | BaseException] = []
         for row, code in zip(rows, cb0, strict=True):
             try:
                 out.append(row.predict(code))
@@ -110,15 +122,15 @@ class SequentialBatch:
 class LanguageModel(Protocol):
     """The talker and its code predictor: prompt embeddings, sessions, and batches of sessions."""
 
-    def embed_text(self, ids: list[int]) -> torch.Tensor: ...
+    def embed_text(self, ids: list[int]) -> np.ndarray: ...
 
-    def embed_codec(self, ids: list[int]) -> torch.Tensor: ...
+    def embed_codec(self, ids: list[int]) -> np.ndarray: ...
 
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+    def embed_frames(self, codes: np.ndarray) -> np.ndarray:
         """Whole frames [frames, groups] -> their summed code embeddings [1, frames, hidden]."""
         ...
 
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def session(self, options: SamplingOptions, seed: int | None, prompt_length: int,
                 prefix: int = 0) -> LMSession:
         """One utterance's session (`prefix`: as for `LMBatch.open`)."""
         ...
@@ -143,11 +155,11 @@ class Vocoder(Protocol):
         """A copy of `state` that goes on independently (decoding one never changes the other)."""
         ...
 
-    def decode(self, codes: torch.Tensor, state: Any) -> torch.Tensor:
+    def decode(self, codes: np.ndarray, state: Any) -> np.ndarray:
         """[k, 16] codes -> float samples [k * samples_per_frame], advancing `state`."""
         ...
 
-    def __call__(self, codes: torch.Tensor) -> torch.Tensor:
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
         """Whole-sequence decode: the same as `decode` on a fresh state."""
         ...
 

@@ -9,10 +9,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..config import TalkerConfig
-from ..sampling import SamplingOptions
+from ..sampling import Sampler, SamplingOptions
 
 __all__ = ["PooledLanguageModel", "PooledSession", "PredictorRun", "SampledRow", "first_result", "own_rows",
            "predict_rows"]
@@ -23,12 +22,12 @@ PredictorRun = Callable[[dict[str, np.ndarray]], tuple[list[list[int]], np.ndarr
 
 class SampledRow:
     """The code predictor's sampling for one row: settings, and its uniform draws per frame from
-    the row's own generator (so a seeded request is reproducible whatever it is batched with)."""
+    the row's own sampler (so a seeded request is reproducible whatever it is batched with)."""
 
     def __init__(self, batch: Any, config: TalkerConfig, options: SamplingOptions,  # noqa: ANN401
-                 rng: torch.Generator | None):
+                 seed: int | None):
         self.batch = batch  # the batch that opened the row (its `talker` and `predict` step it)
-        self.rng = rng
+        self.sampler = Sampler(config, options, seed)
         self.hidden = np.zeros(0, np.float32)  # the talker's last hidden state [1, 1, H]
         self.closed = False
         vocab = config.predictor.vocab_size
@@ -39,22 +38,20 @@ class SampledRow:
         self.top_p = options.sub_top_p if self.sample else 1.0
 
     def draws(self) -> np.ndarray:
-        if self.sample:
-            return torch.rand(self.draw_count, generator=self.rng).numpy()[None]
-        return np.zeros((1, self.draw_count), np.float32)
+        return self.sampler.uniforms(self.draw_count)
 
     def check_open(self) -> None:
         if self.closed:
             raise RuntimeError("this language-model row is closed")
 
     # LMSession, one row at a time (the batcher calls the batch instead)
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
         return first_result(self.batch.talker([self], [embeds], [True]))
 
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+    def step(self, embeds: np.ndarray) -> np.ndarray:
         return first_result(self.batch.talker([self], [embeds], [False]))
 
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+    def predict(self, cb0: int) -> tuple[list[int], np.ndarray]:
         return first_result(self.batch.predict([self], [cb0]))
 
 
@@ -66,19 +63,20 @@ class PooledSession:
         self._give_back = give_back
         self._batch = batch
         self._row = row
+        self.sampler = row.sampler
 
     def _held(self) -> Any:  # noqa: ANN401
         if self._batch is None:
             raise RuntimeError("this language-model session is closed; open a new one")
         return self._row
 
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
         return self._held().prefill(embeds)
 
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
+    def step(self, embeds: np.ndarray) -> np.ndarray:
         return self._held().step(embeds)
 
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
+    def predict(self, cb0: int) -> tuple[list[int], np.ndarray]:
         return self._held().predict(cb0)
 
     def close(self) -> None:
@@ -103,10 +101,10 @@ def first_result(results: list[Any]) -> Any:  # noqa: ANN401
     return results[0]
 
 
-def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[list[int]], torch.Tensor],
-                 run: PredictorRun) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[list[int]], np.ndarray],
+                 run: PredictorRun) -> list[tuple[list[int], np.ndarray] | BaseException]:
     """Codebooks 1..G-1 and the summed embedding for each row: one predictor call per top-k."""
-    out: list[tuple[list[int], torch.Tensor] | BaseException] = [RuntimeError("not computed")] * len(rows)
+    out: list[tuple[list[int], np.ndarray] | BaseException] = [RuntimeError("not computed")] * len(rows)
     by_top_k: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         by_top_k.setdefault(row.top_k, []).append(i)
@@ -117,7 +115,7 @@ def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[
                 row.check_open()
             codes, summed = run({
                 "hidden": np.concatenate([r.hidden for r in group]),
-                "first": embed_codec([cb0[i] for i in members]).numpy().reshape(len(group), 1, -1),
+                "first": embed_codec([cb0[i] for i in members]).reshape(len(group), 1, -1),
                 "draws": np.concatenate([r.draws() for r in group]),
                 "temperature": np.array([r.temperature for r in group], np.float32),
                 "top_k": np.array(top_k, np.int64),
@@ -128,7 +126,7 @@ def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[
                 out[i] = e
             continue
         for k, i in enumerate(members):
-            out[i] = (codes[k], torch.from_numpy(summed[k : k + 1].copy()))
+            out[i] = (codes[k], summed[k : k + 1].copy())
     return out
 
 
@@ -149,22 +147,22 @@ class PooledLanguageModel:
     def _new_batch(self, max_rows: int) -> Any:  # noqa: ANN401
         raise NotImplementedError
 
-    def embed_text(self, ids: list[int]) -> torch.Tensor:
+    def embed_text(self, ids: list[int]) -> np.ndarray:
         return self.embedder.embed_text(ids)
 
-    def embed_codec(self, ids: list[int]) -> torch.Tensor:
+    def embed_codec(self, ids: list[int]) -> np.ndarray:
         return self.embedder.embed_codec(ids)
 
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
+    def embed_frames(self, codes: np.ndarray) -> np.ndarray:
         return self.embedder.embed_frames(codes)
 
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def session(self, options: SamplingOptions, seed: int | None, prompt_length: int,
                 prefix: int = 0) -> PooledSession:
         with self._pool_lock:
             batch = self._idle.pop() if self._idle else None
         if batch is None:
             batch = self._new_batch(1)
-        return PooledSession(self._give_back, batch, batch.open(options, rng, prompt_length, prefix))
+        return PooledSession(self._give_back, batch, batch.open(options, seed, prompt_length, prefix))
 
     def batch(self, max_rows: int) -> Any:  # noqa: ANN401
         return self._new_batch(max_rows)
@@ -177,9 +175,8 @@ class PooledLanguageModel:
 
     def _warm(self, prompt_length: int) -> None:
         """A short utterance through a pooled session (the runtime's lazy set-up is paid here)."""
-        with torch.inference_mode():
-            s = self.session(SamplingOptions().greedy(), None, prompt_length)
-            s.prefill(torch.zeros(1, prompt_length, self.config.talker.stack.hidden_size))
-            _, summed = s.predict(0)
-            s.step(summed)
-            s.close()
+        s = self.session(SamplingOptions().greedy(), None, prompt_length)
+        s.prefill(np.zeros((1, prompt_length, self.config.talker.stack.hidden_size), np.float32))
+        _, summed = s.predict(0)
+        s.step(summed)
+        s.close()

@@ -16,10 +16,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from ..checkpoint import Checkpoint, talker_weights, verify_weights
-from ..model.layers import Rotary
 from ..safetensors_mmap import SafetensorsFile
 from ..topology import simd
 from .conversions import (
@@ -30,11 +28,14 @@ from .conversions import (
     progress,
     publish,
     release_mapped_files,
+    require_converter,
     staging,
+    tool_version,
     weights_mb,
 )
 from .embedder import load_embedder
 from .lm_rows import PooledLanguageModel
+from .rotary import RotaryTable
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]
@@ -73,12 +74,14 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     path = ckpt.path / "model.safetensors"
     options: dict[str, object] = {"graph": GRAPH_VERSION, "weights": weights}
     if weights == "int4":
-        import nncf
-
-        options |= {"nncf": nncf.__version__, "int4_ratio": INT4_RATIO}
+        options |= {"nncf": tool_version("nncf"), "int4_ratio": INT4_RATIO}
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root)
     if done is not None:
         return done
+    require_converter("The language model (OpenVINO)")
+    if weights == "int4" and options["nncf"] is None:
+        raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
+                         "(or choose weights int8, the default)")
     verify_weights(ckpt)
 
     import openvino as ov
@@ -165,7 +168,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         f = SafetensorsFile(ckpt.path / "model.safetensors")
         self.embedder = load_embedder(ckpt, f)
         stack = ckpt.config.talker.stack
-        self.rotary = Rotary(stack.head_dim, stack.rope_theta)
+        self.rotary = RotaryTable(stack.head_dim, stack.rope_theta)
         super().__init__()
         t0 = time.perf_counter()
         # One network at a time: compile, run once (the runtime lays out its weights on the first
@@ -209,10 +212,11 @@ def convert_vocoder(
         raise ValueError(f"vocoder precision must be one of {', '.join(_RUNTIME_PRECISION)}, got {precision!r}")
     path = ckpt.path / "speech_tokenizer/model.safetensors"
     stored = "fp32" if precision == "fp32" else "fp16"
-    options = {"graph": VOCODER_VERSION, "torch": torch.__version__, "stored": stored, "frames": frames}
+    options = {"graph": VOCODER_VERSION, "torch": tool_version("torch"), "stored": stored, "frames": frames}
     directory, key_source, done = cache_entry(f"vocoder-{stored}", options, path, root)
     if done is not None:
         return done
+    require_converter("The vocoder (OpenVINO)")
     verify_weights(ckpt)
 
     import openvino as ov

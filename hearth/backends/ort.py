@@ -21,13 +21,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..checkpoint import Checkpoint, talker_weights, verify_weights
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMSession
-from .conversions import ConvertedModel, cache_entry, progress, publish, staging, weights_mb
+from .conversions import ConvertedModel, cache_entry, progress, publish, require_converter, staging, weights_mb
 from .embedder import load_embedder
 from .lm_rows import PooledLanguageModel, SampledRow, own_rows, predict_rows
 
@@ -72,6 +71,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root(), openvino=False)
     if done is not None:
         return done
+    require_converter("The language model (ONNX Runtime)", ("torch", "onnx"))
     verify_weights(ckpt)
     import onnx  # only to convert: its import alone takes most of a second
 
@@ -159,10 +159,10 @@ class Prefixes:
         self._lock = threading.Lock()
 
     @staticmethod
-    def _key(prefix: torch.Tensor) -> bytes:
-        return hashlib.sha256(prefix.to(torch.float32).contiguous().numpy().tobytes()).digest()
+    def _key(prefix: np.ndarray) -> bytes:
+        return hashlib.sha256(np.ascontiguousarray(prefix, np.float32).tobytes()).digest()
 
-    def get(self, prefix: torch.Tensor) -> dict[str, np.ndarray] | None:
+    def get(self, prefix: np.ndarray) -> dict[str, np.ndarray] | None:
         key = self._key(prefix)
         with self._lock:
             kept = self._kept.get(key)
@@ -170,7 +170,7 @@ class Prefixes:
                 self._kept.move_to_end(key)
             return kept
 
-    def put(self, prefix: torch.Tensor, values: dict[str, np.ndarray]) -> None:
+    def put(self, prefix: np.ndarray, values: dict[str, np.ndarray]) -> None:
         with self._lock:
             self._kept[self._key(prefix)] = values
             while len(self._kept) > self.KEEP:
@@ -180,8 +180,8 @@ class Prefixes:
 class SlotRow(SampledRow):
     """One utterance in a `SlotBatch`: its slot, its length so far and its sampling."""
 
-    def __init__(self, batch: SlotBatch, slot: int, options: SamplingOptions, rng: torch.Generator | None):
-        super().__init__(batch, batch.lm.config.talker, options, rng)
+    def __init__(self, batch: SlotBatch, slot: int, options: SamplingOptions, seed: int | None):
+        super().__init__(batch, batch.lm.config.talker, options, seed)
         self.slot = slot
         self.position = 0
         self.prefix = 0  # leading prompt positions whose keys and values the model keeps (see `Prefixes`)
@@ -215,14 +215,14 @@ class SlotBatch:
         self._buffers: dict[str, np.ndarray] = {}
         self._grow(_START_CAPACITY)
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> SlotRow:
         with self._lock:
             if not self._free:
                 raise RuntimeError(f"this batch holds at most {self.max_rows} rows at once")
             self._free.sort()  # the lowest slots first: rows stepped together stay close
             slot = self._free.pop(0)
-            row = self._rows[slot] = SlotRow(self, slot, options, rng)
+            row = self._rows[slot] = SlotRow(self, slot, options, seed)
         # An exact (fp32) model computes its prompt in one piece, as the reference does.
         row.prefix = prefix if 0 < prefix < prompt_length and self.lm.weights != "fp32" else 0
         return row
@@ -258,13 +258,13 @@ class SlotBatch:
 
     # -- calls -----------------------------------------------------------------------------------------
 
-    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
-               ) -> list[torch.Tensor | BaseException]:
+    def talker(self, rows: list[LMSession], embeds: list[np.ndarray], prefill: list[bool]
+               ) -> list[np.ndarray | BaseException]:
         try:
             own: list[SlotRow] = own_rows(self, rows, SlotRow)
             for row in own:
                 row.check_open()
-            out: list[torch.Tensor | BaseException] = [RuntimeError("not computed")] * len(own)
+            out: list[np.ndarray | BaseException] = [RuntimeError("not computed")] * len(own)
             singles = [i for i, x in enumerate(embeds) if x.shape[1] == 1 and own[i].position > 0]
             for i, (row, x) in enumerate(zip(own, embeds, strict=True)):
                 if i not in singles:
@@ -281,7 +281,7 @@ class SlotBatch:
         except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
             return [e] * len(rows)
 
-    def _run(self, rows: list[SlotRow], embeds: list[torch.Tensor]) -> list[torch.Tensor]:
+    def _run(self, rows: list[SlotRow], embeds: list[np.ndarray]) -> list[np.ndarray]:
         """One talker call over the slots from the first to the last of `rows`."""
         import onnxruntime as ort
 
@@ -300,7 +300,7 @@ class SlotBatch:
                 continue
             row, x = taken
             n = x.shape[1]
-            feed[b, :n] = x[0].to(torch.float32).numpy()
+            feed[b, :n] = x[0]
             select[b] += n - 1
             lengths[b] = row.position + n
         if lengths.max() > self._capacity:  # (a placeholder needs room for its token too)
@@ -325,10 +325,10 @@ class SlotBatch:
             b = row.slot - first
             row.position += x.shape[1]
             row.hidden = hidden[b : b + 1].copy()
-            results.append(torch.from_numpy(logits[b : b + 1].copy()))
+            results.append(logits[b : b + 1].copy())
         return results
 
-    def _start_with_prefix(self, row: SlotRow, prefix: torch.Tensor) -> None:
+    def _start_with_prefix(self, row: SlotRow, prefix: np.ndarray) -> None:
         """Put the keys and values of `prefix` (the prompt's first positions) in the row's slot: kept
         from an earlier prompt that started the same way, or computed now (alone, so that a prompt
         gives the same numbers whether its prefix was kept or not) and kept."""
@@ -351,7 +351,7 @@ class SlotBatch:
         return row.position if row is not None else 0
 
     def predict(self, sessions: list[LMSession], cb0: list[int]
-                ) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+                ) -> list[tuple[list[int], np.ndarray] | BaseException]:
         return predict_rows(own_rows(self, sessions, SlotRow), cb0, self.lm.embed_codec, self._predictor)
 
     def _predictor(self, inputs: dict[str, np.ndarray]) -> tuple[list[list[int]], np.ndarray]:

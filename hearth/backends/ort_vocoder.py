@@ -19,10 +19,10 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..checkpoint import Checkpoint, verify_weights
-from .conversions import ConvertedModel, cache_entry, progress, staging
+from ..errors import CONVERT_EXTRA
+from .conversions import ConvertedModel, cache_entry, progress, require_converter, staging, tool_version
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
 
 __all__ = ["ORTVocoder", "convert_vocoder"]
@@ -50,25 +50,22 @@ def _quiet(names: tuple[str, ...]) -> Iterator[None]:
 
 def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VOCODER_FRAMES) -> ConvertedModel:
     """vocoder.onnx (fp32 weights beside it) for 1 to `frames` frames per call, built once, then cached."""
-    from importlib.metadata import PackageNotFoundError, version
-
     import onnxruntime as ort
-
-    try:
-        exporter = version("onnxscript")
-    except PackageNotFoundError:
-        raise ValueError("the onnxruntime vocoder is converted by torch's ONNX exporter, which needs onnxscript: "
-                         "pip install onnxscript (or choose vocoder bf16)") from None
 
     from .ort import cache_root
 
     path = ckpt.path / "speech_tokenizer/model.safetensors"
-    options = {"graph": VOCODER_VERSION, "torch": torch.__version__, "onnxruntime": ort.__version__,
-               "onnxscript": exporter, "frames": frames, "sine": "exact"}
+    options = {"graph": VOCODER_VERSION, "torch": tool_version("torch"), "onnxruntime": ort.__version__,
+               "onnxscript": tool_version("onnxscript"), "frames": frames, "sine": "exact"}
     directory, key_source, done = cache_entry("vocoder-fp32", options, path, root or cache_root(), openvino=False)
     if done is not None:
         return done
+    require_converter("The vocoder (ONNX Runtime)")
+    if options["onnxscript"] is None:
+        raise ValueError(f"the onnxruntime vocoder is converted by torch's ONNX exporter, which needs onnxscript: "
+                         f"{CONVERT_EXTRA} (or choose vocoder bf16)")
     verify_weights(ckpt)
+    import torch
     t0 = time.perf_counter()
     log.info("converting the vocoder to ONNX into %s; once per checkpoint", directory)
     with staging(directory) as tmp, progress("converting the vocoder", log):

@@ -18,7 +18,6 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
 from ..sampling import SamplingOptions
 from . import LMSession
@@ -47,8 +46,8 @@ def paged_talker_model(path: str) -> Any:  # noqa: ANN401 - the runtime's own ty
 class PagedRow(SampledRow):
     """One utterance in a `PagedBatch`: its blocks, position, last hidden state and sampling."""
 
-    def __init__(self, batch: PagedBatch, options: SamplingOptions, rng: torch.Generator | None):
-        super().__init__(batch, batch.lm.config.talker, options, rng)
+    def __init__(self, batch: PagedBatch, options: SamplingOptions, seed: int | None):
+        super().__init__(batch, batch.lm.config.talker, options, seed)
         self.position = 0
         self.blocks: list[int] = []
 
@@ -83,9 +82,9 @@ class PagedBatch:
         self._free_blocks: list[int] = []
         self._grow(max_rows * _START_BLOCKS_PER_ROW)
 
-    def open(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> PagedRow:
-        return PagedRow(self, options, rng)
+        return PagedRow(self, options, seed)
 
     def close(self) -> None:
         pass
@@ -125,14 +124,14 @@ class PagedBatch:
 
     # -- calls -----------------------------------------------------------------------------------------
 
-    def talker(self, rows: list[LMSession], embeds: list[torch.Tensor], prefill: list[bool]
-               ) -> list[torch.Tensor | BaseException]:
+    def talker(self, rows: list[LMSession], embeds: list[np.ndarray], prefill: list[bool]
+               ) -> list[np.ndarray | BaseException]:
         try:
             return self._talker(own_rows(self, rows, PagedRow), embeds)
         except Exception as e:  # noqa: BLE001 - one runtime call: every row in it failed
             return [e] * len(rows)
 
-    def _talker(self, rows: list[PagedRow], embeds: list[torch.Tensor]) -> list[torch.Tensor | BaseException]:
+    def _talker(self, rows: list[PagedRow], embeds: list[np.ndarray]) -> list[np.ndarray | BaseException]:
         rotary = self.lm.rotary
         tokens: list[np.ndarray] = []
         cos: list[np.ndarray] = []
@@ -147,10 +146,10 @@ class PagedBatch:
             row.check_open()
             n = x.shape[1]
             self._reserve(row, row.position + n)
-            tokens.append(x[0].to(torch.float32).numpy())
-            c, s = rotary.get(row.position, n, torch.float32)
-            cos.append(c.numpy())
-            sin.append(s.numpy())
+            tokens.append(np.asarray(x[0], np.float32))
+            c, s = rotary.get(row.position, n)
+            cos.append(c)
+            sin.append(s)
             positions.extend(range(row.position, row.position + n))
             past.append(row.position)
             begins.append(begins[-1] + n)
@@ -174,15 +173,15 @@ class PagedBatch:
         self.request.infer({k: v for k, v in inputs.items() if k in self._names})
         hidden = self.request.get_tensor("hidden").data
         logits = self.request.get_tensor("logits").data
-        out: list[torch.Tensor | BaseException] = []
+        out: list[np.ndarray | BaseException] = []
         for i, (row, x) in enumerate(zip(rows, embeds, strict=True)):
             row.position += x.shape[1]
             row.hidden = hidden[i : i + 1].copy()
-            out.append(torch.from_numpy(logits[i : i + 1].copy()))
+            out.append(logits[i : i + 1].copy())
         return out
 
     def predict(self, sessions: list[LMSession], cb0: list[int]
-                ) -> list[tuple[list[int], torch.Tensor] | BaseException]:
+                ) -> list[tuple[list[int], np.ndarray] | BaseException]:
         return predict_rows(own_rows(self, sessions, PagedRow), cb0, self.lm.embed_codec, self._predictor)
 
     def _predictor(self, inputs: dict[str, np.ndarray]) -> tuple[list[list[int]], np.ndarray]:

@@ -1,17 +1,23 @@
 """The torch reference backend: the talker, its code predictor and the codec decoder as torch
 modules, bit-exact with the official model (fp32), and the yardstick every other backend is
 measured against.
+
+The engine hands it numpy arrays, as it does every backend; they cross into torch here, without a
+copy for float32 (bfloat16 weights get their inputs rounded on the way in, their outputs widened
+on the way out).
 """
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..checkpoint import Checkpoint, load_codec, load_talker
 from ..model.codec import CodecDecoder, CodecState
+from ..model.sampling import TorchSampler
 from ..model.talker import Talker
-from ..sampling import SamplingOptions, pick
-from . import SequentialBatch
+from ..sampling import SamplingOptions
+from .interfaces import SequentialBatch
 
 __all__ = ["TorchLanguageModel", "TorchSession", "TorchVocoder"]
 
@@ -32,54 +38,61 @@ class TorchLanguageModel:
     def load(cls, ckpt: Checkpoint, dtype: torch.dtype = torch.float32) -> TorchLanguageModel:
         return cls(load_talker(ckpt, dtype))
 
-    def embed_text(self, ids: list[int]) -> torch.Tensor:
-        return self.talker.embed_text(ids)
+    @torch.inference_mode()
+    def embed_text(self, ids: list[int]) -> np.ndarray:
+        return _out(self.talker.embed_text(ids))
 
-    def embed_codec(self, ids: list[int]) -> torch.Tensor:
-        return self.talker.embed_codec(ids)
+    @torch.inference_mode()
+    def embed_codec(self, ids: list[int]) -> np.ndarray:
+        return _out(self.talker.embed_codec(ids))
 
-    def embed_frames(self, codes: torch.Tensor) -> torch.Tensor:
-        return self.talker.embed_frames(codes)
+    @torch.inference_mode()
+    def embed_frames(self, codes: np.ndarray) -> np.ndarray:
+        return _out(self.talker.embed_frames(torch.from_numpy(np.asarray(codes, np.int64))))
 
-    def session(self, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int,
+    def session(self, options: SamplingOptions, seed: int | None, prompt_length: int,
                 prefix: int = 0) -> TorchSession:
         # (No prefix reuse: computing a prompt in two parts rounds differently, and this backend is exact.)
-        return TorchSession(self.talker, options, rng, prompt_length)
+        return TorchSession(self.talker, options, seed, prompt_length)
 
     def batch(self, max_rows: int) -> SequentialBatch:
         return SequentialBatch(self, max_rows)
 
     def warm_up(self) -> None:
-        with torch.inference_mode():
-            s = self.session(SamplingOptions().greedy(), None, 4)
-            s.prefill(torch.zeros(1, 4, self.talker.cfg.stack.hidden_size, dtype=self.talker.codec_head.weight.dtype))
-            _, summed = s.predict(0)
-            s.step(summed)
-            s.close()
+        s = self.session(SamplingOptions().greedy(), None, 4)
+        s.prefill(np.zeros((1, 4, self.talker.cfg.stack.hidden_size), np.float32))
+        _, summed = s.predict(0)
+        s.step(summed)
+        s.close()
 
     def weights_mb(self) -> dict[str, dict[str, float]]:
         return _mb(self.talker, "talker+predictor (torch)")
 
 
+def _out(x: torch.Tensor) -> np.ndarray:
+    """A result for the engine: float32 numpy (a view where it already is float32)."""
+    return x.to(torch.float32).numpy()
+
+
 class TorchSession:
-    def __init__(self, talker: Talker, options: SamplingOptions, rng: torch.Generator | None, prompt_length: int):
+    def __init__(self, talker: Talker, options: SamplingOptions, seed: int | None, prompt_length: int):
         self.talker = talker
-        self.opts = options
-        self.rng = rng
-        dtype = talker.codec_head.weight.dtype
-        self.cache = talker.model.new_cache(prompt_length + 256, dtype)
-        self.pcache = talker.code_predictor.new_cache(dtype)
+        self.sampler = TorchSampler(talker.cfg, options, seed)
+        self.dtype = talker.codec_head.weight.dtype
+        self.cache = talker.model.new_cache(prompt_length + 256, self.dtype)
+        self.pcache = talker.code_predictor.new_cache(self.dtype)
         self.hidden = torch.empty(0)
 
-    def prefill(self, embeds: torch.Tensor) -> torch.Tensor:
+    def prefill(self, embeds: np.ndarray) -> np.ndarray:
         return self.step(embeds)
 
-    def step(self, embeds: torch.Tensor) -> torch.Tensor:
-        self.hidden, logits = self.talker(embeds, self.cache)
-        return logits[:, -1, :].to(torch.float32)
+    @torch.inference_mode()
+    def step(self, embeds: np.ndarray) -> np.ndarray:
+        self.hidden, logits = self.talker(torch.from_numpy(embeds).to(self.dtype), self.cache)
+        return _out(logits[:, -1, :])
 
-    def predict(self, cb0: int) -> tuple[list[int], torch.Tensor]:
-        o = self.opts
+    @torch.inference_mode()
+    def predict(self, cb0: int) -> tuple[list[int], np.ndarray]:
         predictor = self.talker.code_predictor
         cache = self.pcache
         cache.reset()
@@ -91,11 +104,11 @@ class TorchSession:
             if j > 0:
                 logits = predictor(embeds[-1], j, cache)  # the embedding of the code just picked
             scores = logits[:, -1, :].to(torch.float32)
-            code = pick(scores, o.sub_do_sample, o.sub_temperature, o.sub_top_k, o.sub_top_p, self.rng)
+            code = self.sampler.sub(scores)
             codes.append(code)
             # Needed as the next step's input (except the last) and in the talker's next input.
             embeds.append(predictor.model.codec_embedding[j](torch.tensor([[code]])))
-        return codes, torch.cat(embeds, dim=1).sum(1, keepdim=True)
+        return codes, _out(torch.cat(embeds, dim=1).sum(1, keepdim=True))
 
     def close(self) -> None:
         self.hidden = torch.empty(0)
@@ -113,21 +126,24 @@ class TorchVocoder:
     def load(cls, ckpt: Checkpoint) -> TorchVocoder:
         return cls(load_codec(ckpt, torch.float32))
 
+    @torch.inference_mode()
     def start(self) -> CodecState:
         return self.decoder.start()
 
-    def decode(self, codes: torch.Tensor, state: CodecState) -> torch.Tensor:
-        return self.decoder.decode(codes, state)
+    @torch.inference_mode()
+    def decode(self, codes: np.ndarray, state: CodecState) -> np.ndarray:
+        return _out(self.decoder.decode(torch.from_numpy(np.asarray(codes, np.int64)), state))
 
+    @torch.inference_mode()
     def fork(self, state: CodecState) -> CodecState:
         return state.fork()
 
-    def __call__(self, codes: torch.Tensor) -> torch.Tensor:
-        return self.decoder(codes)
+    @torch.inference_mode()
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
+        return _out(self.decoder(torch.from_numpy(np.asarray(codes, np.int64))))
 
     def warm_up(self) -> None:
-        with torch.inference_mode():
-            self.decode(torch.zeros(1, self.decoder.cfg.num_quantizers, dtype=torch.long), self.start())
+        self.decode(np.zeros((1, self.decoder.cfg.num_quantizers), np.int64), self.start())
 
     def weights_mb(self) -> dict[str, dict[str, float]]:
         return _mb(self.decoder, "vocoder (torch)")

@@ -11,13 +11,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
-import torch
 
 from ..checkpoint import Checkpoint
 from ..config import CodecDecoderConfig
 from .conversions import ConvertedModel, publish, weights_mb
 
 if TYPE_CHECKING:
+    import torch
     from torch.export import ExportedProgram
 
 __all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState", "export_step", "publish_vocoder"]
@@ -33,6 +33,8 @@ def export_step(ckpt: Checkpoint, frames: int, polynomial_sine: bool = True
                 ) -> tuple[ExportedProgram, list[torch.Tensor], int]:
     """The streaming step (`ov_codec.StreamingStep`) of this checkpoint's vocoder, exported by
     torch with 1 to `frames` frames per call; its fresh state; its fp32 weight bytes."""
+    import torch
+
     from ..checkpoint import load_codec
     from .ov_codec import StreamingStep, initial_state
 
@@ -135,25 +137,25 @@ class SteppedVocoder:
         state.frames = frames
         return state
 
-    def decode(self, codes: torch.Tensor, state: VocoderState) -> torch.Tensor:
+    def decode(self, codes: np.ndarray, state: VocoderState) -> np.ndarray:
         if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
             raise ValueError(
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
             )
         pieces = []
         for start in range(0, codes.shape[0], self.frames):  # calls of at most `self.frames` frames
-            piece = np.ascontiguousarray(codes[start : start + self.frames].to(torch.long).numpy())
+            piece = np.ascontiguousarray(codes[start : start + self.frames], np.int64)
             valid = piece.shape[0]
             audio, state.tensors = self._infer(piece, state.frames, valid, state.tensors)
             pieces.append(audio[: valid * self.cfg.upsample])
             state.frames += valid
-        return torch.from_numpy(np.concatenate(pieces))
+        return np.concatenate(pieces)
 
-    def __call__(self, codes: torch.Tensor) -> torch.Tensor:
+    def __call__(self, codes: np.ndarray) -> np.ndarray:
         return self.decode(codes, self.start())
 
     def warm_up(self) -> None:
-        self.decode(torch.zeros(1, self.cfg.num_quantizers, dtype=torch.long), self.start())
+        self.decode(np.zeros((1, self.cfg.num_quantizers), np.int64), self.start())
 
     def weights_mb(self) -> dict[str, dict[str, float]]:
         return weights_mb(self.converted)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..audio import snr_db
 from ..checkpoint import Checkpoint
@@ -31,7 +30,7 @@ class CodebookAgreement:
 
 
 def teacher_forced_logits(
-    ckpt: Checkpoint, weights: str, embeds: PromptEmbeds, codes: torch.Tensor, embed_codec, threads: int | None = None,
+    ckpt: Checkpoint, weights: str, embeds: PromptEmbeds, codes: np.ndarray, embed_codec, threads: int | None = None,
     backend: str = "openvino",
 ) -> np.ndarray:
     """Logits [frames, G, vocab] of a `weights`-format model fed `codes` (cb0 logits padded to vocab).
@@ -42,21 +41,21 @@ def teacher_forced_logits(
     f = SafetensorsFile(ckpt.path / "model.safetensors")
 
     def source(name: str) -> np.ndarray:
-        return f.get(name).to(torch.float32).numpy().copy()
+        return f.floats(name)
 
     cfg = ckpt.config.talker
     run_predictor, row = _teacher_forced(ckpt, weights, source, threads, backend, embeds.prefill.shape[1])
     vocab = max(cfg.stack.vocab_size, cfg.predictor.vocab_size)
     frames, groups = codes.shape
     out = np.full((frames, groups, vocab), np.nan, np.float32)
-    logits = row.prefill(embeds.prefill).numpy()
+    logits = row.prefill(embeds.prefill)
     for t in range(frames):
         out[t, 0, : logits.shape[-1]] = logits[0]
-        first = embed_codec([int(codes[t, 0])]).numpy()
+        first = embed_codec([int(codes[t, 0])])
         step_logits, summed = run_predictor({"hidden": row.hidden, "first": first,
-                                             "forced": codes[t : t + 1, 1:].numpy().astype(np.int64)})
+                                             "forced": np.asarray(codes[t : t + 1, 1:], np.int64)})
         out[t, 1:, : cfg.predictor.vocab_size] = step_logits
-        logits = row.step(torch.from_numpy(summed.copy()) + embeds.row(t)).numpy()
+        logits = row.step(summed.copy() + embeds.row(t))
     row.close()
     return out
 
@@ -127,20 +126,21 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     engine = load(model, backend="openvino", weights="fp32", vocoder="torch", progress=False)
     options = engine.sampling(greedy=True, max_new_tokens=frames + 1, min_new_tokens=frames + 1)
     codes = engine.generate_codes(text, "ryan", "english", options=options, budget=None).codes
-    with torch.inference_mode():
-        embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), "ryan", "english", "whole")
-        ref = teacher_forced_logits(engine.checkpoint, "fp32", embeds, codes, engine.lm.embed_codec)
-        got = teacher_forced_logits(engine.checkpoint, weights, embeds, codes, engine.lm.embed_codec, backend=backend)
+    embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), "ryan", "english", "whole")
+    ref = teacher_forced_logits(engine.checkpoint, "fp32", embeds, codes, engine.lm.embed_codec)
+    got = teacher_forced_logits(engine.checkpoint, weights, embeds, codes, engine.lm.embed_codec, backend=backend)
     t = engine.config.talker
     vocabs = [t.stack.vocab_size] + [t.predictor.vocab_size] * (t.num_code_groups - 1)
     rows = compare_formats(ref, got, vocabs)
+    import torch
+
     decoder = load_codec(engine.checkpoint, torch.float32)
     with torch.inference_mode():
-        expected = decoder(codes).numpy()
+        expected = decoder(torch.from_numpy(codes)).numpy()
     compiled: SteppedVocoder = (ORTVocoder(engine.checkpoint) if vocoder == "onnxruntime"
                                 else OpenVINOVocoder(engine.checkpoint, vocoder))
     state = compiled.start()
-    parts = [compiled.decode(codes[i : i + 5], state).numpy() for i in range(0, len(codes), 5)]
+    parts = [compiled.decode(codes[i : i + 5], state) for i in range(0, len(codes), 5)]
     vocoder_snr = snr_db(expected, np.concatenate(parts))
     result = {
         "model": model, "backend": backend, "weights": weights, "frames": int(codes.shape[0]),

@@ -106,14 +106,25 @@ def _process_age_s() -> float:
         return float("nan")
 
 
-def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str, Any]:
-    """`setup_s`: time this process spent before loading that a user would not (writing the checkpoint)."""
+def _torch_threads(threads: int | None) -> int | None:
+    """torch's thread count (set to `threads` if given), where torch is installed (None: it is not,
+    and only the compiled runtimes run)."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None:
+        return None
     import torch
 
+    if threads:
+        torch.set_num_threads(threads)
+    return torch.get_num_threads()
+
+
+def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str, Any]:
+    """`setup_s`: time this process spent before loading that a user would not (writing the checkpoint)."""
     from .. import load
 
-    if s.threads:
-        torch.set_num_threads(s.threads)
+    torch_threads = _torch_threads(s.threads)
     t = time.perf_counter()
     engine = load(model, progress=False, **s.backend)
     load_engine_s = time.perf_counter() - t
@@ -159,7 +170,7 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
             "predictor_frame_ms": 1000 * g.predictor_s / max(g.frames, 1),
             "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
         })
-    out = _summarise(runs, load_s, load_engine_s, threads=torch.get_num_threads(), engine="hearth")
+    out = _summarise(runs, load_s, load_engine_s, threads=torch_threads, engine="hearth")
     out["backend"] = engine.backend.describe()
     if s.first_chunk_frames:
         out["backend"]["first_chunk_frames"] = s.first_chunk_frames
@@ -185,7 +196,7 @@ def prepare_openvino(s: BenchSettings, model: Path) -> None:
     subprocess.run([sys.executable, "-c", code, str(model), json.dumps(s.backend)], check=True)
 
 
-def _summarise(runs: list[dict[str, Any]], load_s: float, load_engine_s: float, threads: int,
+def _summarise(runs: list[dict[str, Any]], load_s: float, load_engine_s: float, threads: int | None,
                engine: str) -> dict[str, Any]:
     med = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
     return {

@@ -275,7 +275,6 @@ def batch_agreement(engine: Engine, rows: int, frames: int) -> dict[str, Any]:
     codebook-0 argmax agree, how far apart are its logits (SNR), and do the predictor's 15 codes,
     given the same codebook 0, agree."""
     import numpy as np
-    import torch
 
     from ..audio import snr_db
     from ..prompt import embed_prompt
@@ -284,39 +283,38 @@ def batch_agreement(engine: Engine, rows: int, frames: int) -> dict[str, Any]:
     batch = engine.lm.batch(rows)
     cb0_agree, codes_agree, snrs = [], [], []
     state: list[dict[str, Any]] = []
-    with torch.inference_mode():
-        for k in range(rows):
-            text, voice, language = STREAM_TEXTS[k % len(STREAM_TEXTS)]
-            embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), voice, language, "whole")
-            state.append({"embeds": embeds, "solo": engine.lm.session(options, None, embeds.prefill.shape[1]),
-                          "row": batch.open(options, None, embeds.prefill.shape[1]), "x": embeds.prefill,
-                          "first": True, "step": 0})
-        for frame in range(frames + rows):
-            live = [st for k, st in enumerate(state) if k <= frame and st["step"] < frames]
-            if not live:
-                break
-            got = batch.talker([st["row"] for st in live], [st["x"] for st in live], [st["first"] for st in live])
-            cb0s = []
-            for st, logits in zip(live, got, strict=True):
-                if isinstance(logits, BaseException):
-                    raise logits
-                want = st["solo"].prefill(st["x"]) if st["first"] else st["solo"].step(st["x"])
-                cb0 = int(want[0].argmax())
-                cb0_agree.append(int(logits[0].argmax()) == cb0)
-                snrs.append(snr_db(want.numpy(), logits.numpy()))
-                cb0s.append(cb0)
-            predicted = batch.predict([st["row"] for st in live], cb0s)
-            for st, cb0, result in zip(live, cb0s, predicted, strict=True):
-                if isinstance(result, BaseException):
-                    raise result
-                rest, summed = st["solo"].predict(cb0)
-                codes_agree.append(result[0] == rest)
-                st["x"] = summed + st["embeds"].row(st["step"])
-                st["first"] = False
-                st["step"] += 1
-        for st in state:
-            st["solo"].close()
-            st["row"].close()
+    for k in range(rows):
+        text, voice, language = STREAM_TEXTS[k % len(STREAM_TEXTS)]
+        embeds = embed_prompt(engine.lm, engine.config, engine.prompt(text), voice, language, "whole")
+        state.append({"embeds": embeds, "solo": engine.lm.session(options, None, embeds.prefill.shape[1]),
+                      "row": batch.open(options, None, embeds.prefill.shape[1]), "x": embeds.prefill,
+                      "first": True, "step": 0})
+    for frame in range(frames + rows):
+        live = [st for k, st in enumerate(state) if k <= frame and st["step"] < frames]
+        if not live:
+            break
+        got = batch.talker([st["row"] for st in live], [st["x"] for st in live], [st["first"] for st in live])
+        cb0s = []
+        for st, logits in zip(live, got, strict=True):
+            if isinstance(logits, BaseException):
+                raise logits
+            want = st["solo"].prefill(st["x"]) if st["first"] else st["solo"].step(st["x"])
+            cb0 = int(want[0].argmax())
+            cb0_agree.append(int(logits[0].argmax()) == cb0)
+            snrs.append(snr_db(want, logits))
+            cb0s.append(cb0)
+        predicted = batch.predict([st["row"] for st in live], cb0s)
+        for st, cb0, result in zip(live, cb0s, predicted, strict=True):
+            if isinstance(result, BaseException):
+                raise result
+            rest, summed = st["solo"].predict(cb0)
+            codes_agree.append(result[0] == rest)
+            st["x"] = summed + st["embeds"].row(st["step"])
+            st["first"] = False
+            st["step"] += 1
+    for st in state:
+        st["solo"].close()
+        st["row"].close()
     batch.close()
     return {
         "rows": rows, "frames_per_row": frames,

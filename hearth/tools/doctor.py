@@ -9,6 +9,7 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
+from ..errors import CONVERT_EXTRA
 from ..settings import backend_options, load_tuned, save_tuned, tuned_path
 from ..topology import arm_features, describe, detect, is_arm, plan, simd
 
@@ -16,7 +17,7 @@ __all__ = ["doctor_report", "main_doctor", "main_tune"]
 
 
 def doctor_report() -> dict[str, Any]:
-    import torch
+    from ..backends.conversions import tool_version
 
     topo = detect()
     chosen = plan(topo)
@@ -26,7 +27,8 @@ def doctor_report() -> dict[str, Any]:
                  "lm_cpus": list(chosen.lm_cpus), "vocoder_cpus": list(chosen.vocoder_cpus),
                  "lm_core_type": chosen.lm_core_type, "vocoder_core_type": chosen.vocoder_core_type,
                  "notes": chosen.notes},
-        "backends": {"torch": {"version": torch.__version__, "threads": torch.get_num_threads()}},
+        # torch converts models and runs the reference; a runtime-only install has none (not imported here).
+        "backends": {"torch": {"available": tool_version("torch") is not None, "version": tool_version("torch")}},
         "tuned": {"path": str(tuned_path()), "options": load_tuned()},
         "simd": simd(),
     }
@@ -68,7 +70,8 @@ def main_doctor(as_json: bool) -> int:
         kind = "performance" if c["performance"] else "efficiency"
         print(f"  core {i}: CPUs {','.join(map(str, c['cpus']))} ({kind})")
     b = r["backends"]
-    print(f"torch {b['torch']['version']} ({b['torch']['threads']} threads)")
+    print(f"torch {b['torch']['version']} (converting, the reference)" if b["torch"]["available"]
+          else f"torch: not installed (runtime only: loads exported or cached models; {CONVERT_EXTRA} to convert)")
     ovi = b["openvino"]
     if ovi["available"]:
         print(f"openvino {ovi['version']}: " + "; ".join(f"{d} = {n}" for d, n in ovi["devices"].items()))
