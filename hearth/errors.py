@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["CONVERT_EXTRA", "InputError"]
+__all__ = ["CONVERT_EXTRA", "ConversionUnavailable", "InputError"]
 
 # What installs the converting tools (torch, onnx, onnxscript, nncf) beside the runtime.
 CONVERT_EXTRA = "pip install 'hearth-tts[convert]'"
@@ -22,3 +22,11 @@ class InputError(ValueError):
         if self.param is None:
             self.param = param
         return self
+
+
+class ConversionUnavailable(InputError):
+    """The model asked for needs converting, and this install has no converter (the runtime alone):
+    load an export made elsewhere (`hearth export`), or install the convert extra."""
+
+    def __init__(self, message: str):
+        super().__init__(message, "model")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from ..errors import CONVERT_EXTRA
 
 __all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
-           "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available"]
+           "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available", "torch_available"]
 
 BACKENDS = ("openvino", "onnxruntime", "torch")
 # The formats ONNX Runtime's language model takes. "mix": the talker (and with it the first
@@ -36,6 +36,18 @@ def default_vocoder() -> str:
     if not is_arm():
         return "bf16"
     return "onnxruntime" if onnxruntime_available() else "fp32"
+
+
+def torch_available() -> bool:
+    """Installed (by its package metadata; not imported): it converts models and runs the reference.
+    The runtime alone (`pip install hearth-tts`) has none."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        version("torch")
+    except PackageNotFoundError:
+        return False
+    return True
 
 
 def openvino_available() -> bool:
@@ -131,7 +143,7 @@ class BackendOptions:
         if self.backend != "torch" and self.dtype != "float32":
             raise ValueError("dtype applies to the torch backend; OpenVINO's precision is chosen with weights "
                              f"({', '.join(LM_WEIGHTS)})")
-        if (self.backend == "torch" or self.vocoder_precision == "torch") and importlib.util.find_spec("torch") is None:
+        if (self.backend == "torch" or self.vocoder_precision == "torch") and not torch_available():
             raise ValueError(f"the torch reference needs torch, which is not installed: {CONVERT_EXTRA} (or choose a "
                              "compiled backend: openvino or onnxruntime)")
         if self.uses_openvino and not openvino_available():

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..errors import CONVERT_EXTRA
+from ..errors import CONVERT_EXTRA, ConversionUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -86,10 +86,6 @@ def require_converter(what: str, tools: tuple[str, ...] = ("torch",)) -> None:
             f"{what} has not been converted for this Hearth and this install cannot convert: converting needs "
             f"{' and '.join(missing)} ({CONVERT_EXTRA}). Or convert once on another machine with `hearth export "
             "MODEL DIR` and load that directory here (--model DIR).")
-
-
-class ConversionUnavailable(RuntimeError):
-    """A model needs converting and the converting tools are not installed."""
 
 
 def _openvino_version() -> str:

@@ -27,10 +27,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
-import torch
 
 from ..config import TalkerConfig, TransformerConfig
-from ..model.layers import Rotary
 
 __all__ = ["BLOCKS", "WEIGHT_FORMATS", "build_predictor_loop", "build_talker"]
 
@@ -183,6 +181,10 @@ def _head_norm(g: _Graph, x: str, weight: str, heads: int, head_dim: int, eps: f
 
 def _rotary_cache(cfg: TransformerConfig, positions: int) -> tuple[np.ndarray, np.ndarray]:
     """[positions, head_dim / 2] cos and sin: the halves of `Rotary`'s rotate-half tables."""
+    import torch  # the torch reference's own tables: converting needs torch anyway
+
+    from ..model.layers import Rotary
+
     cos, sin = Rotary(cfg.head_dim, cfg.rope_theta).get(0, positions, torch.float32)
     half = cfg.head_dim // 2
     return cos[:, :half].numpy().copy(), sin[:, :half].numpy().copy()

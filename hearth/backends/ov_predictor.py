@@ -14,10 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
-import torch
 
 from ..config import TalkerConfig
-from ..model.layers import Rotary
 from .ov_graphs import F32, Builder, WeightSource, decoder_layer, int_const, ints_const, last_position, rms_norm
 
 if TYPE_CHECKING:
@@ -116,6 +114,10 @@ def build_predictor_loop(
     total = ops.add(cached, count)
     positions = ops.range(ops.squeeze(cached, ints_const([0])), ops.squeeze(total, ints_const([0])), int_const(1),
                           "i64")
+    import torch  # the torch reference's own tables: converting needs torch anyway
+
+    from ..model.layers import Rotary
+
     rotary = Rotary(p.head_dim, p.rope_theta)
     cos_t, sin_t = rotary.get(0, steps + 1, torch.float32)
     cos = ops.gather(ops.constant(cos_t.numpy()), positions, int_const(0)).output(0)  # [n, d]
@@ -222,6 +224,10 @@ def _unrolled_predictor(
 
     def to_predictor(x: ov.Output) -> ov.Output:
         return b.linear(x, prefix + "small_to_mtp_projection", bias=True) if project else x
+
+    import torch  # the torch reference's own tables: converting needs torch anyway
+
+    from ..model.layers import Rotary
 
     rotary = Rotary(p.head_dim, p.rope_theta)
     cos_t, sin_t = rotary.get(0, groups, torch.float32)

@@ -109,9 +109,9 @@ def _process_age_s() -> float:
 def _torch_threads(threads: int | None) -> int | None:
     """torch's thread count (set to `threads` if given), where torch is installed (None: it is not,
     and only the compiled runtimes run)."""
-    import importlib.util
+    from ..backends.choices import torch_available
 
-    if importlib.util.find_spec("torch") is None:
+    if not torch_available():
         return None
     import torch
 

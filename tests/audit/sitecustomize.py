@@ -64,3 +64,37 @@ def _record(what):
 if _PATH:
     _FD = os.open(_PATH, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     sys.addaudithook(_hook)
+
+
+# A process started with HEARTH_TEST_WITHOUT="torch,onnx,..." runs as where those packages are not
+# installed (the runtime-only `pip install hearth-tts`): importing one fails, and its package
+# metadata is absent, which is how Hearth asks whether a converter is there.
+_WITHOUT = frozenset(filter(None, os.environ.get("HEARTH_TEST_WITHOUT", "").split(",")))
+
+
+class _NotInstalled:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in _WITHOUT:
+            raise ModuleNotFoundError(f"No module named {name!r} (hidden by HEARTH_TEST_WITHOUT)", name=name)
+        return None
+
+
+def _hide_distributions():
+    import importlib.metadata as metadata
+
+    real_distribution = metadata.distribution
+
+    def distribution(name):
+        if name.lower().replace("_", "-") in _WITHOUT:
+            raise metadata.PackageNotFoundError(name)
+        return real_distribution(name)
+
+    def version(name):
+        return distribution(name).version
+
+    metadata.distribution, metadata.version = distribution, version
+
+
+if _WITHOUT:
+    sys.meta_path.insert(0, _NotInstalled())
+    _hide_distributions()

@@ -1,0 +1,149 @@
+"""Hearth where torch is not installed, as the runtime alone (`pip install hearth-tts`) leaves it.
+
+Each process here runs with torch, onnx, onnxscript and nncf hidden (`HEARTH_TEST_WITHOUT`, see
+tests/audit/sitecustomize.py: importing one fails and its package metadata is absent) and an empty
+cache of its own. It loads a model directory `hearth export` wrote, speaks through every surface (the
+Python API, `hearth say`, `hearth serve` with the OpenAI client, `hearth wyoming` with Home
+Assistant's client) the same audio, sample for sample, as this process (which has torch) makes from
+that directory; what would need converting says what to install instead.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import subprocess
+import sys
+import wave
+
+import numpy as np
+import pytest
+from servers import Server, WyomingServer
+
+import hearth
+from hearth.audio import to_pcm
+
+WITHOUT = "torch,onnx,onnxscript,nncf"
+TEXT = "Spoken on a board with no torch."
+SEED, FRAMES = 5, 8
+
+
+def runtime_env(cache) -> dict[str, str]:
+    return {**os.environ, "HEARTH_TEST_WITHOUT": WITHOUT, "HEARTH_CACHE": str(cache)}
+
+
+@pytest.fixture(scope="module")
+def exported(tiny_dir, tmp_path_factory):
+    from hearth.tools.export import export_model
+
+    out = tmp_path_factory.mktemp("runtime-only") / "export"
+    export_model(str(tiny_dir), out, "default", ["openvino", "onnxruntime"])
+    return out
+
+
+@pytest.fixture(scope="module")
+def expected(exported):
+    """{backend: float32 samples of TEXT} made in this process from the export."""
+    out = {}
+    for backend, vocoder in (("openvino", "bf16"), ("onnxruntime", "onnxruntime")):
+        engine = hearth.load(exported, backend=backend, vocoder=vocoder)
+        try:
+            out[backend] = engine.synthesize(TEXT, "ryan", seed=SEED, max_new_tokens=FRAMES, budget=None).samples
+        finally:
+            engine.close()
+    return out
+
+
+def run_without_torch(args: list[str], cache, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run([sys.executable, *args], capture_output=True, timeout=timeout, check=False,
+                          env=runtime_env(cache))
+
+
+def test_the_harness_hides_torch(tmp_path):
+    script = ("import importlib.metadata as m\n"
+              "try:\n    import torch\nexcept ModuleNotFoundError:\n    print('no import')\n"
+              "try:\n    m.version('torch')\nexcept m.PackageNotFoundError:\n    print('no metadata')\n"
+              "import hearth, onnxruntime\nprint('runtimes')")
+    r = run_without_torch(["-c", script], tmp_path)
+    assert r.stdout.decode().split() == ["no", "import", "no", "metadata", "runtimes"], r.stderr.decode()
+
+
+@pytest.mark.parametrize("backend", ["openvino", "onnxruntime"])
+def test_the_python_api_speaks_an_export_without_torch(exported, expected, backend, tmp_path):
+    vocoder = "bf16" if backend == "openvino" else "onnxruntime"
+    script = (
+        "import sys, hearth, numpy as np\n"
+        f"e = hearth.load({str(exported)!r}, backend={backend!r}, vocoder={vocoder!r})\n"
+        f"a = e.synthesize({TEXT!r}, 'ryan', seed={SEED}, max_new_tokens={FRAMES}, budget=None)\n"
+        "sys.stdout.buffer.write(a.samples.astype(np.float32).tobytes())\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('torch', 'onnx', 'onnxscript', 'nncf')),"
+        " file=sys.stderr)\n"
+    )
+    r = run_without_torch(["-c", script], tmp_path / "cache")
+    assert r.returncode == 0, r.stderr.decode()
+    assert r.stderr.decode().strip().splitlines()[-1] == "[]"  # none of them was imported
+    assert "convert" not in r.stderr.decode()
+    assert not any((tmp_path / "cache").glob("*/lm-*")), "nothing is converted into the cache"
+    got = np.frombuffer(r.stdout, np.float32)
+    assert got.size > 0 and np.array_equal(got, expected[backend])
+
+
+def test_hearth_say_speaks_an_export_without_torch(exported, expected, tmp_path):
+    r = run_without_torch(["-m", "hearth.cli", "say", TEXT, "--model", str(exported), "--voice", "ryan",
+                           "--seed", str(SEED), "--max-new-tokens", str(FRAMES),
+                           "--no-guard", "--out", "-"], tmp_path / "cache")
+    assert r.returncode == 0, r.stderr.decode()
+    with wave.open(io.BytesIO(r.stdout)) as w:
+        pcm = w.readframes(w.getnframes())
+    assert pcm == to_pcm(expected["openvino"], "s16")
+
+
+def test_hearth_serve_and_wyoming_serve_an_export_without_torch(exported, expected, tmp_path):
+    from wyoming.client import AsyncTcpClient
+    from wyoming.tts import Synthesize, SynthesizeVoice
+
+    want = to_pcm(expected["openvino"], "s16")
+    server = Server(exported, env=runtime_env(tmp_path / "cache"))
+    try:
+        got = server.client().audio.speech.create(model="tts-1", voice="ryan", input=TEXT, response_format="pcm",
+                                                  extra_body={"seed": SEED, "max_new_tokens": FRAMES}).content
+        assert got == want
+    finally:
+        code, log = server.stop()
+    assert code == 0, log
+
+    wyoming = WyomingServer(exported, "--seed", str(SEED), "--max-new-tokens", str(FRAMES),
+                            env=runtime_env(tmp_path / "cache"))
+
+    async def one_request() -> bytes:
+        async with AsyncTcpClient("127.0.0.1", wyoming.port) as client:
+            await client.write_event(Synthesize(text=TEXT, voice=SynthesizeVoice(name="ryan")).event())
+            audio = b""
+            while True:
+                event = await client.read_event()
+                assert event is not None and event.type != "error", event
+                if event.type == "audio-chunk":
+                    audio += event.payload
+                if event.type == "audio-stop":
+                    return audio
+
+    try:
+        assert asyncio.run(asyncio.wait_for(one_request(), timeout=120)) == want
+    finally:
+        code, log = wyoming.stop()
+    assert code == 0, log
+
+
+def test_what_needs_converting_says_what_to_install(tiny_dir, tmp_path):
+    """A checkpoint never converted, or the torch reference, is refused with what to do instead."""
+    r = run_without_torch(["-m", "hearth.cli", "say", "Hello.", "--model", str(tiny_dir), "--out", "-"],
+                          tmp_path / "cache")
+    err = r.stderr.decode()
+    assert r.returncode == 2 and r.stdout == b"", err
+    assert "hearth-tts[convert]" in err and "hearth export" in err and "unexpected" not in err
+    r = run_without_torch(["-m", "hearth.cli", "say", "Hello.", "--model", str(tiny_dir), "--backend", "torch",
+                           "--out", "-"], tmp_path / "cache")
+    assert r.returncode == 2 and "the torch reference needs torch" in r.stderr.decode(), r.stderr.decode()
+    r = run_without_torch(["-m", "hearth.cli", "doctor"], tmp_path / "cache")
+    assert r.returncode == 0 and "torch: not installed" in r.stdout.decode(), r.stderr.decode()
