@@ -73,6 +73,12 @@ def bench_checkpoint(size: str = "0.6b", kind: str = "custom_voice") -> Path:
     name = f"random-{size}-seed0" if kind == "custom_voice" else f"random-{size}-{kind}-seed0"
     path = cache_dir() / "bench" / name
     if not (path / "speech_tokenizer" / "model.safetensors").is_file():
+        from ..backends.choices import torch_available
+        from ..errors import CONVERT_EXTRA, InputError
+
+        if not torch_available():
+            raise InputError(f"hearth bench writes its random {size} checkpoint with torch, which is not installed: "
+                             f"{CONVERT_EXTRA}, or bench an exported model with --model DIR", "model")
         print(f"hearth bench: writing a random {size} {kind} checkpoint to {path} (once)", file=sys.stderr)
         tmp = path.with_name(path.name + ".part")
         cmd = [sys.executable, "-m", "hearth.tools.random_checkpoint", str(tmp), "--size", size, "--seed", "0",

@@ -71,7 +71,7 @@ def _rss_kb() -> int:
 
 
 def _digest(codes) -> str:
-    return hashlib.sha256(codes.numpy().tobytes()).hexdigest()
+    return hashlib.sha256(np.ascontiguousarray(codes, np.int64).tobytes()).hexdigest()
 
 
 def run_soak(engine, s: SoakSettings, log=print) -> dict[str, Any]:
