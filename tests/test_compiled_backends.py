@@ -75,7 +75,7 @@ def _openvino_sampler(vocab: int):
     import openvino as ov
     import openvino.opset13 as ops
 
-    from hearth.backends.ov_predictor import _sample
+    from hearth.convert.ov_predictor import _sample
 
     logits_in = ops.parameter([1, vocab], ov.Type.f32)
     draw_in = ops.parameter([1], ov.Type.f32)
@@ -97,7 +97,7 @@ def _onnxruntime_sampler(vocab: int):
     from onnx import TensorProto as T
     from onnx import helper
 
-    from hearth.backends.ort_graphs import _Graph, _model, _sample
+    from hearth.convert.ort_graphs import _Graph, _model, _sample
 
     g = _Graph()
     g.op("Identity", [_sample(g, "logits", "draw", "temperature", "top_k", "top_p")])

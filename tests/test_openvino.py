@@ -192,9 +192,9 @@ def test_predictor_loop_equals_the_unrolled_steps(tiny17_dir, weights):
     import openvino as ov
 
     from hearth.backends.openvino import runtime_properties
-    from hearth.backends.ov_int4 import compress_int4, int4_candidates
-    from hearth.backends.ov_predictor import build_predictor_loop
     from hearth.checkpoint import open_checkpoint
+    from hearth.convert.ov_int4 import compress_int4, int4_candidates
+    from hearth.convert.ov_predictor import build_predictor_loop
     from hearth.safetensors_mmap import SafetensorsFile
 
     ckpt = open_checkpoint(tiny17_dir)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import logging
 import threading
 import time
-import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..checkpoint import Checkpoint, talker_weights, verify_weights
+from ..checkpoint import Checkpoint
 from ..safetensors_mmap import SafetensorsFile
 from ..topology import simd
 from .conversions import (
@@ -25,18 +24,15 @@ from .conversions import (
     bounded_mapping,
     cache_entry,
     compiled_dir,
-    progress,
-    publish,
     release_mapped_files,
     require_converter,
-    staging,
     tool_version,
     weights_mb,
 )
 from .embedder import load_embedder
 from .lm_rows import PooledLanguageModel
 from .rotary import RotaryTable
-from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
+from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]
 
@@ -47,6 +43,7 @@ log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
 GRAPH_VERSION = "lm-6"
+WEIGHT_FORMATS = ("fp32", "fp16", "int8", "int4")
 # int4: the share of the transformer layers NNCF puts in 4 bits (the least sensitive by its
 # weight-quantization error); the rest int8.
 INT4_RATIO = 1.0
@@ -66,9 +63,6 @@ def _core(device: str):  # noqa: ANN202 - the runtime's own type
 
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
-    from .ov_graphs import WEIGHT_FORMATS, build_talker
-    from .ov_predictor import build_predictor_loop
-
     if weights not in WEIGHT_FORMATS:
         raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
     path = ckpt.path / "model.safetensors"
@@ -82,34 +76,10 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     if weights == "int4" and options["nncf"] is None:
         raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
                          "(or choose weights int8, the default)")
-    verify_weights(ckpt)
 
-    import openvino as ov
+    from ..convert.openvino import build_language_model
 
-    t0 = time.perf_counter()
-    log.info("converting the language model to OpenVINO (%s weights) into %s; once per checkpoint", weights, directory)
-    source = talker_weights(ckpt)
-
-    with staging(directory) as tmp, progress("converting the language model", log):
-        compressed = None
-        if weights == "int4":
-            from .ov_int4 import compress_int4, int4_candidates
-
-            log.info("compressing the transformer layers to int4 with NNCF (data-free, group-wise)")
-            compressed = compress_int4(int4_candidates(ckpt.config.talker), source, INT4_RATIO)
-        parts = {}
-        networks = (("talker", build_talker), ("predictor", build_predictor_loop))
-        for network, build in networks:
-            model, builder = build(ckpt.config.talker, source, weights, compressed=compressed)
-            ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)
-            parts[network] = {"fp32_bytes": builder.bytes_fp32, "stored_bytes": builder.bytes_stored}
-            del model, builder
-        manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
-        if compressed is not None:
-            manifest["int4_layers"] = len(compressed.int4)
-            manifest["int8_layers"] = len(compressed.outputs) - len(compressed.int4)
-        log.info("converted in %.1f s", manifest["convert_s"])
-        return publish(tmp, directory, manifest)
+    return build_language_model(ckpt, weights, directory, key_source)
 
 
 def runtime_properties(
@@ -217,24 +187,10 @@ def convert_vocoder(
     if done is not None:
         return done
     require_converter("The vocoder (OpenVINO)")
-    verify_weights(ckpt)
 
-    import openvino as ov
+    from ..convert.openvino import build_vocoder
 
-    t0 = time.perf_counter()
-    log.info("converting the vocoder to OpenVINO into %s; once per checkpoint", directory)
-    with staging(directory) as tmp:  # from the start: another process needing it waits meanwhile
-        with progress("converting the vocoder", log):
-            exported, state, fp32_bytes = export_step(ckpt, frames)
-            with warnings.catch_warnings():
-                # torch's own decompositions copy a tree spec through a check it has deprecated itself
-                # (torch 2.10+): nothing the user can act on, so not shown among the conversion's lines.
-                warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
-                                        category=FutureWarning)
-                model = ov.convert_model(exported)
-        ov.save_model(model, tmp / "vocoder.xml", compress_to_fp16=stored == "fp16")
-        stored_bytes = fp32_bytes // 2 if stored == "fp16" else fp32_bytes
-        return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, stored_bytes, frames, t0)
+    return build_vocoder(ckpt, stored, frames, directory, key_source)
 
 
 class OpenVINOVocoder(SteppedVocoder):

@@ -12,40 +12,19 @@ from __future__ import annotations
 
 import logging
 import time
-import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from ..checkpoint import Checkpoint, verify_weights
+from ..checkpoint import Checkpoint
 from ..errors import CONVERT_EXTRA
-from .conversions import ConvertedModel, cache_entry, progress, require_converter, staging, tool_version
-from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder, export_step, publish_vocoder
+from .conversions import ConvertedModel, cache_entry, require_converter, tool_version
+from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
 
 __all__ = ["ORTVocoder", "convert_vocoder"]
 
 log = logging.getLogger(__name__)
-
-
-# The exporter's own lines (optional torchvision operators it skips, each initializer it merges):
-# nothing a user can act on, so not shown among the conversion's lines.
-_EXPORTER_LOGGERS = ("torch.onnx", "onnx_ir", "onnxscript")
-
-
-@contextmanager
-def _quiet(names: tuple[str, ...]) -> Iterator[None]:
-    loggers = [logging.getLogger(n) for n in names]
-    levels = [lg.level for lg in loggers]
-    for lg in loggers:
-        lg.setLevel(logging.ERROR)
-    try:
-        yield
-    finally:
-        for lg, level in zip(loggers, levels, strict=True):
-            lg.setLevel(level)
 
 
 def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VOCODER_FRAMES) -> ConvertedModel:
@@ -64,23 +43,10 @@ def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VO
     if options["onnxscript"] is None:
         raise ValueError(f"the onnxruntime vocoder is converted by torch's ONNX exporter, which needs onnxscript: "
                          f"{CONVERT_EXTRA} (or choose vocoder bf16)")
-    verify_weights(ckpt)
-    import torch
-    t0 = time.perf_counter()
-    log.info("converting the vocoder to ONNX into %s; once per checkpoint", directory)
-    with staging(directory) as tmp, progress("converting the vocoder", log):
-        # ONNX Runtime's Sin is a vector kernel (OpenVINO's is scalar, hence its polynomial): with
-        # it a 1-frame call took 64-73 ms against 72-88, a 5-frame one 265-307 against 276-346
-        # (AVX2 path, two interleaved runs of six calls each).
-        exported, state, fp32_bytes = export_step(ckpt, frames, polynomial_sine=False)
-        with warnings.catch_warnings(), _quiet(_EXPORTER_LOGGERS):
-            # As for OpenVINO's conversion: torch's decompositions trip a deprecation of its own.
-            warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
-                                    category=FutureWarning)
-            program = torch.onnx.export(exported, dynamo=True, optimize=True, verbose=False)
-        assert program is not None
-        program.save(str(tmp / "vocoder.onnx"), external_data=True)
-        return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, fp32_bytes, frames, t0)
+
+    from ..convert.onnxruntime import build_vocoder
+
+    return build_vocoder(ckpt, frames, directory, key_source)
 
 
 class ORTVocoder(SteppedVocoder):

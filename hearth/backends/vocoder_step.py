@@ -1,66 +1,26 @@
-"""What the compiled vocoders (OpenVINO's and ONNX Runtime's) share: the exported streaming step,
-one stream's state, primed states kept on disk, and the decode loop over calls of at most
-`VOCODER_FRAMES` frames. Each runtime supplies `_infer`, one call of the step."""
+"""What the compiled vocoders (OpenVINO's and ONNX Runtime's) share at run time: one stream's state,
+primed states kept on disk, and the decode loop over calls of at most `VOCODER_FRAMES` frames. Each
+runtime supplies `_infer`, one call of the step (exported by `hearth.convert.vocoder_export`)."""
 
 from __future__ import annotations
 
 import logging
 import os
-import time
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import cast
 
 import numpy as np
 
-from ..checkpoint import Checkpoint
 from ..config import CodecDecoderConfig
-from .conversions import ConvertedModel, publish, weights_mb
+from .conversions import ConvertedModel, weights_mb
 
-if TYPE_CHECKING:
-    import torch
-    from torch.export import ExportedProgram
-
-__all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState", "export_step", "publish_vocoder"]
+__all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState"]
 
 log = logging.getLogger(__name__)
 
 VOCODER_VERSION = "vocoder-3"  # 3: the number of frames per call is dynamic (1 to VOCODER_FRAMES)
 VOCODER_FRAMES = 5  # the most frames per vocoder call (the default chunk); longer chunks take several calls
 _PRIMED_ON_DISK = 32  # cloned voices' primed vocoder states kept per converted vocoder
-
-
-def export_step(ckpt: Checkpoint, frames: int, polynomial_sine: bool = True
-                ) -> tuple[ExportedProgram, list[torch.Tensor], int]:
-    """The streaming step (`ov_codec.StreamingStep`) of this checkpoint's vocoder, exported by
-    torch with 1 to `frames` frames per call; its fresh state; its fp32 weight bytes."""
-    import torch
-
-    from ..checkpoint import load_codec
-    from .ov_codec import StreamingStep, initial_state
-
-    decoder = load_codec(ckpt, torch.float32)
-    fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())
-    step = StreamingStep(decoder, polynomial_sine).eval()
-    state = initial_state(decoder)
-    codes = torch.zeros(frames, ckpt.codec.num_quantizers, dtype=torch.long)
-    n = torch.export.Dim("frames", min=1, max=frames)
-    dynamic = ({0: n}, None, None, tuple(None for _ in state))  # only the frames per call vary
-    with torch.no_grad():
-        exported = torch.export.export(step, (codes, torch.tensor(0), torch.tensor(frames), *state),
-                                       dynamic_shapes=dynamic)
-    return exported, state, fp32_bytes
-
-
-def publish_vocoder(tmp: Path, directory: Path, key_source: dict[str, object], state: list[torch.Tensor],
-                    fp32_bytes: int, stored_bytes: int, frames: int, t0: float) -> ConvertedModel:
-    """A converted vocoder's manifest (what it weighs, its state's shapes), then the conversion
-    moved into place (`conversions.publish`)."""
-    manifest = {
-        "key": key_source, "parts": {"vocoder": {"fp32_bytes": fp32_bytes, "stored_bytes": stored_bytes}},
-        "state_shapes": [list(s.shape) for s in state], "frames": frames, "convert_s": time.perf_counter() - t0,
-    }
-    log.info("converted the vocoder in %.1f s", manifest["convert_s"])
-    return publish(tmp, directory, manifest)
 
 
 class VocoderState:

@@ -67,8 +67,8 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
     if backend == "onnxruntime":
         import onnxruntime as ort
 
-        from ..backends import ort_graphs
         from ..backends.ort import ORTLanguageModel, SlotBatch, part_formats, session_options
+        from ..convert import ort_graphs
 
         lm = ORTLanguageModel(ckpt, weights, threads=threads)
         model = ort_graphs.build_predictor_loop(cfg, source, part_formats(weights)[1], teacher_forced=True)[0]
@@ -79,9 +79,9 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
     import openvino as ov
 
     from ..backends.openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
-    from ..backends.ov_int4 import compress_int4, int4_candidates
     from ..backends.ov_paged import PagedBatch
-    from ..backends.ov_predictor import build_predictor_loop
+    from ..convert.ov_int4 import compress_int4, int4_candidates
+    from ..convert.ov_predictor import build_predictor_loop
 
     compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO) if weights == "int4" else None
     props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them

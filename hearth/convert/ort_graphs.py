@@ -28,15 +28,11 @@ from typing import Any
 
 import numpy as np
 
+from ..backends.ort import BLOCKS, WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
 
 __all__ = ["BLOCKS", "WEIGHT_FORMATS", "build_predictor_loop", "build_talker"]
 
-WEIGHT_FORMATS = ("int8", "int4", "fp32")
-# Inputs per quantization block (MatMulNBits block_size): int8 in blocks of 128 reads 8 % fewer bytes
-# than blocks of 32 (a scale per block) and keeps teacher-forced logits as close to fp32 as OpenVINO's
-# per-row int8; 4-bit needs the finer blocks.
-BLOCKS = {"int8": 128, "int4": 32}
 _MS = "com.microsoft"
 
 WeightSource = Callable[[str], np.ndarray]

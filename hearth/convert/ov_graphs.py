@@ -18,6 +18,7 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
+from ..backends.openvino import WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
 
 if TYPE_CHECKING:
@@ -27,8 +28,6 @@ __all__ = [
     "WEIGHT_FORMATS", "WeightSource", "build_talker", "compress_int8", "Builder",
     "F32", "decoder_layer", "int_const", "ints_const", "last_position", "rms_norm",
 ]
-
-WEIGHT_FORMATS = ("fp32", "fp16", "int8", "int4")
 
 # name -> float32 array; `done(name)` lets the source drop the file pages once a tensor is converted.
 WeightSource = Callable[[str], np.ndarray]
