@@ -157,3 +157,13 @@ def configure_process(options: BackendOptions) -> None:
     if options.uses_openvino and "allocator" not in _configured:
         return_large_buffers_to_os()
         _configured.add("allocator")
+    if options.backend != "torch" and "blas" not in _configured:
+        # numpy's own matrix products (the text projection of the compiled backends, tens of MFLOP a
+        # prompt) on one thread: OpenBLAS's workers spin for a while after each product, on the
+        # cores the runtime is about to use. With two of them on 2 vCPUs the prefill that follows
+        # took 127-133 ms against 77-83 on one thread, first audio 0.30 s against 0.23 (0.6B, Zen 4,
+        # two alternating pairs). Process-wide: OpenBLAS has one setting.
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(1, user_api="blas")
+        _configured.add("blas")
