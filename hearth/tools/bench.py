@@ -113,17 +113,19 @@ def _process_age_s() -> float:
 
 
 def _torch_threads(threads: int | None) -> int | None:
-    """torch's thread count (set to `threads` if given), where torch is installed (None: it is not,
-    and only the compiled runtimes run)."""
-    from ..backends.choices import torch_available
-
-    if not torch_available():
-        return None
-    import torch
-
+    """torch's thread count, set to `threads` when given (for the torch reference and the official
+    package); None where torch is not in use: importing it only to ask would put its import into
+    the start-to-ready figure of engines that never touch it."""
     if threads:
+        from ..backends.choices import torch_available
+
+        if not torch_available():
+            return None
+        import torch
+
         torch.set_num_threads(threads)
-    return torch.get_num_threads()
+    loaded = sys.modules.get("torch")
+    return None if loaded is None else int(loaded.get_num_threads())
 
 
 def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str, Any]:
