@@ -103,6 +103,27 @@ class WyomingServer:
         self.log.seek(0)
         return self.log.read()
 
+    def speak(self, text: str, voice: str = "ryan", timeout: float = 120) -> bytes:
+        """One synthesis with Home Assistant's client: the PCM of its audio chunks (an error event fails)."""
+        import asyncio
+
+        from wyoming.client import AsyncTcpClient
+        from wyoming.tts import Synthesize, SynthesizeVoice
+
+        async def one() -> bytes:
+            async with AsyncTcpClient("127.0.0.1", self.port) as client:
+                await client.write_event(Synthesize(text=text, voice=SynthesizeVoice(name=voice)).event())
+                audio = b""
+                while True:
+                    event = await client.read_event()
+                    assert event is not None and event.type != "error", event
+                    if event.type == "audio-chunk":
+                        audio += event.payload
+                    if event.type == "audio-stop":
+                        return audio
+
+        return asyncio.run(asyncio.wait_for(one(), timeout))
+
     def logged(self) -> str:
         return self._read().decode()
 
