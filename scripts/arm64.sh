@@ -6,6 +6,8 @@
 #   scripts/arm64.sh sync    copy this checkout's files (as they are) over the root's, no install
 #   scripts/arm64.sh smoke   the smoke set on arm64 (see scripts/arm64_smoke.sh), timed; it takes
 #                            HEARTH_SMOKE_EXPORT (a path inside the root) and HEARTH_SMOKE_TESTS
+#   scripts/arm64.sh runtime the runtime alone (`pip install hearth-tts`, no torch) in a venv of its
+#                            own in the root, speaking HEARTH_SMOKE_EXPORT (an export made elsewhere)
 #   scripts/arm64.sh shell   a shell in the root
 #   scripts/arm64.sh all     the three in order
 #
@@ -105,11 +107,26 @@ smoke() {
     run 'cd /opt/hearth && sh scripts/arm64_smoke.sh'
 }
 
+runtime() {  # the synced checkout installed without extras: what a board gets from `pip install hearth-tts`
+    [ -n "${HEARTH_SMOKE_EXPORT:-}" ] || { say "runtime needs HEARTH_SMOKE_EXPORT (an export inside the root)"; exit 2; }
+    run 'set -e; start=$(date +%s)
+         [ -x /opt/runtime/bin/python ] || python3 -m venv /opt/runtime
+         /opt/runtime/bin/pip install -q /opt/hearth
+         echo "arm64: runtime installed in $(($(date +%s) - start)) s; $(du -sh /opt/runtime | cut -f1)" >&2
+         ! /opt/runtime/bin/python -c "import torch" 2>/dev/null || { echo "arm64: torch is installed" >&2; exit 1; }
+         /opt/runtime/bin/hearth doctor | grep -i torch
+         mkdir -p /tmp/hearth-smoke && t=$(date +%s)
+         HEARTH_CACHE=/tmp/hearth-runtime-cache /opt/runtime/bin/hearth say "The runtime alone, on arm64." \
+             --model "$HEARTH_SMOKE_EXPORT" --seed 1 --out /tmp/hearth-smoke/runtime.wav
+         echo "arm64: spoken in $(($(date +%s) - t)) s with no torch (emulated)" >&2'
+}
+
 case ${1:-} in
 root) build_root ;;
 setup) setup ;;
 sync) sync ;;
 smoke) smoke ;;
+runtime) runtime ;;
 shell) run "${2:-/bin/bash}" ;;
 all)
     start=$(date +%s)
