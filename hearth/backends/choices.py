@@ -41,13 +41,9 @@ def default_vocoder() -> str:
 def torch_available() -> bool:
     """Installed (by its package metadata; not imported): it converts models and runs the reference.
     The runtime alone (`pip install hearth-tts`) has none."""
-    from importlib.metadata import PackageNotFoundError, version
+    from .conversions import tool_version
 
-    try:
-        version("torch")
-    except PackageNotFoundError:
-        return False
-    return True
+    return tool_version("torch") is not None
 
 
 def openvino_available() -> bool:
@@ -125,8 +121,8 @@ class BackendOptions:
                 raise ValueError("the onnxruntime vocoder runs on the CPU; for a GPU choose vocoder bf16, fp16 or fp32 "
                                  "(OpenVINO) with vocoder_device GPU")
             if not onnxruntime_available():
-                raise ValueError("the onnxruntime vocoder needs onnxruntime and onnx: pip install onnxruntime onnx "
-                                 "onnxscript (or choose vocoder bf16)")
+                raise ValueError("the onnxruntime vocoder needs onnxruntime: pip install onnxruntime "
+                                 "(or choose vocoder bf16)")
         if self.backend == "onnxruntime":
             if self.weights not in ORT_WEIGHTS:
                 raise ValueError(f"weights with onnxruntime must be one of {', '.join(ORT_WEIGHTS)}, "

@@ -34,11 +34,10 @@ class PromptEmbedder:
 
     def __init__(self, f: SafetensorsFile, groups: int):
         prefix = "talker.text_projection."
-        # Widened copies (for a float32 checkpoint the file's pages, paged back in on use).
-        self.fc1_w, self.fc1_b, self.fc2_w, self.fc2_b = (
-            np.ascontiguousarray(f.floats(prefix + name).T if name.endswith("weight") else f.floats(prefix + name))
-            for name in ("linear_fc1.weight", "linear_fc1.bias", "linear_fc2.weight", "linear_fc2.bias"))
-        for name in ("linear_fc1.weight", "linear_fc1.bias", "linear_fc2.weight", "linear_fc2.bias"):
+        names = ("linear_fc1.weight", "linear_fc1.bias", "linear_fc2.weight", "linear_fc2.bias")
+        # Widened copies (for a float32 checkpoint the file's pages, paged back in on use); weights [out, in].
+        self.fc1_w, self.fc1_b, self.fc2_w, self.fc2_b = (f.floats(prefix + name) for name in names)
+        for name in names:
             f.release(prefix + name)
         self.text = _Table(f, "talker.model.text_embedding.weight")
         self.codec = _Table(f, "talker.model.codec_embedding.weight")
@@ -48,7 +47,7 @@ class PromptEmbedder:
     def embed_text(self, ids: list[int]) -> np.ndarray:
         """[1, n, hidden]"""
         rows = self.text(ids)
-        return (_silu(rows @ self.fc1_w + self.fc1_b) @ self.fc2_w + self.fc2_b)[None]
+        return (_silu(rows @ self.fc1_w.T + self.fc1_b) @ self.fc2_w.T + self.fc2_b)[None]
 
     def embed_codec(self, ids: list[int]) -> np.ndarray:
         """[1, n, hidden]"""
