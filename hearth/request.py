@@ -1,8 +1,8 @@
 """A request and what its consumer sees: sentences, chunks, failures, and its audio channel.
 
 A `Request` is what `Scheduler.submit` and `Scheduler.open` return: iterate it (or `async for`)
-for its `SpeechChunk`s, `cancel()` it, `push()` text into an open one. Its methods are the front
-of the scheduler's request channel; its `state` is the scheduler's bookkeeping.
+for its `SpeechChunk`s, `cancel()` it, `push()` text into an open one. Its `channel` carries its
+sentences and audio from the scheduler to its consumer.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .errors import InputError
 from .options import SpeechOptions
 from .prompt import Speaker
 
@@ -25,7 +26,7 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
     from .text_feed import TextFeed
 
-__all__ = ["Busy", "Request", "RequestState", "SentenceFailed", "SentenceFailure", "SentenceResult", "SpeechChunk"]
+__all__ = ["Busy", "Channel", "Request", "SentenceFailed", "SentenceFailure", "SentenceResult", "SpeechChunk"]
 
 
 class Busy(RuntimeError):
@@ -79,37 +80,181 @@ class SentenceFailure:
     error: BaseException
 
 
-@dataclass(eq=False)
-class RequestState:
-    """A request's bookkeeping, owned by its scheduler and guarded by the scheduler's lock."""
+class Channel:
+    """A request's channel: the sentences it has still to start, the audio (and failures) made for
+    its consumer, in order, and the counts that bound how far generation runs ahead of the consumer.
 
-    texts: deque[str] = field(default_factory=deque)  # sentences not started yet
-    items: deque[SpeechChunk | SentenceFailure] = field(default_factory=deque)  # for the consumer, in order
-    outstanding: int = 0  # sentences started, not yet taken
-    taken: int = 0  # sentences wholly taken by the consumer
-    release_next: bool = False  # the chunk just taken ended a sentence
-    generated: bool = False  # no sentence left to start or running
-    feed: TextFeed | None = None  # an open request's text as it arrives
-    input_done: bool = True  # no more text will come
-    run: Any = None  # its sentence being generated (the scheduler's)
-    chunks: int = 0
-    ended: threading.Event = field(default_factory=threading.Event)
-    waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None  # an awaiting consumer (aget)
-    # The request's own condition, on the scheduler's lock: its consumer waits on it, so only this
-    # request's changes wake that consumer; the scheduler's thread waits on `scheduler_cond`.
-    cond: threading.Condition = field(default_factory=threading.Condition)
-    scheduler_cond: threading.Condition | None = None
+    The scheduler calls the producer's methods (under its lock, which the channel's condition
+    shares); the request's consumer takes from it (`take`). Nothing else touches its fields.
+    """
+
+    def __init__(self, lock: threading.RLock | None = None, scheduler_cond: threading.Condition | None = None):
+        self.texts: deque[str] = deque()  # sentences not started yet
+        self._items: deque[SpeechChunk | SentenceFailure] = deque()  # for the consumer, in order
+        self.outstanding = 0  # sentences started, not yet wholly taken
+        self._taken = 0  # sentences wholly taken by the consumer
+        self._release_next = False  # the chunk just taken ended a sentence
+        self.generated = False  # no sentence left to start or running
+        self.feed: TextFeed | None = None  # an open request's text as it arrives
+        self.input_done = True  # no more text will come
+        self.run: Any = None  # its sentence being generated (the scheduler's `_Running`)
+        self._chunks = 0
+        self.ended = threading.Event()
+        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None  # an awaiting consumer
+        # The request's own condition, on the scheduler's lock: its consumer waits on it, so only this
+        # request's changes wake that consumer; the scheduler's thread waits on `scheduler_cond`.
+        self.cond = threading.Condition(lock) if lock is not None else threading.Condition()
+        self._scheduler_cond = scheduler_cond
+
+    # -- the producer's side (the scheduler, under its lock) ---------------------------------------
 
     def notify(self) -> None:
-        """Under the lock: something changed; the request's consumer looks again (also one that
-        awaits, `aget`), and so does the scheduler."""
+        """Something changed: the request's consumer looks again (also one that awaits), and so does
+        the scheduler."""
         self.cond.notify_all()
-        if self.scheduler_cond is not None:
-            self.scheduler_cond.notify_all()
-        if self.waiter is not None:
-            loop, waiter = self.waiter
+        if self._scheduler_cond is not None:
+            self._scheduler_cond.notify_all()
+        if self._waiter is not None:
+            loop, waiter = self._waiter
             with contextlib.suppress(RuntimeError):  # its loop is closed: nobody awaits it any more
                 loop.call_soon_threadsafe(_wake, waiter)
+
+    def add(self, texts: list[str]) -> None:
+        """Sentences to speak, after those already queued."""
+        self.texts.extend(texts)
+        self.notify()
+
+    def open_feed(self, feed: TextFeed) -> None:
+        """Its text comes later, through `feed` (`push`, then `end_input`)."""
+        self.feed, self.input_done = feed, False
+
+    def push(self, text: str) -> None:
+        """More text of an open request: the sentences it completes are queued."""
+        if self.feed is None or self.input_done:
+            raise InputError("this request takes no more text (push needs a request from open(), before end())",
+                             "text")
+        self.add(self.feed.push(text))
+
+    def end_input(self) -> bool:
+        """No more text: what the feed holds is queued. False when the input had already ended."""
+        if self.input_done:
+            return False
+        self.input_done = True
+        if self.feed is not None:
+            self.texts.extend(self.feed.end())
+        return True
+
+    def startable(self) -> bool:
+        """A sentence could start now: none is running and one is queued (or, still being written,
+        may start early)."""
+        if self.run is not None:
+            return False
+        return bool(self.texts) or (self.feed is not None and self.feed.startable())
+
+    def begin(self, run: Any) -> tuple[str, bool]:  # noqa: ANN401 - the scheduler's `_Running`
+        """`run` generates the next sentence: (its text, whether it is still being written)."""
+        partial = not self.texts
+        text = self.feed.partial if partial and self.feed is not None else self.texts.popleft()
+        self.outstanding += 1
+        self.run = run
+        return text, partial and self.feed is not None
+
+    def deliver(self, samples: np.ndarray, sample_rate: int, sentence: int, frames: int, codes: np.ndarray,
+                sentence_end: bool) -> None:
+        """A piece of the running sentence's audio, for the consumer."""
+        self._items.append(SpeechChunk(samples, sample_rate, self._chunks, sentence, frames, codes, sentence_end))
+        self._chunks += 1
+        self.notify()
+
+    def sentence_failed(self, sentence: int, error: BaseException, *, drop_rest: bool = False) -> None:
+        """In place of a failed sentence's remaining audio; `drop_rest`: and no sentence after it."""
+        self._items.append(SentenceFailure(sentence, error))
+        if drop_rest:
+            self.texts.clear()
+        self.notify()
+
+    def run_ended(self, cancelled: bool) -> None:
+        """The running sentence's stream has ended (its last chunk or failure is in)."""
+        self.run = None
+        if cancelled:
+            self.outstanding = 0
+
+    def settle(self, live: bool) -> None:
+        """A `live` request (waiting or active) with nothing left to start or running is generated:
+        the consumer drains what is made, then the request ends."""
+        if (live and self.input_done and not self.texts and self.run is None
+                and (self.feed is None or self.feed.owed is None)):
+            self.generated = True
+
+    @property
+    def retired(self) -> bool:
+        """Generated, with no sentence running: out of the scheduler's rotation."""
+        return self.generated and self.run is None
+
+    def abort(self, sentence: int, error: BaseException) -> Any:  # noqa: ANN401
+        """End with `error` in place of what remains (the scheduler's thread died). Returns the
+        running sentence, halted, for the caller to stop outside the lock (or None)."""
+        self.texts.clear()
+        self.input_done = True
+        run = self.run
+        self.sentence_failed(sentence, error)
+        if run is not None:
+            run.halt()
+        return run
+
+    def drop(self) -> Any:  # noqa: ANN401
+        """Cancelled: queued text and audio go; the running sentence is halted and returned (to be
+        stopped outside the lock), or None."""
+        self._items.clear()
+        self.texts.clear()
+        self.input_done = True
+        if self.run is not None:
+            self.run.halt()
+        return self.run
+
+    def close(self) -> None:
+        """The request is over for its consumer."""
+        self.generated = True
+        self.ended.set()
+        self.notify()
+
+    # -- the consumer's side -------------------------------------------------------------------------
+
+    @property
+    def taken(self) -> int:
+        """Sentences wholly taken by the consumer."""
+        return self._taken
+
+    def take(self, deadline: float | None) -> SpeechChunk | SentenceFailure | bool:
+        """Under the lock: the next chunk or failure; True at the end (all taken), False when the
+        deadline (a `time.monotonic()`) passes first. A failure counts its sentence as taken."""
+        if self._release_next:
+            self._release_next = False
+            self._sentence_taken()
+        while True:
+            if self._items:
+                item = self._items.popleft()
+                if isinstance(item, SpeechChunk):
+                    self._release_next = item.sentence_end
+                else:
+                    self._sentence_taken()
+                return item
+            if self.ended.is_set() or self.generated and not self.outstanding:
+                return True
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                return False
+            self.cond.wait(remaining)
+
+    def _sentence_taken(self) -> None:
+        self.outstanding -= 1
+        self._taken += 1
+        self.notify()
+
+    def watch(self, loop: asyncio.AbstractEventLoop, waiter: asyncio.Future[None] | None) -> None:
+        """An awaiting consumer: `waiter` is woken at the next change (None: nobody awaits)."""
+        with self.cond:
+            self._waiter = None if waiter is None else (loop, waiter)
 
 
 @dataclass(eq=False)  # identity, not field-wise equality
@@ -132,7 +277,7 @@ class Request:
     first_chunk_s: float | None = None  # submit to the first chunk ready for the consumer
     max_ahead: int = 0  # the most sentences made but not taken at once (its chain's, with `after`)
     scheduler: Scheduler | None = field(default=None, repr=False)  # whose channel this is
-    state: RequestState = field(default_factory=RequestState, repr=False)  # the scheduler's
+    channel: Channel = field(default_factory=Channel, repr=False)  # its sentences and audio
 
     @property
     def voice(self) -> Speaker:
@@ -159,11 +304,11 @@ class Request:
     @property
     def total_sentences(self) -> int:
         """Sentences started so far plus those still to start."""
-        return len(self.sentences) + len(self.state.texts)
+        return len(self.sentences) + len(self.channel.texts)
 
     @property
     def finished(self) -> bool:
-        return self.state.ended.is_set()
+        return self.channel.ended.is_set()
 
     @property
     def errors(self) -> list[SentenceResult]:
@@ -171,24 +316,18 @@ class Request:
 
     def wait(self, timeout: float | None = None) -> bool:
         """True once the request has ended (all taken, cancelled or failed)."""
-        return self.state.ended.wait(timeout)
+        return self.channel.ended.wait(timeout)
 
     def cancel(self) -> None:
         """Stop this request now: generation stops within a frame, queued audio is dropped, and the
         consumer's iteration ends. Other requests are untouched."""
-        state = self.state
-        with state.cond:
+        with self.channel.cond:
             if self.finished:
                 return
-            state.items.clear()
-            state.texts.clear()
-            state.input_done = True
-            for s in self.sentences[state.taken :]:  # made or making, but not wholly taken
+            run = self.channel.drop()
+            for s in self.sentences[self.channel.taken :]:  # made or making, but not wholly taken
                 if s.status != "failed":
                     s.status = "cancelled"
-            run = state.run
-            if run is not None:
-                run.halt()
             self.finish("cancelled")  # (wakes the consumer and the scheduler)
         if run is not None:
             run.stop()  # generation stops within a frame
@@ -196,10 +335,8 @@ class Request:
     def finish(self, status: str) -> None:
         """Under the lock (the scheduler's): the request is over for its consumer."""
         self.status = status
-        self.state.generated = True
         self.after = None  # a finished request ends its chain (and old ones can be collected)
-        self.state.ended.set()
-        self.state.notify()
+        self.channel.close()
 
     def push(self, text: str) -> None:
         """More text for an open request (`Scheduler.open`): each sentence is generated as soon as
@@ -214,7 +351,7 @@ class Request:
 
     def fail_sentence(self, index: int, error: str) -> None:
         """Mark a sentence failed by its consumer (a sink that broke while playing it)."""
-        with self.state.cond:
+        with self.channel.cond:
             self.sentences[index].status, self.sentences[index].error = "failed", error
 
     def text_taken(self, sentence: int, frames: int | None = None) -> str:
@@ -234,40 +371,22 @@ class Request:
         return s.text if frames >= len(ids) else engine.tokenizer.decode(ids[:frames]).strip()
 
     def get(self, timeout: float | None = None) -> SpeechChunk | None:
-        """The next chunk; None at the end (or when `timeout` passes first: check `finished`)."""
-        return self._take(timeout)
-
-    def _take(self, timeout: float | None) -> SpeechChunk | None:
-        state = self.state
+        """The next chunk; None at the end (or when `timeout` passes first: check `finished`).
+        With `on_failure="raise"`, a failed sentence raises `SentenceFailed` and ends the request."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        with state.cond:
-            if state.release_next:
-                state.release_next = False
-                state.outstanding -= 1
-                state.taken += 1
-                state.notify()
+        with self.channel.cond:
             while True:
-                if state.items:
-                    item = state.items.popleft()
-                    if isinstance(item, SpeechChunk):
-                        state.release_next = item.sentence_end
-                        return item
-                    # A failed sentence: its end, as far as the consumer is concerned.
-                    state.outstanding -= 1
-                    state.taken += 1
-                    state.notify()
+                item = self.channel.take(deadline)
+                if isinstance(item, SpeechChunk):
+                    return item
+                if isinstance(item, SentenceFailure):  # a failed sentence: its end, for the consumer
                     if self.on_failure == "raise":
                         self.finish("failed")
                         raise SentenceFailed(f"sentence {item.sentence + 1} failed: {item.error}") from item.error
                     continue
-                if self.finished or state.generated and not state.outstanding:
-                    if not self.finished:
-                        self.finish("done")
-                    return None
-                remaining = None if deadline is None else deadline - time.monotonic()
-                if remaining is not None and remaining <= 0:
-                    return None
-                state.cond.wait(remaining)
+                if item and not self.finished:
+                    self.finish("done")
+                return None
 
     def __iter__(self) -> Iterator[SpeechChunk]:
         while (chunk := self.get()) is not None:
@@ -276,20 +395,17 @@ class Request:
     async def aget(self) -> SpeechChunk | None:
         """`get` for asyncio: the next chunk, or None at the end, awaited without holding a thread
         (the scheduler wakes the loop when a chunk lands or the request ends)."""
-        state = self.state
         loop = asyncio.get_running_loop()
         while True:
             waiter = loop.create_future()
-            with state.cond:  # watched before looking, so no wake-up is missed
-                state.waiter = (loop, waiter)
+            self.channel.watch(loop, waiter)  # watched before looking, so no wake-up is missed
             try:
                 chunk = self.get(timeout=0)
                 if chunk is not None or self.finished:
                     return chunk
                 await waiter
             finally:
-                with state.cond:
-                    state.waiter = None
+                self.channel.watch(loop, None)
 
     async def __aiter__(self) -> AsyncIterator[SpeechChunk]:
         while (chunk := await self.aget()) is not None:

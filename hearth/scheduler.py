@@ -57,7 +57,7 @@ from .options import SpeechOptions, speech_for
 from .pacing import SpeechRate
 from .process import trim_heap
 from .prompt import ClonedVoice, Speaker
-from .request import Busy, Request, RequestState, SentenceFailed, SentenceFailure, SentenceResult, SpeechChunk
+from .request import Busy, Channel, Request, SentenceFailed, SentenceResult, SpeechChunk
 from .sentences import clean_text, split_sentences
 from .stream import AudioChunk, AudioStream, StreamEnd
 from .stretch import Stretcher
@@ -144,7 +144,7 @@ class Scheduler:
         # whole sentence. Its sentences start when they are complete (the same codes either way).
         in_context = isinstance(checked.voice, ClonedVoice) and checked.voice.in_context
         live = checked.text_mode == "interleaved" and not in_context
-        request.state.feed, request.state.input_done = TextFeed(live, MAX_REQUEST_CHARS), False
+        request.channel.open_feed(TextFeed(live, MAX_REQUEST_CHARS))
         if live:
             self.engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
@@ -157,7 +157,7 @@ class Scheduler:
         after = after if after is not None and not after.finished else None
         return Request(id=0, text=text, options=options, keep_codes=keep_codes, on_failure=on_failure, after=after,
                        scheduler=self,
-                       state=RequestState(cond=threading.Condition(self._lock), scheduler_cond=self._cond))
+                       channel=Channel(self._lock, self._cond))
 
     def _admit(self, request: Request, texts: list[str]) -> Request:
         with self._cond:
@@ -171,9 +171,8 @@ class Scheduler:
             self._ids += 1
             request.id = self._ids
             request.submitted = time.monotonic()
-            request.state.texts.extend(texts)
             self._requests.append(request)
-            request.state.notify()
+            request.channel.add(texts)
         return request
 
     def idle(self) -> bool:
@@ -221,35 +220,26 @@ class Scheduler:
         with self._cond:
             if request.finished:
                 return  # cancelled (or failed): the text has nowhere to go
-            feed = request.state.feed
-            if feed is None or request.state.input_done:
-                raise InputError("this request takes no more text (push needs a request from open(), before end())")
-            request.state.texts.extend(feed.push(text))
+            request.channel.push(text)
             request.text += text
-            request.state.notify()
 
     def end_input(self, request: Request) -> None:
         with self._cond:
-            if request.finished or request.state.input_done:
+            if request.finished or not request.channel.end_input():
                 return
-            request.state.input_done = True
-            if request.state.feed is not None:
-                request.state.texts.extend(request.state.feed.end())
             self._settle(request)
-            request.state.notify()
+            request.channel.notify()
 
     def _settle(self, request: Request) -> None:
         """Under the lock: a request with nothing left to start or running is generated (the consumer
         drains what is made, then the request ends)."""
-        if (request.status in ("waiting", "active") and request.state.input_done and not request.state.texts
-                and request.state.run is None and (request.state.feed is None or request.state.feed.owed is None)):
-            request.state.generated = True
+        request.channel.settle(request.status in ("waiting", "active"))
         self._prune()
 
     def _prune(self) -> None:
         """Under the lock: requests over (or wholly generated) with no sentence running leave the
         rotation; the consumer still drains what was made."""
-        self._requests = [r for r in self._requests if not (r.state.generated and r.state.run is None)]
+        self._requests = [r for r in self._requests if not r.channel.retired]
 
     def _wake(self) -> None:
         """A running sentence started or stopped waiting for text: the next one may start."""
@@ -266,18 +256,15 @@ class Scheduler:
         total: int = 0
         r: Request | None = request
         while r is not None and not r.finished:
-            total += r.state.outstanding
+            total += r.channel.outstanding
             r = r.after
         return total
 
     def _eligible(self, request: Request) -> bool:
-        if request.status not in ("waiting", "active") or request.state.run is not None:
-            return False
-        feed = request.state.feed
-        if not request.state.texts and not (feed is not None and feed.startable()):
+        if request.status not in ("waiting", "active") or not request.channel.startable():
             return False
         before = request.after
-        if before is not None and not before.finished and not before.state.generated:
+        if before is not None and not before.finished and not before.channel.generated:
             return False  # a chained request starts once its predecessor is generated
         if self._chain_outstanding(request) >= _AHEAD:
             return False
@@ -311,14 +298,10 @@ class Scheduler:
             for request in requests:
                 if request.finished:
                     continue
-                request.state.texts.clear()
-                request.state.input_done = True
-                request.state.items.append(SentenceFailure(len(request.sentences), error))
                 request.on_failure = "raise"
-                if request.state.run is not None:
-                    request.state.run.halt()
-                    runs.append(request.state.run)
-                request.state.notify()
+                run = request.channel.abort(len(request.sentences), error)
+                if run is not None:
+                    runs.append(run)
         for run in runs:
             run.stop()
 
@@ -344,22 +327,20 @@ class Scheduler:
         """Under the lock: the request's next sentence, registered as running."""
         index = len(request.sentences)
         seed = request.options.sentence(index).seed
-        partial = not request.state.texts  # a sentence still being written
-        feed = request.state.feed
-        text = feed.partial if partial and feed is not None else request.state.texts.popleft()
-        sentence = SentenceResult(index, text, seed, status="generating")
+        sentence = SentenceResult(index, "", seed, status="generating")
+        run = _Running(self, request, sentence, self._turns.join())
+        sentence.text, partial = request.channel.begin(run)  # partial: a sentence still being written
         request.sentences.append(sentence)
         request.status = "active"
-        request.state.outstanding += 1
         request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
-        run = _Running(self, request, sentence, self._turns.join())
-        request.state.run = run
-        if partial and feed is not None:
+        if partial:
+            feed = request.channel.feed
+            assert feed is not None
             feed.owed = live = LiveSentence(sentence, lambda: run.stopped, run.fail)
             try:  # under the lock, so that no text can come between its start and its first push
                 run.stream = live.utterance = self.engine.open(
                     speech=request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
-                live.grew(text)
+                live.grew(sentence.text)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
         return run
@@ -402,11 +383,8 @@ class Scheduler:
                 run.decode_s += item.timing.decode_s
                 if request.keep_codes:
                     run.codes.append(item.codes)
-                state = request.state
-                state.items.append(SpeechChunk(samples, item.sample_rate, state.chunks, sentence.index,
-                                               item.frames, item.codes, item.is_last))
-                request.state.chunks += 1
-                request.state.notify()
+                request.channel.deliver(samples, item.sample_rate, sentence.index, item.frames, item.codes,
+                                        item.is_last)
             return
         error = item.error or run.failure
         if item.stopped and error is None and not request.cancelled:
@@ -418,9 +396,8 @@ class Scheduler:
                 if error is not None:
                     sentence.status, sentence.error = "failed", f"{type(error).__name__}: {error}"
                     if not request.cancelled:
-                        request.state.items.append(SentenceFailure(sentence.index, error))
-                        if request.on_failure == "raise":
-                            request.state.texts.clear()
+                        request.channel.sentence_failed(sentence.index, error,
+                                                        drop_rest=request.on_failure == "raise")
                 elif sentence.status == "generating":
                     sentence.status = "cancelled" if request.cancelled else "done"
                     if sentence.status == "done" and sentence.frames and item.stats is not None:
@@ -441,11 +418,9 @@ class Scheduler:
             self._turns.leave(run.turn)
             with self._cond:
                 run.stopped = True
-                request.state.run = None
-                if request.cancelled:
-                    request.state.outstanding = 0
+                request.channel.run_ended(request.cancelled)
                 self._settle(request)
-                request.state.notify()
+                request.channel.notify()
 
 
 class _Running:

@@ -219,6 +219,7 @@ class _Stream:
         self.encoder = encoder(fmt, sample_rate)
         self.inline = fmt in ("pcm", "wav")  # a copy and a byte swap: not worth a thread hop
         self.frames = 0
+        self.chunks = aiter(request)  # its chunks as they land; the first is awaited before the response starts
 
     async def _run(self, fn: Any, *args: Any) -> Any:
         if self.inline:
@@ -226,17 +227,20 @@ class _Stream:
         return await asyncio.get_running_loop().run_in_executor(self.state.pool, fn, *args)
 
     async def first(self) -> SpeechChunk | None:
-        return await self.request.aget()  # returns at the next chunk, the end, or a cancel
+        return await anext(self.chunks, None)  # returns at the first chunk, the end, or a cancel
+
+    async def _encode(self, chunk: SpeechChunk) -> bytes:
+        self.frames += chunk.frames
+        return await self._run(self.encoder.encode, chunk.samples)
 
     async def pieces(self, first: SpeechChunk | None) -> AsyncIterator[bytes]:
         """Encoded bytes as chunks come; the tail of the encoder at the end."""
-        chunk = first
-        while chunk is not None:
-            self.frames += chunk.frames
-            data = await self._run(self.encoder.encode, chunk.samples)
-            if data:
+        if first is not None:
+            if data := await self._encode(first):
                 yield data
-            chunk = await self.request.aget()
+            async for chunk in self.chunks:
+                if data := await self._encode(chunk):
+                    yield data
         if self.request.cancelled:
             return
         tail = await self._run(self.encoder.finish)

@@ -35,7 +35,7 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 
 from ..engine import InputError
-from ..scheduler import Busy, SpeechChunk
+from ..scheduler import Busy, SentenceFailed
 from ..scheduler import Request as SpeechRequest
 from . import jsonbody
 from .encoders import encoder
@@ -63,15 +63,6 @@ class _Session:
         self.failure: BaseException | None = None  # why the request ended early (the session says so)
         self.task = asyncio.create_task(self._send())
 
-    async def _next(self) -> SpeechChunk | None:
-        """The next chunk, awaited (no thread waits for it); None at the end."""
-        try:
-            return await self.request.aget()
-        except Exception as e:  # noqa: BLE001 - the request ended with an error; the sender says so
-            log.warning("websocket session %d: ended by a failure: %s", self.request.id, e)
-            self.failure = e
-            return None
-
     @property
     def finished(self) -> bool:
         return self.task.done()
@@ -89,25 +80,29 @@ class _Session:
         current: int | None = None
         wav = None
         reported = 0  # sentences whose failure, if any, has been told
-        while (chunk := await self._next()) is not None:
-            reported = await self._report_failures(reported, chunk.sentence)
-            if chunk.sentence != current:
-                current = chunk.sentence
-                wav = encoder("wav", self.sample_rate) if self.fmt == "wav" else None
-                rate = self.realtime()
-                await ws.send_json({"type": "audio.start", "sentence_index": current,
-                                    "sentence_text": request.sentences[current].text, "format": self.fmt,
-                                    "sample_rate": self.sample_rate,
-                                    **({"realtime": round(rate, 3)} if rate is not None else {})})
-            data = (wav or pcm).encode(chunk.samples)
-            if data:
-                await ws.send_bytes(data)
-            self.samples_sent += len(chunk.samples)
-            self.frames_sent[current] = self.frames_sent.get(current, 0) + chunk.frames
-            if chunk.sentence_end:
-                await ws.send_json({"type": "audio.done", "sentence_index": current,
-                                    "sentence_text": request.sentences[current].text})
-                current = None
+        try:
+            async for chunk in request:  # awaited: no thread waits for it
+                reported = await self._report_failures(reported, chunk.sentence)
+                if chunk.sentence != current:
+                    current = chunk.sentence
+                    wav = encoder("wav", self.sample_rate) if self.fmt == "wav" else None
+                    rate = self.realtime()
+                    await ws.send_json({"type": "audio.start", "sentence_index": current,
+                                        "sentence_text": request.sentences[current].text, "format": self.fmt,
+                                        "sample_rate": self.sample_rate,
+                                        **({"realtime": round(rate, 3)} if rate is not None else {})})
+                data = (wav or pcm).encode(chunk.samples)
+                if data:
+                    await ws.send_bytes(data)
+                self.samples_sent += len(chunk.samples)
+                self.frames_sent[current] = self.frames_sent.get(current, 0) + chunk.frames
+                if chunk.sentence_end:
+                    await ws.send_json({"type": "audio.done", "sentence_index": current,
+                                        "sentence_text": request.sentences[current].text})
+                    current = None
+        except SentenceFailed as e:  # on_failure="raise": the request ended with a sentence's error
+            log.warning("websocket session %d: ended by a failure: %s", request.id, e)
+            self.failure = e
         if request.cancelled:
             if self.client_cancelled:
                 await ws.send_json({"type": "session.cancelled",

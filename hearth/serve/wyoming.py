@@ -425,28 +425,24 @@ class Session(AsyncEventHandler):
         try:
             if before is not None:
                 await asyncio.gather(before, return_exceptions=True)
-            while True:
-                try:
-                    chunk = await request.aget()
-                except SentenceFailed as e:
-                    await flush(True)
-                    if open_block:
-                        await self._write(AudioStop().event())
-                        open_block = False
-                    await self._error(str(e), "synthesis-failed")
-                    break
-                if chunk is None:
-                    await flush(True)
-                    break
-                if request.text != told and self.service.engine is not None:
-                    told = request.text
-                    pacer.expect(len(self.service.engine.tokenizer.encode(told)))
-                now = time.monotonic()
-                if pacer.playing and not held and plays_until is not None and now > plays_until:
-                    pacer.ran_dry()  # the client has played everything: hold again by the same rule
-                held.append(chunk)
-                pacer.arrived(chunk.frames, now)
-                await flush(False)
+            try:
+                async for chunk in request:
+                    if request.text != told and self.service.engine is not None:
+                        told = request.text
+                        pacer.expect(len(self.service.engine.tokenizer.encode(told)))
+                    now = time.monotonic()
+                    if pacer.playing and not held and plays_until is not None and now > plays_until:
+                        pacer.ran_dry()  # the client has played everything: hold again by the same rule
+                    held.append(chunk)
+                    pacer.arrived(chunk.frames, now)
+                    await flush(False)
+                await flush(True)
+            except SentenceFailed as e:
+                await flush(True)
+                if open_block:
+                    await self._write(AudioStop().event())
+                    open_block = False
+                await self._error(str(e), "synthesis-failed")
             if open_block:
                 await self._write(AudioStop().event())
             if request.cancelled:
