@@ -299,7 +299,7 @@ class LiveUtterance:
     def cancel(self) -> None:
         """Stop now, from any thread (generation stops within a frame, also while waiting for text)."""
         self._embeds.cancel()
-        self.audio.stop()
+        self.audio.cancel()
 
     @property
     def text_tokens(self) -> int:

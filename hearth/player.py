@@ -28,7 +28,7 @@ import numpy as np
 
 from .pacing import PLAYBACK, Pacer, paced
 from .prompt import Speaker
-from .scheduler import Request, Scheduler, SentenceResult, SpeechChunk
+from .scheduler import Request, RequestChunk, Scheduler, SentenceResult
 
 __all__ = ["Player", "PlayerRequest", "Sink"]
 
@@ -230,7 +230,7 @@ class Player:
         except Exception as e:  # noqa: BLE001
             log.warning("sink failed while draining request %d: %s", item.number, e)
 
-    def _play_chunk(self, item: PlayerRequest, chunk: SpeechChunk) -> bool:
+    def _play_chunk(self, item: PlayerRequest, chunk: RequestChunk) -> bool:
         """Hand one chunk to the sink in blocks; False once the request is cancelled (faded out)."""
         sink, request = self.sink, item.request
         if chunk.sentence == self._failed_sentence:

@@ -1,7 +1,7 @@
 """A request and what its consumer sees: sentences, chunks, failures, and its audio channel.
 
 A `Request` is what `Scheduler.submit` and `Scheduler.open` return: iterate it (or `async for`)
-for its `SpeechChunk`s, `cancel()` it, `push()` text into an open one. Its `channel` carries its
+for its `RequestChunk`s, `cancel()` it, `push()` text into an open one. Its `channel` carries its
 sentences and audio from the scheduler to its consumer.
 """
 
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .scheduler import Scheduler
     from .text_feed import TextFeed
 
-__all__ = ["Busy", "Channel", "Request", "SentenceFailed", "SentenceFailure", "SentenceResult", "SpeechChunk"]
+__all__ = ["Busy", "Channel", "Request", "RequestChunk", "SentenceFailed", "SentenceFailure", "SentenceResult"]
 
 
 class Busy(RuntimeError):
@@ -55,8 +55,9 @@ class SentenceResult:
 
 
 @dataclass(frozen=True)
-class SpeechChunk:
-    """A piece of a request's audio, in order. `sentence_end` marks a sentence's last piece (it may
+class RequestChunk:
+    """A piece of a request's audio, in order over its sentences (an engine stream's `AudioChunk`,
+    which is one utterance's, placed in its request). `sentence_end` marks a sentence's last piece (it may
     hold no samples when the sentence ended on a chunk boundary)."""
 
     samples: np.ndarray  # float32 mono in [-1, 1]
@@ -90,7 +91,7 @@ class Channel:
 
     def __init__(self, lock: threading.RLock | None = None, scheduler_cond: threading.Condition | None = None):
         self.texts: deque[str] = deque()  # sentences not started yet
-        self._items: deque[SpeechChunk | SentenceFailure] = deque()  # for the consumer, in order
+        self._items: deque[RequestChunk | SentenceFailure] = deque()  # for the consumer, in order
         self.outstanding = 0  # sentences started, not yet wholly taken
         self._taken = 0  # sentences wholly taken by the consumer
         self._release_next = False  # the chunk just taken ended a sentence
@@ -162,7 +163,7 @@ class Channel:
     def deliver(self, samples: np.ndarray, sample_rate: int, sentence: int, frames: int, codes: np.ndarray,
                 sentence_end: bool) -> None:
         """A piece of the running sentence's audio, for the consumer."""
-        self._items.append(SpeechChunk(samples, sample_rate, self._chunks, sentence, frames, codes, sentence_end))
+        self._items.append(RequestChunk(samples, sample_rate, self._chunks, sentence, frames, codes, sentence_end))
         self._chunks += 1
         self.notify()
 
@@ -193,23 +194,23 @@ class Channel:
 
     def abort(self, sentence: int, error: BaseException) -> Any:  # noqa: ANN401
         """End with `error` in place of what remains (the scheduler's thread died). Returns the
-        running sentence, halted, for the caller to stop outside the lock (or None)."""
+        running sentence, its turns stopped, for the caller to stop outside the lock (or None)."""
         self.texts.clear()
         self.input_done = True
         run = self.run
         self.sentence_failed(sentence, error)
         if run is not None:
-            run.halt()
+            run.stop_turns()
         return run
 
     def drop(self) -> Any:  # noqa: ANN401
-        """Cancelled: queued text and audio go; the running sentence is halted and returned (to be
+        """Cancelled: queued text and audio go; the running sentence's turns are stopped and it is returned (to be
         stopped outside the lock), or None."""
         self._items.clear()
         self.texts.clear()
         self.input_done = True
         if self.run is not None:
-            self.run.halt()
+            self.run.stop_turns()
         return self.run
 
     def close(self) -> None:
@@ -225,7 +226,7 @@ class Channel:
         """Sentences wholly taken by the consumer."""
         return self._taken
 
-    def take(self, deadline: float | None) -> SpeechChunk | SentenceFailure | bool:
+    def take(self, deadline: float | None) -> RequestChunk | SentenceFailure | bool:
         """Under the lock: the next chunk or failure; True at the end (all taken), False when the
         deadline (a `time.monotonic()`) passes first. A failure counts its sentence as taken."""
         if self._release_next:
@@ -234,7 +235,7 @@ class Channel:
         while True:
             if self._items:
                 item = self._items.popleft()
-                if isinstance(item, SpeechChunk):
+                if isinstance(item, RequestChunk):
                     self._release_next = item.sentence_end
                 else:
                     self._sentence_taken()
@@ -330,7 +331,7 @@ class Request:
                     s.status = "cancelled"
             self.finish("cancelled")  # (wakes the consumer and the scheduler)
         if run is not None:
-            run.stop()  # generation stops within a frame
+            run.cancel_stream()  # generation stops within a frame
 
     def finish(self, status: str) -> None:
         """Under the lock (the scheduler's): the request is over for its consumer."""
@@ -370,14 +371,14 @@ class Request:
         ids = engine.prompt(s.text).text
         return s.text if frames >= len(ids) else engine.tokenizer.decode(ids[:frames]).strip()
 
-    def get(self, timeout: float | None = None) -> SpeechChunk | None:
+    def get(self, timeout: float | None = None) -> RequestChunk | None:
         """The next chunk; None at the end (or when `timeout` passes first: check `finished`).
         With `on_failure="raise"`, a failed sentence raises `SentenceFailed` and ends the request."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self.channel.cond:
             while True:
                 item = self.channel.take(deadline)
-                if isinstance(item, SpeechChunk):
+                if isinstance(item, RequestChunk):
                     return item
                 if isinstance(item, SentenceFailure):  # a failed sentence: its end, for the consumer
                     if self.on_failure == "raise":
@@ -388,11 +389,11 @@ class Request:
                     self.finish("done")
                 return None
 
-    def __iter__(self) -> Iterator[SpeechChunk]:
+    def __iter__(self) -> Iterator[RequestChunk]:
         while (chunk := self.get()) is not None:
             yield chunk
 
-    async def aget(self) -> SpeechChunk | None:
+    async def aget(self) -> RequestChunk | None:
         """`get` for asyncio: the next chunk, or None at the end, awaited without holding a thread
         (the scheduler wakes the loop when a chunk lands or the request ends)."""
         loop = asyncio.get_running_loop()
@@ -407,7 +408,7 @@ class Request:
             finally:
                 self.channel.watch(loop, None)
 
-    async def __aiter__(self) -> AsyncIterator[SpeechChunk]:
+    async def __aiter__(self) -> AsyncIterator[RequestChunk]:
         while (chunk := await self.aget()) is not None:
             yield chunk
 

@@ -57,14 +57,14 @@ from .options import SpeechOptions, speech_for
 from .pacing import SpeechRate
 from .process import trim_heap
 from .prompt import ClonedVoice, Speaker
-from .request import Busy, Channel, Request, SentenceFailed, SentenceResult, SpeechChunk
+from .request import Busy, Channel, Request, RequestChunk, SentenceFailed, SentenceResult
 from .sentences import clean_text, split_sentences
 from .stream import AudioChunk, AudioStream, StreamEnd
 from .stretch import Stretcher
 from .text_feed import LiveSentence, TextFeed
 from .turns import Turn, Turns
 
-__all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "Scheduler", "SentenceFailed", "SentenceResult", "SpeechChunk"]
+__all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "RequestChunk", "Scheduler", "SentenceFailed", "SentenceResult"]
 
 log = logging.getLogger(__name__)
 
@@ -187,6 +187,11 @@ class Scheduler:
             active = self._active()
             return {"active_streams": active, "queue_depth": len(self._requests) - active}
 
+    @property
+    def batcher(self) -> FrameBatcher | None:
+        """The frame batcher stepping its sentences together (None when it does not batch)."""
+        return self._batcher
+
     def batched_steps(self) -> tuple[int, int]:
         """(calls, rows stepped) of the frame batcher so far: their ratio is the mean batch; (0, 0)
         when the scheduler does not batch."""
@@ -303,7 +308,7 @@ class Scheduler:
                 if run is not None:
                     runs.append(run)
         for run in runs:
-            run.stop()
+            run.cancel_stream()
 
     def _serve(self) -> None:
         while True:
@@ -360,7 +365,7 @@ class Scheduler:
                     run.stream = stream
                     stopped = run.stopped
                 if stopped:
-                    stream.stop()  # its end still lands (stopped), and ends the sentence
+                    stream.cancel()  # its end still lands (stopped), and ends the sentence
         if run.failed_to_start is not None:
             self._landed(run, StreamEnd(error=run.failed_to_start))
 
@@ -413,7 +418,7 @@ class Scheduler:
                 log.warning("sentence %d of request %d failed at %s: %s", sentence.index + 1, request.id,
                             faults.stage_of(error), sentence.error)
         finally:
-            run.stop()
+            run.cancel_stream()
             trim_heap()
             self._turns.leave(run.turn)
             with self._cond:
@@ -457,18 +462,16 @@ class _Running:
         it): it stops, and its end carries this error."""
         if self.failure is None:
             self.failure = error
-        self.halt()
-        threading.Thread(target=self.stop, name="hearth-stop", daemon=True).start()  # (`stop` outside the lock)
+        self.stop_turns()
+        threading.Thread(target=self.cancel_stream, name="hearth-stop", daemon=True).start()  # (outside the lock)
 
-    def halt(self) -> None:
-        """Under the lock: no more turns, and no more text pushed (`stop` then stops its stream)."""
+    def stop_turns(self) -> None:
+        """Under the lock: no more turns, and no more text pushed (`cancel_stream` then stops its stream)."""
         self.stopped = True
         self.turn.stop()
 
-    def stop(self) -> None:
+    def cancel_stream(self) -> None:
         """Stop generating (outside the lock): within a frame, also while waiting for text."""
         stream = self.stream
-        if isinstance(stream, LiveUtterance):
+        if stream is not None:
             stream.cancel()
-        elif stream is not None:
-            stream.stop()

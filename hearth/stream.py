@@ -10,7 +10,7 @@ the vocoder's state from chunk to chunk, so at most one decode is in flight whil
 on. Every stream runs on a pair of worker threads of its own (`Workers`). Items on the
 queues are explicit messages (a chunk, an error, the end), never `None`. An error in either stage
 reaches the consumer as the original exception. Closing the stream (or abandoning its iterator)
-sets a stop flag that the frame loop checks every frame, and joins both workers; `stop()` sets
+sets a stop flag that the frame loop checks every frame, and joins both workers; `cancel()` sets
 the flag from any thread without waiting.
 """
 
@@ -511,7 +511,13 @@ class AudioStream:
             raise item.error
         raise StopIteration
 
-    def stop(self) -> None:
+    @property
+    def tasks(self) -> tuple[concurrent.futures.Future[None], concurrent.futures.Future[None]]:
+        """The futures of its two workers' tasks (generating, decoding): both done once the stream
+        has stopped, whether closed, cancelled, abandoned or at its end."""
+        return self._pipe.generator, self._pipe.vocoder
+
+    def cancel(self) -> None:
         """Stop generation (within one frame) and decoding, from any thread, without waiting: the
         consumer's iteration then ends once it has taken what was ready (without a last chunk)."""
         self._pipe.stop.set()

@@ -162,10 +162,8 @@ def server(tiny_dir):
     """A `hearth serve` process on the tiny checkpoint (one per test module), stopped cleanly."""
     from servers import Server
 
-    s = Server(tiny_dir)
-    yield s
-    code, err = s.stop()
-    assert code == 0, err
+    with Server(tiny_dir) as s:
+        yield s
 
 
 # The tiers. `make test-fast` (for working) runs what needs neither a process of its own nor a

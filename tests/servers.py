@@ -10,6 +10,7 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
+from typing import Any, Self
 
 
 def free_port() -> int:
@@ -18,7 +19,40 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class Server:
+class _Process:
+    """A server process writing its log to a file. As a context manager (also a fixture's body,
+    `with Server(...) as s: yield s`) it is stopped at the end, and must have exited cleanly when
+    nothing else failed; `exit_code` and `stopped_log` then hold how it ended."""
+
+    proc: subprocess.Popen
+    log: Any
+    stop_s: float
+    exit_code: int | None = None
+    stopped_log = ""
+
+    def logged(self) -> str:
+        self.log.seek(0)
+        return self.log.read().decode()
+
+    def stop(self) -> tuple[int, str]:
+        """SIGTERM; the exit code and everything the server logged."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        out, _ = self.proc.communicate(timeout=self.stop_s)
+        assert not out  # logs go to stderr
+        self.exit_code, self.stopped_log = self.proc.returncode, self.logged()
+        return self.exit_code, self.stopped_log
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        code, log = self.stop()
+        if kind is None:
+            assert code == 0, log
+
+
+class Server(_Process):
     """A live `hearth serve` (or `hearth cluster`) process on a free loopback port."""
 
     def __init__(self, model, *extra: str, env: dict[str, str] | None = None, wait: bool = True,
@@ -44,17 +78,6 @@ class Server:
                 pass
             time.sleep(0.2)
         raise AssertionError("the server did not become ready")
-
-    def logged(self) -> str:
-        self.log.seek(0)
-        return self.log.read().decode()
-
-    def stop(self) -> tuple[int, str]:
-        """SIGTERM; the exit code and everything the server logged."""
-        self.proc.send_signal(signal.SIGTERM)
-        out, _ = self.proc.communicate(timeout=self.stop_s)
-        assert out == b""  # logs go to stderr
-        return self.proc.returncode, self.logged()
 
     def client(self, **kw):
         import openai
@@ -83,7 +106,7 @@ def wait_for_metric(server: Server, name: str, value: float, within_s: float = 2
         time.sleep(0.05)
 
 
-class WyomingServer:
+class WyomingServer(_Process):
     """A live `hearth wyoming` process on a free loopback port (or another --uri), stopped with SIGTERM."""
 
     def __init__(self, model, *extra: str, uri: str | None = None, env: dict[str, str] | None = None):
@@ -94,14 +117,10 @@ class WyomingServer:
         self.proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(model), "--uri",
                                       self.uri, *extra], stdout=subprocess.PIPE, stderr=self.log, env=env)
         deadline = time.monotonic() + 120
-        while b"ready:" not in self._read() and time.monotonic() < deadline:
+        while "ready:" not in self.logged() and time.monotonic() < deadline:
             assert self.proc.poll() is None, self.logged()
             time.sleep(0.2)
-        assert b"ready:" in self._read(), "the server did not become ready"
-
-    def _read(self) -> bytes:
-        self.log.seek(0)
-        return self.log.read()
+        assert "ready:" in self.logged(), "the server did not become ready"
 
     def speak(self, text: str, voice: str = "ryan", timeout: float = 120) -> bytes:
         """One synthesis with Home Assistant's client: the PCM of its audio chunks (an error event fails)."""
@@ -124,11 +143,3 @@ class WyomingServer:
 
         return asyncio.run(asyncio.wait_for(one(), timeout))
 
-    def logged(self) -> str:
-        return self._read().decode()
-
-    def stop(self) -> tuple[int, str]:
-        self.proc.send_signal(signal.SIGTERM)
-        out, _ = self.proc.communicate(timeout=self.stop_s)
-        assert out == b""  # logs go to stderr
-        return self.proc.returncode, self.logged()

@@ -3,20 +3,15 @@ interleaved frame by frame, or run on several threads at once, give exactly thei
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import torch
+from solo import solo_codes
+from threads import at_once
 
 import hearth
 
 TEXTS = [("Interleaved with another one.", "ryan", "english", 3), ("和另一个交替进行。", "vivian", "chinese", 4),
          ("A third, greedy.", "sohee", "auto", None)]
-
-
-def solo(engine, text, voice, language, seed):
-    return engine.generate_codes(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=14,
-                                 budget=None).codes
 
 
 def test_sessions_interleaved_frame_by_frame_equal_solo_runs(any_engine):
@@ -35,28 +30,16 @@ def test_sessions_interleaved_frame_by_frame_equal_solo_runs(any_engine):
             else:
                 frames[k].append(frame)
     for k, (text, voice, language, seed) in enumerate(TEXTS):
-        assert np.array_equal(np.stack(frames[k]), solo(engine, text, voice, language, seed))
+        assert np.array_equal(np.stack(frames[k]), solo_codes(engine, text, voice, language, seed, 14, budget=None))
 
 
 def test_streams_on_several_threads_equal_solo_runs(any_engine):
     engine = any_engine
     expected = [engine.synthesize(t, v, lang, seed=s, greedy=s is None, max_new_tokens=14, budget=None)
                 for t, v, lang, s in TEXTS]
-    got: dict[int, object] = {}
-
-    def run(k):
-        t, v, lang, s = TEXTS[k]
-        try:
-            got[k] = engine.synthesize(t, v, lang, seed=s, greedy=s is None, max_new_tokens=14, budget=None,
-                                       chunk_frames=2 + k)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            got[k] = e
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(len(TEXTS))]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
+    got = at_once([lambda k=k, t=t, v=v, lang=lang, s=s: engine.synthesize(
+        t, v, lang, seed=s, greedy=s is None, max_new_tokens=14, budget=None, chunk_frames=2 + k)
+        for k, (t, v, lang, s) in enumerate(TEXTS)], timeout=300)
     for k, want in enumerate(expected):
         assert isinstance(got[k], hearth.Audio), got[k]
         assert np.array_equal(got[k].codes, want.codes)

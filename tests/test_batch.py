@@ -10,12 +10,13 @@ a sample. How often int8's batched rows differ from solo is measured (`hearth be
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numpy as np
 import pytest
 from faults import failing_sessions, failing_vocoder
+from solo import solo_codes
+from threads import at_once
 
 import hearth
 from hearth.backends import ov_paged
@@ -32,33 +33,20 @@ REQUESTS = [
 ]
 
 
-def solo(engine, text, voice, language, seed, frames, text_mode="whole"):
-    return engine.generate_codes(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=frames,
-                                 text_mode=text_mode).codes
-
-
 def run_all(scheduler, requests, delays=(0.0, 0.01, 0.0, 0.02, 0.005), received=None):
     """Submit every request at once, each taken by its own consumer at its own pace (its chunks
     appended to `received[k]` when a dict is given)."""
     submitted = [scheduler.submit(text, voice, language, seed=seed, greedy=seed is None, max_new_tokens=frames,
                                   keep_codes=True) for text, voice, language, seed, frames in requests]
-    errors: list[BaseException] = []
 
     def take(request, delay):
-        try:
-            for chunk in request:
-                if received is not None:
-                    received.setdefault(submitted.index(request), []).append(chunk)
-                time.sleep(delay)
-        except BaseException as e:  # noqa: BLE001 - reported below
-            errors.append(e)
+        for chunk in request:
+            if received is not None:
+                received.setdefault(submitted.index(request), []).append(chunk)
+            time.sleep(delay)
 
-    threads = [threading.Thread(target=take, args=(r, d)) for r, d in zip(submitted, delays, strict=False)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert not errors, errors
+    outcomes = at_once([lambda r=r, d=d: take(r, d) for r, d in zip(submitted, delays, strict=False)], timeout=300)
+    assert not [e for e in outcomes if isinstance(e, BaseException)], outcomes
     return submitted
 
 
@@ -68,13 +56,13 @@ def assert_solo(engine, submitted, requests, skip=()):
             continue
         assert request.status == "done" and not request.errors, (k, request.errors)
         for s in request.sentences:
-            assert np.array_equal(s.codes, solo(engine, s.text, voice, language, s.seed, frames)), (k, s.text)
+            assert np.array_equal(s.codes, solo_codes(engine, s.text, voice, language, s.seed, frames)), (k, s.text)
 
 
 def test_each_batched_stream_equals_its_solo_codes(engine):
     with Scheduler(engine, max_batch=3) as scheduler:
         submitted = run_all(scheduler, REQUESTS)
-        batcher = scheduler._batcher
+        batcher = scheduler.batcher
         assert batcher is not None
         assert batcher.rows_stepped / batcher.calls > 1.5  # the rows really were stepped together
         assert batcher.joined_mid_batch > 0  # and some joined while others were mid-sentence
@@ -111,7 +99,7 @@ def test_a_fault_in_one_batched_stream_fails_that_sentence_only(engine, monkeypa
         for s in request.sentences:
             if (i, s.index) != (k, sentence.index):  # every other sentence, on every stream, is whole
                 assert s.status == "done"
-                assert np.array_equal(s.codes, solo(engine, s.text, voice, language, s.seed, frames))
+                assert np.array_equal(s.codes, solo_codes(engine, s.text, voice, language, s.seed, frames))
 
 
 @pytest.mark.parametrize("other_steps", [True, False])
@@ -146,7 +134,7 @@ def test_batched_live_request_waits_for_text_without_holding_up_the_batch(engine
     the whole text's in the interleaved mode."""
     text = "Let us walk down to the river and back before the rain comes in."
     kwargs = dict(seed=4, max_new_tokens=14, text_mode="interleaved")
-    expected = solo(engine, text, "ryan", "english", 4, 14, text_mode="interleaved")
+    expected = solo_codes(engine, text, "ryan", "english", 4, 14, text_mode="interleaved")
     with Scheduler(engine, max_batch=2) as scheduler:
         live = scheduler.open("ryan", "english", keep_codes=True, **kwargs)
         live.push("Let us walk down to the")
@@ -208,7 +196,7 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
                 np.testing.assert_allclose(summed, solo_summed, rtol=1e-4, atol=1e-4)
             if frame == 70:  # a row leaves; its place serves the others
                 rows.pop(1)[0].close()
-        assert batch._capacity > (4 if backend == "openvino" else 16)  # it grew while rows ran
+        assert batch.capacity > (4 if backend == "openvino" else 16)  # it grew while rows ran
     finally:
         engine.close()
 

@@ -156,10 +156,8 @@ WHOLE_TEXT_STAGES = [s for s in STAGES if s != "text_feed"]
 
 def faulty_server(model, *flags: str):
     """A `hearth serve` with every fault stage armed (for marked texts only), stopped cleanly."""
-    server = Server(model, *flags, env={**os.environ, "HEARTH_FAULTS": "all"})
-    yield server
-    code, log = server.stop()
-    assert code == 0, log
+    with Server(model, *flags, env={**os.environ, "HEARTH_FAULTS": "all"}) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
@@ -221,12 +219,10 @@ def test_health_counts_each_failure_under_its_stage(one_at_a_time):
 
 @pytest.fixture(scope="module")
 def wyoming(tiny_dir):
-    server = WyomingServer(tiny_dir, "--seed", str(WYOMING_SEED), "--max-new-tokens", str(FRAMES), "--max-batch", "1",
-                           env={**os.environ, "HEARTH_FAULTS": "all"})
-    yield server
-    code, log = server.stop()
-    assert code == 0, log
-    assert "Traceback" not in log
+    with WyomingServer(tiny_dir, "--seed", str(WYOMING_SEED), "--max-new-tokens", str(FRAMES), "--max-batch", "1",
+                           env={**os.environ, "HEARTH_FAULTS": "all"}) as server:
+        yield server
+    assert "Traceback" not in server.stopped_log, server.stopped_log
 
 
 @pytest.mark.parametrize("stage", WHOLE_TEXT_STAGES)

@@ -89,9 +89,8 @@ def wyoming_case(port: int, blob: bytes, limit_s: float = 10.0) -> None:
 
 def test_wyoming_survives_mutated_streams(tiny_dir, fast_engine):
     expected = to_pcm(fast_engine.synthesize(TEXT, "ryan", seed=SEED, max_new_tokens=FRAMES).samples, "s16")
-    server = WyomingServer(tiny_dir, "--seed", str(SEED), "--max-new-tokens", str(FRAMES))
     rng = random.Random(20261201)
-    try:
+    with WyomingServer(tiny_dir, "--seed", str(SEED), "--max-new-tokens", str(FRAMES)) as server:
         t0 = time.monotonic()
         for i in range(CASES):
             wyoming_case(server.port, mutate(rng, VALID_WYOMING))
@@ -99,10 +98,7 @@ def test_wyoming_survives_mutated_streams(tiny_dir, fast_engine):
         assert time.monotonic() - t0 < 240
 
         assert server.speak(TEXT) == expected
-    finally:
-        code, log = server.stop()
-    assert code == 0, log
-    assert "Traceback" not in log, log
+    assert "Traceback" not in server.stopped_log, server.stopped_log
 
 
 VALID_WS = [
@@ -136,10 +132,9 @@ def ws_messages(rng: random.Random) -> list[str | bytes]:
 
 
 def test_websocket_survives_mutated_sessions(tiny_dir):
-    server = Server(tiny_dir)
-    url = f"ws://127.0.0.1:{server.port}/v1/audio/speech/stream"
     rng = random.Random(1201)
-    try:
+    with Server(tiny_dir) as server:
+        url = f"ws://127.0.0.1:{server.port}/v1/audio/speech/stream"
         t0 = time.monotonic()
         for i in range(CASES):
             with ws_client.connect(url, open_timeout=10, max_size=None) as ws:
@@ -167,7 +162,4 @@ def test_websocket_survives_mutated_sessions(tiny_dir):
             extra_body={"seed": SEED, "max_new_tokens": FRAMES},
         ) as response:
             assert response.status_code == 200 and len(response.read()) == (FRAMES - 1) * 1920 * 2
-    finally:
-        code, log = server.stop()
-    assert code == 0, log
-    assert "Traceback" not in log, log
+    assert "Traceback" not in server.stopped_log, server.stopped_log

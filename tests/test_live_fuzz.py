@@ -166,11 +166,9 @@ def fuzzed_server(request, tmp_path_factory, tiny_dir):
         env["HEARTH_TEXT_INVARIANCE"] = f"{threshold},0" if threshold is not None else "none"
     elif rule == "none":
         env["HEARTH_TEXT_INVARIANCE"] = "none"
-    server = Server(checkpoint, *flags, env=env)
-    yield server, alone_only, f"{request.param} ({writer} writer, seed {RUN_SEEDS[k]}, rule {rule})"
-    code, log = server.stop()
-    assert code == 0, log
-    assert "Traceback" not in log, log
+    with Server(checkpoint, *flags, env=env) as server:
+        yield server, alone_only, f"{request.param} ({writer} writer, seed {RUN_SEEDS[k]}, rule {rule})"
+    assert "Traceback" not in server.stopped_log, server.stopped_log
 
 
 @settings(max_examples=EXAMPLES, deadline=None, derandomize=False,

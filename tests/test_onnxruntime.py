@@ -74,16 +74,16 @@ def test_a_voices_prompt_prefix_is_computed_once(ort_int8):
     was computed for it (a prompt is always computed in those two parts), while another voice gets
     a prefix of its own."""
     engine = ort_int8
-    engine.lm.prefixes._kept.clear()
+    engine.lm.prefixes.clear()
     first = engine.generate_codes("A first sentence.", "ryan", "english", seed=5, max_new_tokens=12).codes
-    assert len(engine.lm.prefixes._kept) == 1
+    assert len(engine.lm.prefixes) == 1
     other_text = engine.generate_codes("Another one, longer than the first.", "ryan", "english", seed=5,
                                        max_new_tokens=12).codes
-    assert len(engine.lm.prefixes._kept) == 1 and other_text.shape[0] > 0  # the same voice: reused
+    assert len(engine.lm.prefixes) == 1 and other_text.shape[0] > 0  # the same voice: reused
     again = engine.generate_codes("A first sentence.", "ryan", "english", seed=5, max_new_tokens=12).codes
     assert np.array_equal(first, again)
     engine.generate_codes("A first sentence.", "aiden", "english", seed=5, max_new_tokens=12)
-    assert len(engine.lm.prefixes._kept) == 2
+    assert len(engine.lm.prefixes) == 2
 
 
 def test_a_kept_prefix_changes_the_prompt_only_by_rounding(tiny_dir, ort_int8):
@@ -138,7 +138,7 @@ def test_the_onnxruntime_vocoder_is_the_torch_decoder_in_any_chunking(engine, or
     vocoder.decode(codes[:frames], padded)
     real = frames - 2
     expected_audio = vocoder.decode(codes[frames : frames + real], plain)
-    audio, state_out = vocoder._infer(codes[frames : 2 * frames].numpy(), padded.frames, real, padded.tensors)
+    audio, state_out = vocoder.infer(codes[frames : 2 * frames].numpy(), padded.frames, real, padded.tensors)
     upsample = engine.checkpoint.codec.upsample
     assert audio.shape[0] == frames * upsample
     np.testing.assert_allclose(audio[: real * upsample], expected_audio, atol=1e-5)

@@ -34,13 +34,6 @@ def browser(tmp_path_factory):
     browser.quit()
 
 
-@pytest.fixture(scope="module")
-def server(tiny_dir):
-    s = Server(tiny_dir)
-    yield s
-    s.stop()
-
-
 def test_page_speaks_while_streaming_and_stop_cancels(browser, server):
     browser.get(server.url + "/")
     assert browser.title == "Hearth"
@@ -108,8 +101,7 @@ def test_page_adds_speaks_and_removes_a_cloned_voice(browser, base_dir, tmp_path
 
     ref = tmp_path / "me.wav"
     soundfile.write(ref, reference_audio(2.0, 12), 24000, subtype="PCM_16")
-    s = Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")})
-    try:
+    with Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")}) as s:
         browser.get(s.url + "/")
         browser.wait("return getComputedStyle(document.getElementById('voicepanel')).display === 'block'")
         assert "No voices yet" in browser.text("#message")
@@ -135,5 +127,3 @@ def test_page_adds_speaks_and_removes_a_cloned_voice(browser, base_dir, tmp_path
         browser.click("#addVoice")  # no transcript: the speaker embedding alone
         browser.wait("return document.querySelectorAll('#voice option').length === 1")
         assert "x-vector" in browser.text("#message")
-    finally:
-        s.stop()

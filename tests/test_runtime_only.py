@@ -100,22 +100,14 @@ def test_hearth_say_speaks_an_export_without_torch(exported, expected, tmp_path)
 
 def test_hearth_serve_and_wyoming_serve_an_export_without_torch(exported, expected, tmp_path):
     want = to_pcm(expected["openvino"], "s16")
-    server = Server(exported, env=runtime_env(tmp_path / "cache"))
-    try:
+    with Server(exported, env=runtime_env(tmp_path / "cache")) as server:
         got = server.client().audio.speech.create(model="tts-1", voice="ryan", input=TEXT, response_format="pcm",
                                                   extra_body={"seed": SEED, "max_new_tokens": FRAMES}).content
         assert got == want
-    finally:
-        code, log = server.stop()
-    assert code == 0, log
 
-    wyoming = WyomingServer(exported, "--seed", str(SEED), "--max-new-tokens", str(FRAMES),
-                            env=runtime_env(tmp_path / "cache"))
-    try:
+    with WyomingServer(exported, "--seed", str(SEED), "--max-new-tokens", str(FRAMES),
+                            env=runtime_env(tmp_path / "cache")) as wyoming:
         assert wyoming.speak(TEXT) == want
-    finally:
-        code, log = wyoming.stop()
-    assert code == 0, log
 
 
 def test_what_needs_converting_says_what_to_install(tiny_dir, tmp_path):

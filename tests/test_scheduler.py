@@ -15,6 +15,8 @@ import time
 import numpy as np
 import pytest
 from faults import failing_vocoder
+from solo import solo_codes
+from threads import at_once
 
 from hearth import InputError
 from hearth.scheduler import Busy, Scheduler, SentenceFailed
@@ -25,10 +27,6 @@ TEXTS = [
     ("Zweiter Kunde hier. Noch ein Satz. Und ein dritter.", "aiden", "german", 22),
     ("第三个客户。很短。", "vivian", "chinese", 33),
 ]
-
-
-def clean_codes(engine, text, voice, language, seed, max_new_tokens):
-    return engine.generate_codes(text, voice, language, seed=seed, max_new_tokens=max_new_tokens).codes
 
 
 def consume(request, delay_s=0.0):
@@ -44,22 +42,14 @@ def consume(request, delay_s=0.0):
 
 def test_concurrent_clients_each_get_their_own_audio(any_engine):
     engine = any_engine
-    results: dict[int, object] = {}
 
     def client(k):
         text, voice, language, seed = TEXTS[k]
-        try:
-            request = scheduler.submit(text, voice, language, seed=seed, max_new_tokens=9)
-            results[k] = (request, consume(request, delay_s=0.02 * k))  # each at its own pace
-        except BaseException as e:  # noqa: BLE001 - reported below
-            results[k] = e
+        request = scheduler.submit(text, voice, language, seed=seed, max_new_tokens=9)
+        return request, consume(request, delay_s=0.02 * k)  # each at its own pace
 
     with Scheduler(engine) as scheduler:
-        threads = [threading.Thread(target=client, args=(k,)) for k in range(len(TEXTS))]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(timeout=300)
+        results = at_once([lambda k=k: client(k) for k in range(len(TEXTS))], timeout=300)
     for k, (_, voice, language, seed) in enumerate(TEXTS):
         assert not isinstance(results[k], BaseException), results[k]
         request, codes = results[k]
@@ -67,7 +57,7 @@ def test_concurrent_clients_each_get_their_own_audio(any_engine):
         assert len(codes) == len(request.sentences) >= 2
         for s in request.sentences:
             assert s.seed == seed + s.index
-            assert np.array_equal(codes[s.index], clean_codes(engine, s.text, voice, language, s.seed, 9))
+            assert np.array_equal(codes[s.index], solo_codes(engine, s.text, voice, language, s.seed, 9))
         assert request.max_ahead <= 2
 
 
@@ -88,7 +78,7 @@ def test_cancelling_one_request_leaves_the_others_untouched(any_engine):
         codes = consume(other)
     assert other.status == "done"
     for s in other.sentences:
-        assert np.array_equal(codes[s.index], clean_codes(engine, s.text, "serena", "english", s.seed, 9))
+        assert np.array_equal(codes[s.index], solo_codes(engine, s.text, "serena", "english", s.seed, 9))
 
 
 def test_a_slow_consumer_costs_the_others_nothing(engine):
@@ -131,7 +121,7 @@ def test_a_fault_fails_one_sentence_of_one_request(any_engine, monkeypatch):
     monkeypatch.undo()
     assert [s.status for s in hit.sentences] == ["failed", "done"]
     assert "injected vocoder fault" in hit.sentences[0].error and hit.status == "done"
-    assert np.array_equal(codes[1], clean_codes(engine, hit.sentences[1].text, "aiden", "auto", 8, 9))
+    assert np.array_equal(codes[1], solo_codes(engine, hit.sentences[1].text, "aiden", "auto", 8, 9))
     assert strict.status == "done" and not strict.errors
 
 

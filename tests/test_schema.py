@@ -31,10 +31,8 @@ CALLS = {"custom": 0, "base": 0}
 @pytest.fixture(scope="module")
 def base_server(base_dir, tmp_path_factory):
     cache = tmp_path_factory.mktemp("schema-cache")
-    s = Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(cache)})
-    yield s
-    code, err = s.stop()
-    assert code == 0, err
+    with Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(cache)}) as s:
+        yield s
 
 
 @pytest.fixture(scope="module")

@@ -280,8 +280,8 @@ def test_body_too_large(server):
 def test_api_key_busy_and_disconnect(tiny_dir):
     """One server with a key and room for one request at a time: 401 without the key, 503 with
     Retry-After when full (at once, never a hang), and a client that leaves stops its generation."""
-    s = Server(tiny_dir, "--api-key", "sesame", "--max-active", "1", "--max-queue", "0", "--voice-alias", "Alloy=Eric")
-    try:
+    with Server(tiny_dir, "--api-key", "sesame", "--max-active", "1", "--max-queue", "0",
+                "--voice-alias", "Alloy=Eric") as s:
         with pytest.raises(openai.AuthenticationError):
             s.client(api_key="wrong").audio.speech.create(model="tts-1", voice="ryan", input="Hi.")
         with pytest.raises(openai.AuthenticationError):  # as OpenAI's
@@ -316,11 +316,8 @@ def test_api_key_busy_and_disconnect(tiny_dir):
         again = client.audio.speech.create(model="tts-1", voice="alloy", input="Room again.", response_format="pcm",
                                            extra_body={"max_new_tokens": 5})
         assert len(again.content) == 4 * 1920 * 2
-    finally:
-        code, log = s.stop()
-    assert code == 0, log
-    ended = [line for line in log.splitlines() if "request 1: cancelled after" in line]
-    assert ended, log
+    ended = [line for line in s.stopped_log.splitlines() if "request 1: cancelled after" in line]
+    assert ended, s.stopped_log
     frames = int(ended[0].split("after ")[1].split(" frames")[0])
     assert frames < 200  # stopped long before its sentence's budget of 600-odd frames ran out
 
@@ -343,12 +340,9 @@ def test_loadtest_reports_served_and_busy(tiny_dir):
     import subprocess
     import sys
 
-    s = Server(tiny_dir, "--max-active", "1", "--max-queue", "0")
-    try:
+    with Server(tiny_dir, "--max-active", "1", "--max-queue", "0") as s:
         r = subprocess.run([sys.executable, "-m", "hearth.cli", "loadtest", s.url, "--clients", "4", "--requests",
                             "3", "--max-new-tokens", "12", "--json"], capture_output=True, timeout=300, check=False)
-    finally:
-        code, log = s.stop()
     assert r.returncode == 0, r.stderr.decode()
     report = json.loads(r.stdout)
     assert report["requests"] == 12 and report["errors"] == 0
@@ -357,7 +351,6 @@ def test_loadtest_reports_served_and_busy(tiny_dir):
         assert report["busy_answer_max_s"] < 5
     assert 0 < report["first_byte_p50_s"] <= report["first_byte_p95_s"]
     assert report["rtf_p50"] > 0 and report["server_rss_mb_after"] > 100
-    assert code == 0, log
 
 
 def test_loadtest_soak_mode_with_cancels_and_hostile_clients(server):
@@ -386,8 +379,8 @@ def test_loading_cors_and_instructions(tiny_dir, tmp_path):
     import os
 
     env = dict(os.environ, HEARTH_CACHE=str(tmp_path / "fresh-cache"))  # the first start converts (the language
-    s = Server(tiny_dir, "--cors", "http://example.test", "--vocoder", "torch", env=env, wait=False)  # model only)
-    try:
+    with Server(tiny_dir, "--cors", "http://example.test", "--vocoder", "torch", env=env,  # model only)
+                wait=False) as s:
         seen = []
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline and 200 not in seen:
@@ -415,6 +408,3 @@ def test_loading_cors_and_instructions(tiny_dir, tmp_path):
         ) as response:
             assert "ignored" in response.headers["x-hearth-warning"]
             assert len(response.read()) == 3 * 1920 * 2
-    finally:
-        code, log = s.stop()
-    assert code == 0, log

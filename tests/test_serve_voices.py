@@ -48,10 +48,8 @@ def cache(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def server(base_dir, cache):
-    s = Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(cache)})
-    yield s
-    code, err = s.stop()
-    assert code == 0, err
+    with Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(cache)}) as s:
+        yield s
 
 
 @pytest.fixture(scope="module")
@@ -212,9 +210,6 @@ def test_stored_voices_through_wyoming(base_dir, base, tmp_path):
     samples, rate = read_reference(REF)
     Cloner(base.checkpoint, VoiceStore(tmp_path / "voices")).add("Bea", samples, rate, REF_TEXT)
     want = expected(base, base.clone_voice(samples, rate, REF_TEXT))
-    s = WyomingServer(base_dir, "--backend", "torch", "--seed", str(SEED), "--max-new-tokens", str(FRAMES),
-                      env={**os.environ, "HEARTH_CACHE": str(tmp_path)})
-
     async def go():
         async with AsyncTcpClient("127.0.0.1", s.port) as client:
             await client.write_event(Describe().event())
@@ -230,11 +225,9 @@ def test_stored_voices_through_wyoming(base_dir, base, tmp_path):
             refused = await client.read_event()
             return info, one_shot, streamed, refused
 
-    try:
+    with WyomingServer(base_dir, "--backend", "torch", "--seed", str(SEED), "--max-new-tokens", str(FRAMES),
+                       env={**os.environ, "HEARTH_CACHE": str(tmp_path)}) as s:
         info, one_shot, streamed, refused = asyncio.run(asyncio.wait_for(go(), timeout=240))
-    finally:
-        code, err = s.stop()
-    assert code == 0, err
     assert [v.name for v in info.tts[0].voices] == ["bea"] and "cloned" in info.tts[0].voices[0].description
     assert one_shot == want and streamed == want
     assert refused.type == "error" and "unknown voice 'nobody'" in refused.data["text"]
@@ -268,15 +261,11 @@ def test_a_designed_voice_over_http_and_wyoming_needs_its_instructions(tmp_path)
     instruct = "A deep, slow voice."
     parts = [design.synthesize(t, None, "auto", instruct=instruct, seed=SEED + i, max_new_tokens=FRAMES).samples
              for i, t in enumerate(SENTENCES)]
-    s = Server(design_dir, "--backend", "torch")
-    try:
+    with Server(design_dir, "--backend", "torch") as s:
         assert speak(s, "alloy", instructions=instruct) == to_pcm(np.concatenate(parts), "s16")
         with pytest.raises(openai.BadRequestError, match="send instructions"):
             speak(s, "alloy")
         assert requests.get(s.url + "/health", timeout=30).json()["kind"] == "VoiceDesign"
-    finally:
-        code, err = s.stop()
-    assert code == 0, err
     r = subprocess.run([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(design_dir)],
                        capture_output=True, text=True, timeout=120, check=False)
     assert r.returncode == 2 and "--instruct" in r.stderr
@@ -285,9 +274,8 @@ def test_a_designed_voice_over_http_and_wyoming_needs_its_instructions(tmp_path)
 def test_listing_without_the_key_leaves_out_stored_voices(base_dir, tmp_path):
     """Open WebUI lists voices without its key: a keyed server still answers, but a stored (cloned)
     voice, the user's own, is listed only to a client with the key; an alias pointed at it too."""
-    s = Server(base_dir, "--backend", "torch", "--api-key", "sesame", "--voice-alias", "alloy=neighbour",
-               env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")})
-    try:
+    with Server(base_dir, "--backend", "torch", "--api-key", "sesame", "--voice-alias", "alloy=neighbour",
+               env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")}) as s:
         keyed = {"Authorization": "Bearer sesame"}
         r = requests.post(s.url + "/v1/audio/voices", data={"name": "neighbour", "ref_text": REF_TEXT},
                           files={"audio_sample": ("ref.wav", REF, "audio/wav")}, headers=keyed, timeout=120)
@@ -300,6 +288,3 @@ def test_listing_without_the_key_leaves_out_stored_voices(base_dir, tmp_path):
         assert without.json() == {"voices": [], "uploaded_voices": []}
         wrong = requests.get(s.url + "/v1/audio/voices", headers={"Authorization": "Bearer nope"}, timeout=30)
         assert wrong.json() == {"voices": [], "uploaded_voices": []}
-    finally:
-        code, log = s.stop()
-    assert code == 0, log

@@ -4,18 +4,14 @@ from __future__ import annotations
 
 import json
 
-from cli import hearth as hearth_cli
-
-
-def run(args, stdin=b"", timeout=600):
-    return hearth_cli(*args, stdin=stdin, timeout=timeout)
+from cli import hearth
 
 
 def test_speak_lines_from_a_pipe(tiny_dir, engine):
     lines = b"Hello there. How are you?\n/voice ryan\n/voice bob\nSecond line.\n"
     lines += b"\xff\xfe broken utf-8\n" + "😀😀\n/language klingon\n/frobnicate\n".encode()
-    r = run(["speak", "--model", str(tiny_dir), "--sink", "raw", "--max-new-tokens", "8", "--seed", "5", "--backend",
-             "torch"], lines)
+    r = hearth("speak", "--model", str(tiny_dir), "--sink", "raw", "--max-new-tokens", "8", "--seed", "5", "--backend",
+               "torch", stdin=lines, timeout=600)
     err = r.stderr.decode()
     assert r.returncode == 0, err
     assert "Traceback" not in err
@@ -32,7 +28,7 @@ def test_speak_lines_from_a_pipe(tiny_dir, engine):
 
 
 def test_soak_small(tiny_dir):
-    r = run(["soak", "--model", str(tiny_dir), "--sentences", "12", "--max-new-tokens", "6", "--json"])
+    r = hearth("soak", "--model", str(tiny_dir), "--sentences", "12", "--max-new-tokens", "6", "--json", timeout=600)
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(r.stdout)
     for key in ("sentences", "errors", "underruns", "ttfa_p50_s", "ttfa_p95_s", "rss_start_mb", "rss_end_mb",

@@ -107,14 +107,14 @@ def test_close_stops_generation(engine):
     # At most the bounded queues' worth of frames beyond what was consumed: nowhere near 2000.
     assert frames_at_close < 2 + 5 * 8
     assert stream.generation.stop_reason == "closed"
-    assert stream._pipe.generator.done() and stream._pipe.vocoder.done()
+    assert all(task.done() for task in stream.tasks)
 
 
 def test_abandoned_iterator_stops_generation(engine):
     stream = engine.stream("Abandon me.", "ryan", seed=3, max_new_tokens=2000, budget=None)
     next(stream)
     stats = stream.generation
-    tasks = [stream._pipe.generator, stream._pipe.vocoder]
+    tasks = stream.tasks
     del stream
     gc.collect()
     done, _ = concurrent.futures.wait(tasks, timeout=10)

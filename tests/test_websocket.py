@@ -186,8 +186,7 @@ def test_binary_and_double_config_and_text_after_done(server):
 
 
 def test_api_key_and_client_that_leaves(tiny_dir):
-    s = Server(tiny_dir, "--api-key", "sesame")
-    try:
+    with Server(tiny_dir, "--api-key", "sesame") as s:
         with connect(s) as ws:
             m = receive(ws, timeout=30)
             assert m["type"] == "error" and "API key" in m["message"]
@@ -202,7 +201,4 @@ def test_api_key_and_client_that_leaves(tiny_dir):
         with connect(s, additional_headers={"Authorization": "Bearer sesame"}) as ws:
             pcm = by_sentence(session(ws, ["Next."], hold_last_until_audio=False, max_new_tokens=3))
             assert len(pcm[0]) == 2 * 1920 * 2
-    finally:
-        code, log = s.stop()
-    assert code == 0, log
-    assert "websocket session 1: cancelled, the client went away" in log, log
+    assert "websocket session 1: cancelled, the client went away" in s.stopped_log, s.stopped_log

@@ -226,7 +226,7 @@ class OpenVINOVocoder(SteppedVocoder):
             self.warm_up()
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
-    def _infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
+    def infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
                ) -> tuple[np.ndarray, list[np.ndarray]]:
         with self._lock:
             req = self._idle.pop() if self._idle else self.model.create_infer_request()

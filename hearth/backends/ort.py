@@ -163,6 +163,14 @@ class Prefixes:
             while len(self._kept) > self.KEEP:
                 self._kept.popitem(last=False)
 
+    def __len__(self) -> int:
+        """Prefixes kept."""
+        return len(self._kept)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._kept.clear()
+
 
 class SlotRow(SampledRow):
     """One utterance in a `SlotBatch`: its slot, its length so far and its sampling."""
@@ -235,6 +243,11 @@ class SlotBatch:
         if self._capacity:
             log.debug("key/value buffers grown to %d positions per row", capacity)
         self._capacity = capacity
+
+    @property
+    def capacity(self) -> int:
+        """Positions each slot's key/value buffers hold now."""
+        return self._capacity
 
     def idle(self) -> None:
         """Back to the first capacity (an idle pooled batch should not keep a long utterance's)."""

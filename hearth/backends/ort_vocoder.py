@@ -77,7 +77,7 @@ class ORTVocoder(SteppedVocoder):
                                "to convert it again")
         log.debug("session made in %.1f s (warmed up with the engine's other networks)", time.perf_counter() - t0)
 
-    def _infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
+    def infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
                ) -> tuple[np.ndarray, list[np.ndarray]]:
         feed: dict[str, Any] = {self._codes: codes, self._position: np.array(position, np.int64),
                                 self._valid: np.array(valid, np.int64)}

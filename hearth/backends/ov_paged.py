@@ -94,6 +94,11 @@ class PagedBatch:
 
     # -- blocks ----------------------------------------------------------------------------------------
 
+    @property
+    def capacity(self) -> int:
+        """Blocks the cache holds now (in use or free)."""
+        return self._capacity
+
     def _grow(self, capacity: int) -> None:
         import openvino as ov
 

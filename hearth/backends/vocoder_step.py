@@ -47,7 +47,7 @@ class SteppedVocoder:
         self.device = device
         self._state_shapes = [tuple(s) for s in cast(list[list[int]], converted.manifest["state_shapes"])]
 
-    def _infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
+    def infer(self, codes: np.ndarray, position: int, valid: int, tensors: list[np.ndarray]
                ) -> tuple[np.ndarray, list[np.ndarray]]:
         """One call: (audio of all the frames in `codes`, the new state tensors, owned by the caller)."""
         raise NotImplementedError
@@ -106,7 +106,7 @@ class SteppedVocoder:
         for start in range(0, codes.shape[0], self.frames):  # calls of at most `self.frames` frames
             piece = np.ascontiguousarray(codes[start : start + self.frames], np.int64)
             valid = piece.shape[0]
-            audio, state.tensors = self._infer(piece, state.frames, valid, state.tensors)
+            audio, state.tensors = self.infer(piece, state.frames, valid, state.tensors)
             pieces.append(audio[: valid * self.cfg.upsample])
             state.frames += valid
         return np.concatenate(pieces)

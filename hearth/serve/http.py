@@ -33,7 +33,7 @@ from starlette.routing import Route
 
 from ..engine import Engine, InputError
 from ..prompt import ClonedVoice, Speaker
-from ..scheduler import Busy, Scheduler, SentenceFailed, SpeechChunk
+from ..scheduler import Busy, RequestChunk, Scheduler, SentenceFailed
 from ..scheduler import Request as SpeechRequest
 from ..voices import read_reference
 from . import jsonbody
@@ -226,14 +226,14 @@ class _Stream:
             return fn(*args)
         return await asyncio.get_running_loop().run_in_executor(self.state.pool, fn, *args)
 
-    async def first(self) -> SpeechChunk | None:
+    async def first(self) -> RequestChunk | None:
         return await anext(self.chunks, None)  # returns at the first chunk, the end, or a cancel
 
-    async def _encode(self, chunk: SpeechChunk) -> bytes:
+    async def _encode(self, chunk: RequestChunk) -> bytes:
         self.frames += chunk.frames
         return await self._run(self.encoder.encode, chunk.samples)
 
-    async def pieces(self, first: SpeechChunk | None) -> AsyncIterator[bytes]:
+    async def pieces(self, first: RequestChunk | None) -> AsyncIterator[bytes]:
         """Encoded bytes as chunks come; the tail of the encoder at the end."""
         if first is not None:
             if data := await self._encode(first):
