@@ -71,16 +71,22 @@ def test_sampled_codes_reproducible_and_independent_of_chunking(any_weights_engi
     assert not np.array_equal(other, whole)
 
 
+def _no_weights(name: str) -> np.ndarray:
+    raise AssertionError(f"the sampler reads no weight ({name})")
+
+
 def _openvino_sampler(vocab: int):
     import openvino as ov
     import openvino.opset13 as ops
 
-    from hearth.convert.ov_predictor import _sample
+    from hearth.convert import recipe
+    from hearth.convert.ov_graphs import Builder
 
     logits_in = ops.parameter([1, vocab], ov.Type.f32)
     draw_in = ops.parameter([1], ov.Type.f32)
     params = [ops.parameter([], t) for t in (ov.Type.f32, ov.Type.i64, ov.Type.f32)]
-    picked = _sample(logits_in.output(0), draw_in.output(0), *(p.output(0) for p in params))
+    picked = recipe.sample(Builder(weights=_no_weights, fmt="fp32"), logits_in.output(0), draw_in.output(0),
+                           *(p.output(0) for p in params))
     model = ov.Model([ops.result(picked)], [logits_in, draw_in, *params])
     req = ov.Core().compile_model(model, "CPU", {"INFERENCE_PRECISION_HINT": "f32"}).create_infer_request()
 
@@ -97,17 +103,19 @@ def _onnxruntime_sampler(vocab: int):
     from onnx import TensorProto as T
     from onnx import helper
 
-    from hearth.convert.ort_graphs import _Graph, _model, _sample
+    from hearth.convert import recipe
+    from hearth.convert.ort_graphs import Graph, Writer, onnx_model
 
-    g = _Graph()
-    g.op("Identity", [_sample(g, "logits", "draw", "temperature", "top_k", "top_p")])
+    g = Graph()
+    sampler = Writer(g, _no_weights, "fp32")
+    g.op("Identity", [recipe.sample(sampler, "logits", "draw", "temperature", "top_k", "top_p")])
     g.nodes[-1].output[0] = "picked"
     inputs = [helper.make_tensor_value_info("logits", T.FLOAT, [1, vocab]),
               helper.make_tensor_value_info("draw", T.FLOAT, [1, 1]),
               helper.make_tensor_value_info("temperature", T.FLOAT, [1, 1]),
               helper.make_tensor_value_info("top_k", T.INT64, [1]),
               helper.make_tensor_value_info("top_p", T.FLOAT, [1, 1])]
-    model = _model(g, inputs, [helper.make_tensor_value_info("picked", T.INT64, [1])], "sampler")
+    model = onnx_model(g, inputs, [helper.make_tensor_value_info("picked", T.INT64, [1])], "sampler")
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
 
     def pick(logits: torch.Tensor, u: float, temperature: float, top_k: int, top_p: float) -> int:

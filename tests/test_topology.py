@@ -85,7 +85,7 @@ def test_no_sysfs_falls_back_to_cpu_count(tmp_path):
 
 def test_tuned_settings_round_trip_and_apply_to_cli_and_api_alike(tmp_path, monkeypatch):
     from hearth.cli import parser
-    from hearth.cli.options import backend_flags
+    from hearth.cli.arguments import backend_flags
     from hearth.settings import backend_options, chunk_frames, max_batch
 
     monkeypatch.setenv("HEARTH_CACHE", str(tmp_path))

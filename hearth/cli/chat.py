@@ -22,7 +22,7 @@ from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_availa
 from ..engine import InputError, load
 from ..scheduler import Scheduler
 from ..tools.agent import BargeIn, ChatStream, chat_url, speak_turn
-from .options import (
+from .arguments import (
     add_backend,
     add_model,
     add_playback,
@@ -34,7 +34,7 @@ from .options import (
     count,
     load_flags,
 )
-from .options import seed as seed_type
+from .arguments import seed as seed_type
 
 __all__ = ["add_parsers"]
 

@@ -9,7 +9,7 @@ from ..backends import LM_WEIGHTS
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
 from ..tools.doctor import TUNED
-from .options import add_backend, add_cpu_mask, apply_cpu_mask, backend_flags, check_backend, count, seconds
+from .arguments import add_backend, add_cpu_mask, apply_cpu_mask, backend_flags, check_backend, count, seconds
 
 
 def add_parsers(sub: Any) -> None:

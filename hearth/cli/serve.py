@@ -22,7 +22,7 @@ from typing import Any
 from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import (
+from .arguments import (
     add_backend,
     add_cpu_mask,
     add_model,

@@ -22,7 +22,7 @@ from ..engine import Engine, InputError, load
 from ..player import PlayerRequest
 from ..scheduler import Busy
 from ..service import Service
-from .options import (
+from .arguments import (
     add_backend,
     add_model,
     add_playback,

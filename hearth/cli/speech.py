@@ -19,7 +19,7 @@ from ..engine import Engine, InputError, load
 from ..pacing import Pacer, paced
 from ..sampling import FrameBudget
 from ..scheduler import MAX_REQUEST_CHARS, Scheduler
-from .options import (
+from .arguments import (
     add_generation,
     add_model,
     add_playback,

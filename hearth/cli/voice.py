@@ -12,7 +12,7 @@ from typing import Any
 
 from ..checkpoint import open_checkpoint
 from ..voices import Cloner, ReferenceAudioError, VoiceStore, checkpoint_identity, read_reference
-from .options import add_model
+from .arguments import add_model
 
 __all__ = ["add_parsers"]
 

@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 from ..aliases import voice_aliases
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..engine import InputError
-from .options import (
+from .arguments import (
     add_backend,
     add_cpu_mask,
     add_model,

@@ -11,10 +11,12 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-from ..backends.conversions import ConvertedModel, progress, publish, staging
+from ..backends.conversions import ConvertedModel, progress, staging
 from ..backends.ort import MAX_POSITIONS, part_formats
-from ..checkpoint import Checkpoint, talker_weights, verify_weights
+from ..checkpoint import Checkpoint, verify_weights
+from .recipe import WeightSource, convert_language_model
 from .vocoder_export import export_step, publish_vocoder
 
 __all__ = ["build_language_model", "build_vocoder"]
@@ -26,30 +28,22 @@ def build_language_model(ckpt: Checkpoint, weights: str, directory: Path, key_so
                          ) -> ConvertedModel:
     """talker.onnx and predictor.onnx of `weights` (weights in .data files beside them) into the
     cache entry `directory`."""
-    verify_weights(ckpt)
     import onnx  # only to convert: its import alone takes most of a second
 
     from .ort_graphs import build_predictor_loop, build_talker
 
     talker_format, predictor_format = part_formats(weights)
 
-    t0 = time.perf_counter()
-    log.info("converting the language model to ONNX (%s weights) into %s; once per checkpoint", weights, directory)
-    source = talker_weights(ckpt)
+    def networks(source: WeightSource, manifest: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
+        yield "talker", *build_talker(ckpt.config.talker, source, talker_format, MAX_POSITIONS)
+        yield "predictor", *build_predictor_loop(ckpt.config.talker, source, predictor_format)
 
-    with staging(directory) as tmp, progress("converting the language model", log):
-        parts = {}
-        for network, model, built in (
-            ("talker", *build_talker(ckpt.config.talker, source, talker_format, MAX_POSITIONS)),
-            ("predictor", *build_predictor_loop(ckpt.config.talker, source, predictor_format)),
-        ):
-            onnx.save_model(model, tmp / f"{network}.onnx", save_as_external_data=True, all_tensors_to_one_file=True,
-                            location=f"{network}.onnx.data", size_threshold=1024)
-            parts[network] = {"fp32_bytes": built.bytes_fp32, "stored_bytes": built.bytes_stored}
-            del model, built
-        manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
-        log.info("converted in %.1f s", manifest["convert_s"])
-        return publish(tmp, directory, manifest)
+    def save(model: Any, directory: Path, network: str) -> None:  # noqa: ANN401
+        onnx.save_model(model, directory / f"{network}.onnx", save_as_external_data=True,
+                        all_tensors_to_one_file=True, location=f"{network}.onnx.data", size_threshold=1024)
+
+    return convert_language_model(ckpt, weights, directory, key_source, runtime="ONNX", log=log, networks=networks,
+                                  save=save)
 
 
 # The exporter's own lines (optional torchvision operators it skips, each initializer it merges):

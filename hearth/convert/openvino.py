@@ -8,11 +8,14 @@ from __future__ import annotations
 import logging
 import time
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-from ..backends.conversions import ConvertedModel, progress, publish, staging
+from ..backends.conversions import ConvertedModel, progress, staging
 from ..backends.openvino import INT4_RATIO
-from ..checkpoint import Checkpoint, talker_weights, verify_weights
+from ..checkpoint import Checkpoint, verify_weights
+from .recipe import WeightSource, convert_language_model
 from .vocoder_export import export_step, publish_vocoder
 
 __all__ = ["build_language_model", "build_vocoder"]
@@ -23,37 +26,28 @@ log = logging.getLogger("hearth.backends.openvino")  # the lines a user sees com
 def build_language_model(ckpt: Checkpoint, weights: str, directory: Path, key_source: dict[str, object]
                          ) -> ConvertedModel:
     """The talker and predictor-loop IRs of `weights` into the cache entry `directory`."""
-    verify_weights(ckpt)
-
     import openvino as ov
 
     from .ov_graphs import build_talker
     from .ov_predictor import build_predictor_loop
 
-    t0 = time.perf_counter()
-    log.info("converting the language model to OpenVINO (%s weights) into %s; once per checkpoint", weights, directory)
-    source = talker_weights(ckpt)
-
-    with staging(directory) as tmp, progress("converting the language model", log):
+    def networks(source: WeightSource, manifest: dict[str, Any]) -> Iterator[tuple[str, Any, Any]]:
         compressed = None
         if weights == "int4":
             from .ov_int4 import compress_int4, int4_candidates
 
             log.info("compressing the transformer layers to int4 with NNCF (data-free, group-wise)")
             compressed = compress_int4(int4_candidates(ckpt.config.talker), source, INT4_RATIO)
-        parts = {}
-        networks = (("talker", build_talker), ("predictor", build_predictor_loop))
-        for network, build in networks:
-            model, builder = build(ckpt.config.talker, source, weights, compressed=compressed)
-            ov.save_model(model, tmp / f"{network}.xml", compress_to_fp16=False)
-            parts[network] = {"fp32_bytes": builder.bytes_fp32, "stored_bytes": builder.bytes_stored}
-            del model, builder
-        manifest = {"key": key_source, "weights": weights, "parts": parts, "convert_s": time.perf_counter() - t0}
-        if compressed is not None:
             manifest["int4_layers"] = len(compressed.int4)
             manifest["int8_layers"] = len(compressed.outputs) - len(compressed.int4)
-        log.info("converted in %.1f s", manifest["convert_s"])
-        return publish(tmp, directory, manifest)
+        yield "talker", *build_talker(ckpt.config.talker, source, weights, compressed=compressed)
+        yield "predictor", *build_predictor_loop(ckpt.config.talker, source, weights, compressed=compressed)
+
+    def save(model: Any, directory: Path, network: str) -> None:  # noqa: ANN401
+        ov.save_model(model, directory / f"{network}.xml", compress_to_fp16=False)
+
+    return convert_language_model(ckpt, weights, directory, key_source, runtime="OpenVINO", log=log,
+                                  networks=networks, save=save)
 
 
 def build_vocoder(ckpt: Checkpoint, stored: str, frames: int, directory: Path, key_source: dict[str, object]

@@ -1,6 +1,5 @@
-"""ONNX graphs of the talker and of the whole 15-step code-predictor loop, for ONNX Runtime.
-
-The same computation as `ov_graphs` (and `hearth.model.talker`), written for the runtime whose
+"""ONNX graphs of the talker and of the whole 15-step code-predictor loop, for ONNX Runtime: the
+`recipe`'s graphs (as `ov_graphs` writes them for OpenVINO), written with ONNX operations for the runtime whose
 kernels read quantized weights fastest on CPUs without AVX-512: ONNX Runtime's `MatMulNBits`
 multiplies 8- or 4-bit block-quantized weights with activations quantized to int8 on the fly
 (`accuracy_level` 4). On a 2-core AVX2 machine a [3072 x 1024] product takes about 100 us with
@@ -16,8 +15,8 @@ owns and binds as both the past and the present (it is written in place): rows o
 buffer's first dimension, each with its own length (`seqlens_k`); the rotary embedding is applied
 inside the attention, at the positions the lengths imply. The predictor loop needs no cache across
 frames; its 15 steps are unrolled, every step reading the same weight initializers (the runtime
-packs each once), and it samples inside the graph from uniform draws the caller supplies, as the
-OpenVINO loop does (`ov_predictor._sample`).
+packs each once), and it samples inside the graph from uniform draws the caller supplies
+(`recipe.sample`, as on OpenVINO).
 """
 
 from __future__ import annotations
@@ -30,8 +29,9 @@ import numpy as np
 
 from ..backends.ort import BLOCKS, WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
+from . import recipe
 
-__all__ = ["BLOCKS", "WEIGHT_FORMATS", "build_predictor_loop", "build_talker"]
+__all__ = ["BLOCKS", "WEIGHT_FORMATS", "Graph", "Writer", "build_predictor_loop", "build_talker", "onnx_model"]
 
 _MS = "com.microsoft"
 
@@ -39,7 +39,7 @@ WeightSource = Callable[[str], np.ndarray]
 
 
 @dataclass
-class _Graph:
+class Graph:
     """ONNX nodes, initializers and constants, with generated value names."""
 
     nodes: list[Any] = field(default_factory=list)
@@ -89,10 +89,11 @@ def quantize_blocks(w: np.ndarray, bits: int, block: int) -> tuple[np.ndarray, n
 
 
 @dataclass
-class _Weights:
-    """Weights of the checkpoint as graph values in the chosen format, each stored once."""
+class Writer:
+    """ONNX Runtime's `recipe.Writer`: the checkpoint's weights as initializers in the chosen format
+    (each stored once), and the operations the recipe writes with."""
 
-    g: _Graph
+    g: Graph
     source: WeightSource
     fmt: str
     bytes_stored: int = 0
@@ -153,9 +154,7 @@ class _Weights:
                 self.bytes_stored += w.nbytes
                 self._made[name] = (self.g.tensor(w.astype(np.float32), "t"), None)
             else:
-                peak = np.abs(w).max(axis=1, keepdims=True)
-                scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-                q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
+                q, scale = recipe.int8_rows(w)
                 self.bytes_stored += q.nbytes + scale.nbytes
                 self._made[name] = (self.g.tensor(q, "t"), self.g.tensor(scale, "ts"))
         table, scale = self._made[name]
@@ -164,45 +163,80 @@ class _Weights:
             return row
         return self.g.op("Mul", [self.g.op("Cast", [row], to=1), self.g.op("Gather", [scale, index], axis=0)])
 
+    def linears(self, x: str, names: list[str]) -> list[str]:
+        return self.fused(x, names)
 
-def _norm(g: _Graph, x: str, weight: str, eps: float) -> str:
-    return g.op("SimplifiedLayerNormalization", [x, weight], axis=-1, epsilon=eps)
+    # -- the recipe's arithmetic ---------------------------------------------------------------------
 
+    def rms_norm(self, x: str, weight: str, eps: float) -> str:
+        return self.g.op("SimplifiedLayerNormalization", [x, weight], axis=-1, epsilon=eps)
 
-def _head_norm(g: _Graph, x: str, weight: str, heads: int, head_dim: int, eps: float) -> str:
-    """RMSNorm over each head of x [B, S, heads * d]."""
-    split = g.op("Reshape", [x, g.const([0, 0, heads, head_dim])])
-    return g.op("Reshape", [_norm(g, split, weight, eps), g.const([0, 0, heads * head_dim])])
+    def head_norm(self, x: str, weight: str, heads: int, head_dim: int, eps: float) -> str:
+        """RMSNorm over each head of x [B, S, heads * d] (the shape kept)."""
+        split = self.g.op("Reshape", [x, self.g.const([0, 0, heads, head_dim])])
+        return self.g.op("Reshape", [self.rms_norm(split, weight, eps), self.g.const([0, 0, heads * head_dim])])
+
+    def add(self, a: str, b: str) -> str:
+        return self.g.op("Add", [a, b])
+
+    def mul(self, a: str, b: str) -> str:
+        return self.g.op("Mul", [a, b])
+
+    def div(self, a: str, b: str) -> str:
+        return self.g.op("Div", [a, b])
+
+    def silu(self, x: str) -> str:
+        return self.g.op("Mul", [x, self.g.op("Sigmoid", [x])])
+
+    def last_position(self, x: str) -> str:
+        return self.g.op("Gather", [x, self.g.const([-1])], axis=1)
+
+    def positions(self, a: str, b: str) -> str:
+        return self.g.op("Concat", [a, b], axis=1)
+
+    def as_position(self, x: str) -> str:
+        return self.g.op("Unsqueeze", [x, self.g.const([1])])
+
+    def flat_rows(self, x: str) -> str:
+        return self.g.op("Reshape", [x, self.g.const([0, -1])])
+
+    def top_k(self, x: str, k: str) -> tuple[str, str]:
+        values, indices = self.g.op("TopK", [x, k], outputs=2, axis=-1, largest=1, sorted=1)
+        return values, indices
+
+    def softmax(self, x: str) -> str:
+        return self.g.op("Softmax", [x], axis=-1)
+
+    def cumsum(self, x: str, exclusive: bool = False) -> str:
+        if exclusive:
+            return self.g.op("CumSum", [x, self.g.const(-1)], exclusive=1)
+        return self.g.op("CumSum", [x, self.g.const(-1)])
+
+    def below(self, a: str, b: str) -> str:
+        return self.g.op("Cast", [self.g.op("Less", [a, b])], to=1)
+
+    def count_at_most(self, x: str, limit: str) -> str:
+        at_most = self.g.op("Cast", [self.g.op("LessOrEqual", [x, limit])], to=7)
+        return self.g.op("ReduceSum", [at_most, self.g.const([-1])], keepdims=1)  # [B, 1]
+
+    def last_column(self, x: str) -> str:
+        return self.g.op("Gather", [x, self.g.const([-1])], axis=-1)
+
+    def pick(self, indices: str, position: str) -> str:
+        width = self.g.op("Gather", [self.g.op("Shape", [indices]), self.g.const([-1])], axis=0)
+        position = self.g.op("Min", [position, self.g.op("Sub", [width, self.g.const([1])])])
+        picked = self.g.op("GatherElements", [indices, position], axis=1)  # [B, 1]
+        return self.g.op("Reshape", [picked, self.g.const([-1])])
 
 
 def _rotary_cache(cfg: TransformerConfig, positions: int) -> tuple[np.ndarray, np.ndarray]:
-    """[positions, head_dim / 2] cos and sin: the halves of `Rotary`'s rotate-half tables."""
-    import torch  # the torch reference's own tables: converting needs torch anyway
-
-    from ..model.layers import Rotary
-
-    cos, sin = Rotary(cfg.head_dim, cfg.rope_theta).get(0, positions, torch.float32)
+    """[positions, head_dim / 2] cos and sin: the halves of the rotate-half tables GroupQueryAttention takes."""
+    cos, sin = recipe.rotary_tables(cfg, positions)
     half = cfg.head_dim // 2
-    return cos[:, :half].numpy().copy(), sin[:, :half].numpy().copy()
+    return cos[:, :half].copy(), sin[:, :half].copy()
 
 
-def _layer(
-    w: _Weights, x: str, p: str, cfg: TransformerConfig, attend: Callable[[str, str, str, int], str]
-) -> str:
-    """One decoder layer on x [B, S, H]; `attend(q, k, v, layer)` returns the attention output."""
-    g = w.g
-    h = _norm(g, x, w.vector(p + "input_layernorm.weight"), cfg.rms_norm_eps)
-    q, k, v = w.fused(h, [p + "self_attn.q_proj", p + "self_attn.k_proj", p + "self_attn.v_proj"])
-    q = _head_norm(g, q, w.vector(p + "self_attn.q_norm.weight"), cfg.num_heads, cfg.head_dim, cfg.rms_norm_eps)
-    k = _head_norm(g, k, w.vector(p + "self_attn.k_norm.weight"), cfg.num_kv_heads, cfg.head_dim, cfg.rms_norm_eps)
-    x = g.op("Add", [x, w.linear(attend(q, k, v, int(p.rsplit(".", 2)[-2])), p + "self_attn.o_proj")])
-    h = _norm(g, x, w.vector(p + "post_attention_layernorm.weight"), cfg.rms_norm_eps)
-    gate, up = w.fused(h, [p + "mlp.gate_proj", p + "mlp.up_proj"])
-    act = g.op("Mul", [g.op("Mul", [gate, g.op("Sigmoid", [gate])]), up])
-    return g.op("Add", [x, w.linear(act, p + "mlp.down_proj")])
-
-
-def _model(g: _Graph, inputs: list[Any], outputs: list[Any], name: str) -> Any:  # noqa: ANN401
+def onnx_model(g: Graph, inputs: list[Any], outputs: list[Any], name: str) -> Any:  # noqa: ANN401
     from onnx import helper
 
     graph = helper.make_graph(g.nodes, name, inputs, outputs, g.initializers)
@@ -210,7 +244,7 @@ def _model(g: _Graph, inputs: list[Any], outputs: list[Any], name: str) -> Any: 
                              producer_name="hearth")
 
 
-def build_talker(cfg: TalkerConfig, source: WeightSource, fmt: str, max_positions: int) -> tuple[Any, _Weights]:
+def build_talker(cfg: TalkerConfig, source: WeightSource, fmt: str, max_positions: int) -> tuple[Any, Writer]:
     """The talker: embeds [B, S, H] -> hidden [B, 1, H] (normed) and logits [B, vocab] of the
     positions `select` [B] (flat indices into B * S: each row's last real token).
 
@@ -222,8 +256,8 @@ def build_talker(cfg: TalkerConfig, source: WeightSource, fmt: str, max_position
     from onnx import helper
 
     s = cfg.stack
-    g = _Graph()
-    w = _Weights(g, source, fmt)
+    g = Graph()
+    w = Writer(g, source, fmt)
     cos, sin = _rotary_cache(s, max_positions)
     cos_cache, sin_cache = g.tensor(cos, "cos"), g.tensor(sin, "sin")
     cache_shape: list[str | int] = ["B", s.num_kv_heads, "capacity", s.head_dim]
@@ -245,43 +279,21 @@ def build_talker(cfg: TalkerConfig, source: WeightSource, fmt: str, max_position
         g.nodes[-1].output[1:] = [f"present_key_{layer}", f"present_value_{layer}"]
         return out
 
-    x = "embeds"
-    for i in range(s.num_layers):
-        x = _layer(w, x, f"talker.model.layers.{i}.", s, attend)
-    flat = g.op("Reshape", [x, g.const([-1, s.hidden_size])])
-    last = _norm(g, g.op("Gather", [flat, "select"], axis=0), w.vector("talker.model.norm.weight"), s.rms_norm_eps)
+    def selected(x: str) -> str:
+        return g.op("Gather", [g.op("Reshape", [x, g.const([-1, s.hidden_size])]), "select"], axis=0)
+
+    last, logits = recipe.talker(w, cfg, "embeds", attend, selected)
     g.op("Identity", [g.op("Unsqueeze", [last, g.const([1])])])
     g.nodes[-1].output[0] = "hidden"
-    g.op("Identity", [w.linear(last, "talker.codec_head")])
+    g.op("Identity", [logits])
     g.nodes[-1].output[0] = "logits"
     outputs = [helper.make_tensor_value_info("hidden", T.FLOAT, ["B", 1, s.hidden_size]),
                helper.make_tensor_value_info("logits", T.FLOAT, ["B", s.vocab_size]), *outputs]
-    return _model(g, inputs, outputs, "hearth_talker"), w
-
-
-def _sample(g: _Graph, logits: str, draw: str, temperature: str, top_k: str, top_p: str) -> str:
-    """Per row: temperature, top-k, top-p, then inverse-CDF sampling with one uniform draw in [0, 1)
-    (the arithmetic of `ov_predictor._sample`). logits [B, V], draw / temperature / top_p [B, 1],
-    top_k [1] int64 -> [B] int64."""
-    scaled = g.op("Div", [logits, temperature])
-    values, indices = g.op("TopK", [scaled, top_k], outputs=2, axis=-1, largest=1, sorted=1)
-    probs = g.op("Softmax", [values], axis=-1)
-    last = g.const(-1)
-    before = g.op("CumSum", [probs, last], exclusive=1)
-    keep = g.op("Cast", [g.op("Less", [before, top_p])], to=1)
-    cdf = g.op("CumSum", [g.op("Mul", [probs, keep]), last])
-    total = g.op("Gather", [cdf, g.const([-1])], axis=-1)
-    target = g.op("Mul", [draw, total])
-    below = g.op("Cast", [g.op("LessOrEqual", [cdf, target])], to=7)
-    position = g.op("ReduceSum", [below, g.const([-1])], keepdims=1)  # [B, 1]
-    count = g.op("Sub", [g.op("Gather", [g.op("Shape", [indices]), g.const([-1])], axis=0), g.const([1])])
-    position = g.op("Min", [position, count])
-    picked = g.op("GatherElements", [indices, position], axis=1)  # [B, 1]
-    return g.op("Reshape", [picked, g.const([-1])])
+    return onnx_model(g, inputs, outputs, "hearth_talker"), w
 
 
 def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str, teacher_forced: bool = False
-                         ) -> tuple[Any, _Weights]:
+                         ) -> tuple[Any, Writer]:
     """One frame's codebooks 1..G-1 for B rows, as `ov_predictor.build_predictor_loop` (unrolled): inputs
     hidden [B, 1, H], first [B, 1, H], draws [B, G-1], temperature [B], top_k [] int64, top_p [B];
     outputs codes [B, G-1] int64 and summed [B, 1, H] (first + the embeddings of codes 1..G-1).
@@ -293,11 +305,9 @@ def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str, teac
 
     p = cfg.predictor
     groups = cfg.num_code_groups
-    g = _Graph()
-    w = _Weights(g, source, fmt)
+    g = Graph()
+    w = Writer(g, source, fmt)
     hidden_size = cfg.stack.hidden_size
-    prefix = "talker.code_predictor."
-    project = p.hidden_size != hidden_size
     cos, sin = _rotary_cache(p, groups + 1)
     cos_cache, sin_cache = g.tensor(cos, "cos"), g.tensor(sin, "sin")
     rows = g.op("Gather", [g.op("Shape", ["hidden"]), g.const([0])], axis=0)  # [1] = [B]
@@ -305,45 +315,15 @@ def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str, teac
         temperature = g.op("Unsqueeze", ["temperature", g.const([1])])  # [B, 1]
         top_p = g.op("Unsqueeze", ["top_p", g.const([1])])
         top_k = g.op("Reshape", ["top_k", g.const([1])])
-    caches: dict[int, tuple[str, str]] = {}
-    length = [0]
+    attention = _PredictorAttention(g, p, rows, cos_cache, sin_cache)
 
-    def attend(q: str, k: str, v: str, layer: int) -> str:
-        # Every row has the same length here: seqlens_k is that length - 1, for each of the B rows.
-        seqlens = g.op("Expand", [g.const([length[0] - 1], np.int32), rows])
-        total = g.const(length[0], np.int32)
-        past = caches.get(layer, ("", ""))
-        out, key, value = g.op("GroupQueryAttention", [q, k, v, *past, seqlens, total, cos_cache, sin_cache],
-                               outputs=3, domain=_MS, num_heads=p.num_heads, kv_num_heads=p.num_kv_heads, do_rotary=1,
-                               rotary_interleaved=0, scale=float(p.head_dim**-0.5))
-        caches[layer] = (key, value)
-        return out
-
-    def to_predictor(x: str) -> str:
-        return w.linear(x, prefix + "small_to_mtp_projection", bias=True) if project else x
-
-    def run_stack(x: str, n: int) -> str:
-        length[0] += n
-        for i in range(p.num_layers):
-            x = _layer(w, x, f"{prefix}model.layers.{i}.", p, attend)
-        last = g.op("Gather", [x, g.const([-1])], axis=1)  # [B, 1, Hp]
-        return _norm(g, last, w.vector(prefix + "model.norm.weight"), p.rms_norm_eps)
-
-    h = run_stack(to_predictor(g.op("Concat", ["hidden", "first"], axis=1)), 2)
-    codes, summed, all_logits = [], "first", []
-    for j in range(groups - 1):
-        logits = g.op("Reshape", [w.linear(h, f"{prefix}lm_head.{j}"), g.const([0, -1])])  # [B, V]
+    def choose(j: int, logits: str) -> str:
         if teacher_forced:
-            all_logits.append(logits)
-            code = g.op("Reshape", [g.op("Gather", ["forced", g.const([j])], axis=1), g.const([-1])])
-        else:
-            draw = g.op("Gather", ["draws", g.const([j])], axis=1)  # [B, 1]
-            code = _sample(g, logits, draw, temperature, top_k, top_p)
-        codes.append(g.op("Unsqueeze", [code, g.const([1])]))
-        embedded = g.op("Unsqueeze", [w.rows(f"{prefix}model.codec_embedding.{j}.weight", code), g.const([1])])
-        summed = g.op("Add", [summed, embedded])
-        if j < groups - 2:
-            h = run_stack(to_predictor(embedded), 1)
+            return g.op("Reshape", [g.op("Gather", ["forced", g.const([j])], axis=1), g.const([-1])])
+        draw = g.op("Gather", ["draws", g.const([j])], axis=1)  # [B, 1]
+        return recipe.sample(w, logits, draw, temperature, top_k, top_p)
+
+    codes, summed, all_logits = recipe.predictor_frame(w, cfg, "hidden", "first", attention, choose)
     g.op("Identity", [summed])
     g.nodes[-1].output[0] = "summed"
     state = [helper.make_tensor_value_info("hidden", T.FLOAT, ["B", 1, hidden_size]),
@@ -354,12 +334,37 @@ def build_predictor_loop(cfg: TalkerConfig, source: WeightSource, fmt: str, teac
         g.nodes[-1].output[0] = "logits"
         inputs = [*state, helper.make_tensor_value_info("forced", T.INT64, ["B", groups - 1])]
         outputs = [helper.make_tensor_value_info("logits", T.FLOAT, ["steps", p.vocab_size]), summed_out]
-        return _model(g, inputs, outputs, "hearth_predictor_forced"), w
-    g.op("Identity", [g.op("Concat", codes, axis=1)])
+        return onnx_model(g, inputs, outputs, "hearth_predictor_forced"), w
+    g.op("Identity", [g.op("Concat", [g.op("Unsqueeze", [code, g.const([1])]) for code in codes], axis=1)])
     g.nodes[-1].output[0] = "codes"
     inputs = [*state, helper.make_tensor_value_info("draws", T.FLOAT, ["B", groups - 1]),
               helper.make_tensor_value_info("temperature", T.FLOAT, ["B"]),
               helper.make_tensor_value_info("top_k", T.INT64, []),
               helper.make_tensor_value_info("top_p", T.FLOAT, ["B"])]
     outputs = [helper.make_tensor_value_info("codes", T.INT64, ["B", groups - 1]), summed_out]
-    return _model(g, inputs, outputs, "hearth_predictor_loop"), w
+    return onnx_model(g, inputs, outputs, "hearth_predictor_loop"), w
+
+
+class _PredictorAttention:
+    """`recipe.Attention` of the predictor: GroupQueryAttention over the keys and values of the
+    frame's positions so far (each layer's present, the next run's past); every row has the same
+    length, so `seqlens_k` is that length - 1 for each of the B rows."""
+
+    def __init__(self, g: Graph, cfg: TransformerConfig, rows: str, cos: str, sin: str):
+        self.g, self.cfg, self.rows, self.cos, self.sin = g, cfg, rows, cos, sin
+        self.length = 0
+        self.caches: dict[int, tuple[str, str]] = {}
+
+    def advance(self, n: int) -> None:
+        self.length += n
+
+    def __call__(self, q: str, k: str, v: str, layer: int) -> str:
+        g, p = self.g, self.cfg
+        seqlens = g.op("Expand", [g.const([self.length - 1], np.int32), self.rows])
+        total = g.const(self.length, np.int32)
+        past = self.caches.get(layer, ("", ""))
+        out, key, value = g.op("GroupQueryAttention", [q, k, v, *past, seqlens, total, self.cos, self.sin],
+                               outputs=3, domain=_MS, num_heads=p.num_heads, kv_num_heads=p.num_kv_heads, do_rotary=1,
+                               rotary_interleaved=0, scale=float(p.head_dim**-0.5))
+        self.caches[layer] = (key, value)
+        return out

@@ -1,4 +1,5 @@
-"""OpenVINO graphs of the talker, and the layers it shares with the predictor's (`ov_predictor`).
+"""OpenVINO graphs of the talker (`recipe`'s, written with OpenVINO's operations), and the writer
+and attention the predictor's graphs (`ov_predictor`) share.
 
 The graphs compute what `hearth.model.talker` computes (same layer math, fp32 activations); only
 weight storage differs by option: fp32, fp16, int8 per output channel (symmetric, scale per row,
@@ -20,14 +21,13 @@ import openvino.opset13 as ops
 
 from ..backends.openvino import WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
+from . import recipe
+from .recipe import int8_rows
 
 if TYPE_CHECKING:
     from .ov_int4 import Int4Weights
 
-__all__ = [
-    "WEIGHT_FORMATS", "WeightSource", "build_talker", "compress_int8", "Builder",
-    "F32", "decoder_layer", "int_const", "ints_const", "last_position", "rms_norm",
-]
+__all__ = ["F32", "WEIGHT_FORMATS", "Builder", "WeightSource", "attend", "build_talker", "int_const", "ints_const"]
 
 # name -> float32 array; `done(name)` lets the source drop the file pages once a tensor is converted.
 WeightSource = Callable[[str], np.ndarray]
@@ -43,16 +43,11 @@ def int_const(value: int) -> ov.Output:
     return ops.constant(np.array(value, dtype=np.int64)).output(0)
 
 
-def compress_int8(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Per-row symmetric int8: w ~= q * scale, q in [-127, 127], scale [rows, 1] float32."""
-    peak = np.abs(w).max(axis=1, keepdims=True)
-    scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
-    q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
-    return q, scale
-
-
 @dataclass
 class Builder:
+    """OpenVINO's `recipe.Writer`: the checkpoint's weights as graph constants in the chosen format,
+    and the operations the recipe writes with."""
+
     weights: WeightSource
     fmt: str
     compressed: Int4Weights | None = None  # int4: NNCF's compressed weights (`ov_int4`); others int8
@@ -80,7 +75,7 @@ class Builder:
         if fmt == "int4":  # output heads and embedding tables
             fmt = "int8"
         if fmt == "int8":
-            q, scale = compress_int8(w)
+            q, scale = int8_rows(w)
             self.bytes_stored += q.nbytes + scale.nbytes
             return ops.multiply(ops.convert(ops.constant(q), F32), ops.constant(scale)).output(0)
         if fmt == "fp16":
@@ -98,7 +93,7 @@ class Builder:
             self.bytes_fp32 += w.size * 4
             fmt = "int8" if self.fmt == "int4" else self.fmt
             if fmt == "int8":
-                q, scale = compress_int8(w)
+                q, scale = int8_rows(w)
                 self.bytes_stored += q.nbytes + scale.nbytes
                 self._tables[name] = (ops.constant(q).output(0), ops.constant(scale).output(0))
             elif fmt == "fp16":
@@ -123,7 +118,7 @@ class Builder:
         self.bytes_fp32 += stack.size * 4
         fmt = "int8" if self.fmt == "int4" else self.fmt
         if fmt == "int8":
-            q, scale = compress_int8(stack.reshape(-1, stack.shape[-1]))
+            q, scale = int8_rows(stack.reshape(-1, stack.shape[-1]))
             self.bytes_stored += q.nbytes + scale.nbytes
             return (ops.constant(q.reshape(stack.shape)).output(0),
                     ops.constant(scale.reshape(*stack.shape[:2], 1)).output(0), stack.shape[1])
@@ -178,14 +173,72 @@ class Builder:
             y = ops.add(y, self.vector(name + ".bias")).output(0)
         return y
 
+    def linears(self, x: ov.Output, names: list[str]) -> list[ov.Output]:
+        return [self.linear(x, name) for name in names]
 
-def rms_norm(x: ov.Output, weight: ov.Output, eps: float) -> ov.Output:
-    mean = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2.0))), ints_const([-1]), True)
-    inv = ops.divide(ops.constant(np.float32(1.0)), ops.sqrt(ops.add(mean, ops.constant(np.float32(eps)))))
-    return ops.multiply(ops.multiply(x, inv), weight).output(0)
+    # -- the recipe's arithmetic ---------------------------------------------------------------------
+
+    def rms_norm(self, x: ov.Output, weight: ov.Output, eps: float) -> ov.Output:
+        mean = ops.reduce_mean(ops.power(x, ops.constant(np.float32(2.0))), ints_const([-1]), True)
+        inv = ops.divide(ops.constant(np.float32(1.0)), ops.sqrt(ops.add(mean, ops.constant(np.float32(eps)))))
+        return ops.multiply(ops.multiply(x, inv), weight).output(0)
+
+    def head_norm(self, x: ov.Output, weight: ov.Output, heads: int, head_dim: int, eps: float) -> ov.Output:
+        """[B, n, heads * d] -> [B, n, heads, d], each head normed (`attend` takes heads apart)."""
+        return self.rms_norm(_heads(x, heads, head_dim), weight, eps)
+
+    def add(self, a: ov.Output, b: ov.Output) -> ov.Output:
+        return ops.add(a, b).output(0)
+
+    def mul(self, a: ov.Output, b: ov.Output) -> ov.Output:
+        return ops.multiply(a, b).output(0)
+
+    def div(self, a: ov.Output, b: ov.Output) -> ov.Output:
+        return ops.divide(a, b).output(0)
+
+    def silu(self, x: ov.Output) -> ov.Output:
+        return ops.swish(x).output(0)
+
+    def last_position(self, x: ov.Output) -> ov.Output:
+        return ops.gather(x, ints_const([-1]), int_const(1)).output(0)
+
+    def positions(self, a: ov.Output, b: ov.Output) -> ov.Output:
+        return ops.concat([a, b], 1).output(0)
+
+    def as_position(self, x: ov.Output) -> ov.Output:
+        return ops.unsqueeze(x, ints_const([1])).output(0)
+
+    def flat_rows(self, x: ov.Output) -> ov.Output:
+        return ops.reshape(x, ints_const([0, -1]), True).output(0)
+
+    def top_k(self, x: ov.Output, k: ov.Output) -> tuple[ov.Output, ov.Output]:
+        values, indices = ops.topk(x, k, -1, "max", "value", "i64").outputs()
+        return values, indices
+
+    def softmax(self, x: ov.Output) -> ov.Output:
+        return ops.softmax(x, -1).output(0)
+
+    def cumsum(self, x: ov.Output, exclusive: bool = False) -> ov.Output:
+        return ops.cumsum(x, int_const(-1), exclusive=exclusive).output(0)
+
+    def below(self, a: ov.Output, b: ov.Output) -> ov.Output:
+        return ops.convert(ops.less(a, b), F32).output(0)
+
+    def count_at_most(self, x: ov.Output, limit: ov.Output) -> ov.Output:
+        """[B] here (`pick` takes it so)."""
+        return ops.reduce_sum(ops.convert(ops.less_equal(x, limit), ov.Type.i64), ints_const([-1]), False).output(0)
+
+    def last_column(self, x: ov.Output) -> ov.Output:
+        return ops.gather(x, ints_const([-1]), int_const(-1)).output(0)
+
+    def pick(self, indices: ov.Output, position: ov.Output) -> ov.Output:
+        width = ops.gather(ops.shape_of(indices, "i64"), ints_const([-1]), int_const(0))
+        position = ops.minimum(position, ops.subtract(width, int_const(1)))
+        picked = ops.gather(indices, ops.unsqueeze(position, ints_const([1])), int_const(1), 1)  # [B, 1]
+        return ops.reshape(picked, ints_const([-1]), False).output(0)
 
 
-def _rotate(x: ov.Output, cos: ov.Output, sin: ov.Output, head_dim: int) -> ov.Output:
+def _rotate(x: ov.Output, cos: ov.Output, sin: ov.Output) -> ov.Output:
     """x [1, heads, n, d] with cos/sin broadcastable [n, d]: x * cos + rotate_half(x) * sin."""
     first, second = ops.split(x, int_const(-1), 2).outputs()
     rotated = ops.concat([ops.negative(second), first], -1)
@@ -210,21 +263,17 @@ def _expand_kv(kv: ov.Output, groups: int, heads: int, head_dim: int) -> ov.Outp
     return ops.reshape(e, ints_const([0, heads, -1, head_dim]), True).output(0)
 
 
-def _attention_block(
-    b: Builder, x: ov.Output, p: str, cfg: TransformerConfig, cos: ov.Output, sin: ov.Output,
-    past: Callable[[ov.Output, ov.Output], tuple[ov.Output, ov.Output]], mask: ov.Output | None,
-) -> ov.Output:
-    """One attention sub-block (after the input norm). `past(k, v)` returns the full keys/values."""
+Past = Callable[[ov.Output, ov.Output], tuple[ov.Output, ov.Output]]
+
+
+def attend(q: ov.Output, k: ov.Output, v: ov.Output, cfg: TransformerConfig, cos: ov.Output, sin: ov.Output,
+           past: Past, mask: ov.Output | None) -> ov.Output:
+    """Attention of q, k ([B, n, heads, d], head-normed: `Builder.head_norm`) and v [B, n, kv * d]:
+    rotary at cos/sin, `past(k, v)` the full keys/values (the cache's and these) -> [B, n, heads * d]."""
     d = cfg.head_dim
-    q = _heads(b.linear(x, p + "q_proj"), cfg.num_heads, d)
-    k = _heads(b.linear(x, p + "k_proj"), cfg.num_kv_heads, d)
-    v = _heads(b.linear(x, p + "v_proj"), cfg.num_kv_heads, d)
-    q = _to_bhnd(rms_norm(q, b.vector(p + "q_norm.weight"), cfg.rms_norm_eps))
-    k = _to_bhnd(rms_norm(k, b.vector(p + "k_norm.weight"), cfg.rms_norm_eps))
-    v = _to_bhnd(v)
-    q = _rotate(q, cos, sin, d)
-    k = _rotate(k, cos, sin, d)
-    keys, values = past(k, v)
+    q = _rotate(_to_bhnd(q), cos, sin)
+    k = _rotate(_to_bhnd(k), cos, sin)
+    keys, values = past(k, _to_bhnd(_heads(v, cfg.num_kv_heads, d)))
     groups = cfg.num_heads // cfg.num_kv_heads
     keys = _expand_kv(keys, groups, cfg.num_heads, d)
     values = _expand_kv(values, groups, cfg.num_heads, d)
@@ -233,28 +282,7 @@ def _attention_block(
         out = ops.scaled_dot_product_attention(q, keys, values, None, scale)
     else:
         out = ops.scaled_dot_product_attention(q, keys, values, mask, scale)
-    out = ops.reshape(_to_bhnd(out.output(0)), ints_const([0, -1, cfg.num_heads * d]), True)
-    return b.linear(out.output(0), p + "o_proj")
-
-
-def _mlp(b: Builder, x: ov.Output, p: str) -> ov.Output:
-    gate = ops.swish(b.linear(x, p + "gate_proj"))
-    return b.linear(ops.multiply(gate, b.linear(x, p + "up_proj")).output(0), p + "down_proj")
-
-
-def decoder_layer(
-    b: Builder, x: ov.Output, p: str, cfg: TransformerConfig, cos: ov.Output, sin: ov.Output,
-    past: Callable[[ov.Output, ov.Output], tuple[ov.Output, ov.Output]], mask: ov.Output | None,
-) -> ov.Output:
-    h = rms_norm(x, b.vector(p + "input_layernorm.weight"), cfg.rms_norm_eps)
-    x = ops.add(x, _attention_block(b, h, p + "self_attn.", cfg, cos, sin, past, mask)).output(0)
-    h = rms_norm(x, b.vector(p + "post_attention_layernorm.weight"), cfg.rms_norm_eps)
-    return ops.add(x, _mlp(b, h, p + "mlp.")).output(0)
-
-
-def last_position(x: ov.Output) -> ov.Output:
-    """[1, n, H] -> [1, 1, H]"""
-    return ops.gather(x, ints_const([-1]), int_const(1)).output(0)
+    return ops.reshape(_to_bhnd(out.output(0)), ints_const([0, -1, cfg.num_heads * d]), True).output(0)
 
 
 def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str,
@@ -289,12 +317,14 @@ def build_talker(cfg: TalkerConfig, weights: WeightSource, fmt: str,
 
         return past
 
-    x = embeds.output(0)
-    for i in range(s.num_layers):
-        prefix = f"talker.model.layers.{i}."
-        x = decoder_layer(b, x, prefix, s, cos.output(0), sin.output(0), stateful(i), None)
-    last = rms_norm(ops.gather(x, select, int_const(0)).output(0), b.vector("talker.model.norm.weight"), s.rms_norm_eps)
-    logits = ops.reshape(b.linear(last, "talker.codec_head"), ints_const([0, -1]), True)
+    def layer_attention(q: ov.Output, k: ov.Output, v: ov.Output, layer: int) -> ov.Output:
+        return attend(q, k, v, s, cos.output(0), sin.output(0), stateful(layer), None)
+
+    def selected(x: ov.Output) -> ov.Output:
+        return ops.gather(x, select, int_const(0)).output(0)
+
+    last, logits = recipe.talker(b, cfg, embeds.output(0), layer_attention, selected)
+    logits = b.flat_rows(logits)
     hidden = ops.result(last, name="hidden")
     out = ops.result(logits, name="logits")
     model = ov.Model([hidden, out], sinks, [embeds, cos, sin, select, beam], "hearth_talker_paged")

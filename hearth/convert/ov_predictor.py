@@ -1,5 +1,6 @@
-"""OpenVINO graph of the whole 15-step code-predictor loop, built op by op (`ov_graphs` holds the
-layers it shares with the talker's graph).
+"""OpenVINO graphs of the whole 15-step code-predictor loop: `recipe.predictor_frame` written with
+OpenVINO's operations (`ov_graphs.Builder`, `ov_graphs.attend`), unrolled; or, for int4, the same
+step as the body of an OpenVINO Loop.
 
 The loop takes the talker's hidden state and codebook 0's embedding and returns codebooks 1..15
 with the summed embedding of all 16, for a batch of rows, sampling inside the graph from uniform
@@ -15,39 +16,14 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
-from ..config import TalkerConfig
-from .ov_graphs import F32, Builder, WeightSource, decoder_layer, int_const, ints_const, last_position, rms_norm
+from ..config import TalkerConfig, TransformerConfig
+from . import recipe
+from .ov_graphs import F32, Builder, WeightSource, attend, int_const, ints_const
 
 if TYPE_CHECKING:
     from .ov_int4 import Int4Weights
 
 __all__ = ["build_predictor_loop"]
-
-
-def _sample(
-    logits: ov.Output, draw: ov.Output, temperature: ov.Output, top_k: ov.Output, top_p: ov.Output
-) -> ov.Output:
-    """Per row: temperature, top-k, top-p, then inverse-CDF sampling with one uniform draw in [0, 1).
-    logits [B, V], draw / temperature / top_p [B, 1], top_k a scalar (the same for every row) -> [B] i64
-
-    Greedy decoding is top_k = 1. Kept candidates are the longest prefix (by descending probability)
-    whose preceding mass stays below top_p, so the most likely code is always kept.
-    """
-    scaled = ops.divide(logits, temperature)
-    values, indices = ops.topk(scaled, top_k, -1, "max", "value", "i64").outputs()
-    probs = ops.softmax(values, -1)
-    before = ops.cumsum(probs, int_const(-1), exclusive=True)
-    keep = ops.convert(ops.less(before, top_p), F32)
-    cdf = ops.cumsum(ops.multiply(probs, keep), int_const(-1))
-    total = ops.gather(cdf, ints_const([-1]), int_const(-1))
-    target = ops.multiply(draw, total)
-    below = ops.convert(ops.less_equal(cdf, target), ov.Type.i64)
-    position = ops.reduce_sum(below, ints_const([-1]), False)  # [B]
-    count = ops.gather(ops.shape_of(indices, "i64"), ints_const([-1]), int_const(0))
-    position = ops.minimum(position, ops.subtract(count, int_const(1)))
-    row = ops.unsqueeze(position, ints_const([1]))
-    picked = ops.gather(indices, row, int_const(1), 1)  # [B, 1]
-    return ops.reshape(picked, ints_const([-1]), False).output(0)
 
 
 def build_predictor_loop(
@@ -114,38 +90,35 @@ def build_predictor_loop(
     total = ops.add(cached, count)
     positions = ops.range(ops.squeeze(cached, ints_const([0])), ops.squeeze(total, ints_const([0])), int_const(1),
                           "i64")
-    import torch  # the torch reference's own tables: converting needs torch anyway
-
-    from ..model.layers import Rotary
-
-    rotary = Rotary(p.head_dim, p.rope_theta)
-    cos_t, sin_t = rotary.get(0, steps + 1, torch.float32)
-    cos = ops.gather(ops.constant(cos_t.numpy()), positions, int_const(0)).output(0)  # [n, d]
-    sin = ops.gather(ops.constant(sin_t.numpy()), positions, int_const(0)).output(0)
+    cos_t, sin_t = recipe.rotary_tables(p, steps + 1)
+    cos = ops.gather(ops.constant(cos_t), positions, int_const(0)).output(0)  # [n, d]
+    sin = ops.gather(ops.constant(sin_t), positions, int_const(0)).output(0)
     # Causal over [0, L + n): query i (at L + i) sees keys t <= L + i.
     keys = ops.range(int_const(0), ops.squeeze(total, ints_const([0])), int_const(1), "i64")
     visible = ops.less_equal(ops.unsqueeze(keys, ints_const([0])), ops.unsqueeze(positions, ints_const([1])))
     mask = ops.select(visible, ops.constant(np.float32(0)), ops.constant(np.float32(-np.inf)))
     mask = ops.unsqueeze(mask, ints_const([0, 1])).output(0)  # [1, 1, n, L + n]
     cache_out: list[list[ov.Output]] = []
-    x = x_in.output(0)
-    for i in range(p.num_layers):
-        def past(k: ov.Output, v: ov.Output, i: int = i) -> tuple[ov.Output, ov.Output]:
-            k = ops.concat([cache_in[i][0], k], 2).output(0)
-            v = ops.concat([cache_in[i][1], v], 2).output(0)
+
+    def step_attention(q: ov.Output, k: ov.Output, v: ov.Output, layer: int) -> ov.Output:
+        def past(k: ov.Output, v: ov.Output) -> tuple[ov.Output, ov.Output]:
+            k = ops.concat([cache_in[layer][0], k], 2).output(0)
+            v = ops.concat([cache_in[layer][1], v], 2).output(0)
             cache_out.append([k, v])
             return k, v
 
-        x = decoder_layer(b, x, f"{prefix}model.layers.{i}.", p, cos, sin, past, mask)
-    h = rms_norm(last_position(x), b.vector(prefix + "model.norm.weight"), p.rms_norm_eps)
+        return attend(q, k, v, p, cos, sin, past, mask)
+
+    x = recipe.stack(b, x_in.output(0), prefix + "model.", p, step_attention)
+    h = b.rms_norm(b.last_position(x), b.vector(prefix + "model.norm.weight"), p.rms_norm_eps)
     head = b.stacked_matrix([f"{prefix}lm_head.{j}.weight" for j in range(steps)], step.output(0))  # [V, Hp]
     logits = ops.reshape(ops.matmul(h, head, False, True), ints_const([0, -1]), True).output(0)  # [B, V]
     if teacher_forced:
         code = ops.reshape(ops.gather(forced_in, step_index, int_const(1)), ints_const([-1]), False).output(0)
     else:
         draw = ops.gather(draws_in, step_index, int_const(1))  # [B, 1]
-        code = _sample(logits, draw.output(0), ops.unsqueeze(temperature_in, column).output(0), top_k_in.output(0),
-                       ops.unsqueeze(top_p_in, column).output(0))
+        code = recipe.sample(b, logits, draw.output(0), ops.unsqueeze(temperature_in, column).output(0),
+                             top_k_in.output(0), ops.unsqueeze(top_p_in, column).output(0))
     row = b.stacked_rows([f"{prefix}model.codec_embedding.{j}.weight" for j in range(steps)], step.output(0), code)
     embedded = ops.unsqueeze(row, column).output(0)  # [B, 1, H]
     body_results = {
@@ -216,69 +189,58 @@ def _unrolled_predictor(
     top_k = ops.parameter([], ov.Type.i64, name="top_k")
     top_p = ops.parameter([-1], F32, name="top_p")
     forced = ops.parameter([-1, groups - 1], ov.Type.i64, name="forced")
-    prefix = "talker.code_predictor."
-    project = p.hidden_size != hidden_size
     column = ints_const([1])
     temperature_rows = ops.unsqueeze(temperature, column).output(0)  # [B, 1]
     top_p_rows = ops.unsqueeze(top_p, column).output(0)
 
-    def to_predictor(x: ov.Output) -> ov.Output:
-        return b.linear(x, prefix + "small_to_mtp_projection", bias=True) if project else x
+    cos_all, sin_all = recipe.rotary_tables(p, groups)
+    attention = _Attention(p, cos_all, sin_all)
 
-    import torch  # the torch reference's own tables: converting needs torch anyway
-
-    from ..model.layers import Rotary
-
-    rotary = Rotary(p.head_dim, p.rope_theta)
-    cos_t, sin_t = rotary.get(0, groups, torch.float32)
-    cos_all, sin_all = cos_t.numpy(), sin_t.numpy()
-    caches: list[list[ov.Output]] = [[] for _ in range(p.num_layers)]
-
-    def run_stack(x: ov.Output, start: int, n: int) -> ov.Output:
-        cos = ops.constant(cos_all[start : start + n]).output(0)
-        sin = ops.constant(sin_all[start : start + n]).output(0)
-        mask = None
-        if n > 1:
-            causal = np.triu(np.full((n, n), -np.inf, np.float32), 1)[None, None]
-            mask = ops.constant(causal).output(0)
-        for i in range(p.num_layers):
-            def past(k: ov.Output, v: ov.Output, i: int = i) -> tuple[ov.Output, ov.Output]:
-                if caches[i]:
-                    k = ops.concat([caches[i][0], k], 2).output(0)
-                    v = ops.concat([caches[i][1], v], 2).output(0)
-                caches[i] = [k, v]
-                return k, v
-
-            x = decoder_layer(b, x, f"{prefix}model.layers.{i}.", p, cos, sin, past, mask)
-        return rms_norm(last_position(x), b.vector(prefix + "model.norm.weight"), p.rms_norm_eps)
-
-    x = to_predictor(ops.concat([hidden, first], 1).output(0))
-    h = run_stack(x, 0, 2)
-    codes = []
-    all_logits = []
-    summed = first.output(0)
-    for j in range(groups - 1):
-        logits = ops.reshape(b.linear(h, f"{prefix}lm_head.{j}"), ints_const([0, -1]), True)  # [B, V]
+    def choose(j: int, logits: ov.Output) -> ov.Output:
         if teacher_forced:
-            all_logits.append(logits.output(0))
-            code = ops.reshape(ops.gather(forced, ints_const([j]), int_const(1)), ints_const([-1]), False).output(0)
-        else:
-            draw = ops.gather(draws, ints_const([j]), int_const(1))  # [B, 1]
-            code = _sample(logits.output(0), draw.output(0), temperature_rows, top_k.output(0), top_p_rows)
-        codes.append(ops.unsqueeze(code, column).output(0))
-        row = b.rows(f"{prefix}model.codec_embedding.{j}.weight", code)  # [B, H]
-        embedded = ops.unsqueeze(row, column)  # [B, 1, H]
-        summed = ops.add(summed, embedded).output(0)
-        if j < groups - 2:
-            h = run_stack(to_predictor(embedded.output(0)), j + 2, 1)
+            return ops.reshape(ops.gather(forced, ints_const([j]), int_const(1)), ints_const([-1]), False).output(0)
+        draw = ops.gather(draws, ints_const([j]), int_const(1))  # [B, 1]
+        return recipe.sample(b, logits, draw.output(0), temperature_rows, top_k.output(0), top_p_rows)
+
+    codes, summed, all_logits = recipe.predictor_frame(b, cfg, hidden.output(0), first.output(0), attention, choose)
     summed_out = ops.result(summed, name="summed")
     summed_out.output(0).get_tensor().set_names({"summed"})
     if teacher_forced:
         logits_out = ops.result(ops.concat(all_logits, 0), name="logits")
         logits_out.output(0).get_tensor().set_names({"logits"})
         return ov.Model([logits_out, summed_out], [hidden, first, forced], "hearth_predictor_forced"), b
-    codes_out = ops.result(ops.concat(codes, 1), name="codes")
+    codes_out = ops.result(ops.concat([ops.unsqueeze(code, column) for code in codes], 1), name="codes")
     codes_out.output(0).get_tensor().set_names({"codes"})
     inputs = [hidden, first, draws, temperature, top_k, top_p]
     model = ov.Model([codes_out, summed_out], inputs, "hearth_predictor_loop")
     return model, b
+
+
+class _Attention:
+    """`recipe.Attention` of the unrolled predictor: per layer, the keys and values of the frame's
+    positions so far (concatenated in the graph); rotary tables and a causal mask per stack run."""
+
+    def __init__(self, cfg: TransformerConfig, cos: np.ndarray, sin: np.ndarray):
+        self.cfg, self.cos_all, self.sin_all = cfg, cos, sin
+        self.length = 0
+        self.caches: list[list[ov.Output]] = [[] for _ in range(cfg.num_layers)]
+
+    def advance(self, n: int) -> None:
+        start, self.length = self.length, self.length + n
+        self.cos = ops.constant(self.cos_all[start : start + n]).output(0)
+        self.sin = ops.constant(self.sin_all[start : start + n]).output(0)
+        self.mask = None
+        if n > 1:
+            causal = np.triu(np.full((n, n), -np.inf, np.float32), 1)[None, None]
+            self.mask = ops.constant(causal).output(0)
+
+    def __call__(self, q: ov.Output, k: ov.Output, v: ov.Output, layer: int) -> ov.Output:
+        def past(k: ov.Output, v: ov.Output) -> tuple[ov.Output, ov.Output]:
+            cache = self.caches[layer]
+            if cache:
+                k = ops.concat([cache[0], k], 2).output(0)
+                v = ops.concat([cache[1], v], 2).output(0)
+            self.caches[layer] = [k, v]
+            return k, v
+
+        return attend(q, k, v, self.cfg, self.cos, self.sin, past, self.mask)

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .bench_runs import batch_agreement, run_agent, run_clone, run_live, run_streams
-from .measure import p95, peak_rss_mb
+from .stats import p95, peak_rss_mb
 
 if TYPE_CHECKING:
     from ..prompt import Speaker

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .measure import median_or_none, p95, reset_peak_rss, rss_mb
+from .stats import median_or_none, p95, reset_peak_rss, rss_mb
 
 if TYPE_CHECKING:
     from ..engine import Engine
