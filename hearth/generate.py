@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 import numpy as np
 
 from . import faults
-from .backends import LanguageModel, LMBatch, LMSession, SequentialBatch
+from .backends import LanguageModel, LMBatch, LMSession
 from .config import ModelConfig
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 
@@ -345,7 +345,7 @@ class FrameGenerator:
         if not ready:
             u.stats.stop_reason = u.empty_reason()
             return
-        batch = SequentialBatch(self.lm, 1)
+        batch = self.lm.batch(1)  # a one-row batch (the compiled backends' from a pool)
         try:
             while True:
                 if (stop is not None and stop.is_set()) or (self.turn is not None and not self.turn.take()):
@@ -364,6 +364,7 @@ class FrameGenerator:
                     on_starve()
         finally:  # also when the consumer abandons the iterator
             u.close()
+            batch.close()
 
 
 class Stop(threading.Event):

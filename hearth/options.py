@@ -11,16 +11,13 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from .errors import InputError
 from .prompt import Speaker, TextMode
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from .stream import ChunkPlan
 from .stretch import check_speed
-
-if TYPE_CHECKING:
-    from .engine import Engine
 
 __all__ = ["SpeechOptions", "check_seed", "check_speech_options", "speech_for"]
 
@@ -63,8 +60,25 @@ def _whole(name: str, value: object) -> int | None:
     return value  # type: ignore[return-value]
 
 
+class Checks(Protocol):
+    """What the options are checked against: the loaded checkpoint's rules (an `Engine`)."""
+
+    @property
+    def default_chunk_frames(self) -> int: ...
+    @property
+    def default_first_chunk(self) -> int: ...
+    @property
+    def overlap(self) -> bool: ...
+
+    def sampling(self, greedy: bool = False, **overrides: object) -> SamplingOptions: ...
+    def check_voice(self, voice: Speaker) -> Speaker: ...
+    def check_language(self, language: str) -> str: ...
+    def check_text_mode(self, mode: str | None) -> TextMode: ...
+    def check_instruct(self, instruct: str | None) -> str | None: ...
+
+
 def check_speech_options(
-    engine: Engine,
+    engine: Checks,
     voice: Speaker,
     language: str = "auto",
     *,
@@ -120,7 +134,7 @@ def check_speech_options(
     )
 
 
-def speech_for(engine: Engine, voice: Speaker | object, language: str, speech: SpeechOptions | None,
+def speech_for(engine: Checks, voice: Speaker | object, language: str, speech: SpeechOptions | None,
                keywords: dict[str, object]) -> SpeechOptions:
     """The one place a public call's speech options are made: `speech` (already checked) as given,
     else the voice, language and keywords checked (`check_speech_options`). Both at once is a

@@ -13,7 +13,7 @@ import numpy as np
 from ..config import TalkerConfig
 from ..sampling import Sampler, SamplingOptions
 
-__all__ = ["PooledLanguageModel", "PooledSession", "PredictorRun", "SampledRow", "first_result", "own_rows",
+__all__ = ["PooledBatch", "PooledLanguageModel", "PredictorRun", "SampledRow", "first_result", "own_rows",
            "predict_rows"]
 
 # (inputs by name) -> (codes [B, G-1] as lists, summed [B, 1, H])
@@ -30,12 +30,24 @@ class SampledRow:
         self.sampler = Sampler(config, options, seed)
         self.hidden = np.zeros(0, np.float32)  # the talker's last hidden state [1, 1, H]
         self.closed = False
+        self.sole = False  # the one row of a session's batch: closing it closes the batch
         vocab = config.predictor.vocab_size
         self.sample = options.sub_do_sample
         self.draw_count = config.num_code_groups - 1
         self.temperature = options.sub_temperature if self.sample else 1.0
         self.top_k = min(options.sub_top_k or vocab, vocab) if self.sample else 1
         self.top_p = options.sub_top_p if self.sample else 1.0
+
+    def close(self) -> None:
+        """No more frames: the row's place in its batch is free (and a session's batch goes back)."""
+        if not self.closed:
+            self.closed = True
+            self._release()
+            if self.sole:
+                self.batch.close()
+
+    def _release(self) -> None:
+        raise NotImplementedError
 
     def draws(self) -> np.ndarray:
         return self.sampler.uniforms(self.draw_count)
@@ -55,35 +67,20 @@ class SampledRow:
         return first_result(self.batch.predict([self], [cb0]))
 
 
-class PooledSession:
-    """One utterance: the row of a one-row batch taken from its model's pool, given back on `close`
-    (`give_back(batch)`), so sessions open and close without remaking buffers."""
+class PooledBatch:
+    """What a compiled backend's batch shares: taken from its model's pool (a one-row batch, for one
+    utterance), closing it gives it back (`pool(batch)`), so utterances come and go without
+    remaking buffers; a batch made for several rows is simply dropped."""
 
-    def __init__(self, give_back: Callable[[Any], None], batch: Any, row: Any):  # noqa: ANN401
-        self._give_back = give_back
-        self._batch = batch
-        self._row = row
-        self.sampler = row.sampler
-
-    def _held(self) -> Any:  # noqa: ANN401
-        if self._batch is None:
-            raise RuntimeError("this language-model session is closed; open a new one")
-        return self._row
-
-    def prefill(self, embeds: np.ndarray) -> np.ndarray:
-        return self._held().prefill(embeds)
-
-    def step(self, embeds: np.ndarray) -> np.ndarray:
-        return self._held().step(embeds)
-
-    def predict(self, cb0: int) -> tuple[list[int], np.ndarray]:
-        return self._held().predict(cb0)
+    pool: Callable[[Any], None] | None = None
 
     def close(self) -> None:
-        batch, self._batch = self._batch, None
-        if batch is not None:
-            self._row.close()
-            self._give_back(batch)
+        give_back, self.pool = self.pool, None
+        if give_back is not None:
+            give_back(self)
+
+    def idle(self) -> None:
+        """Back in the pool: what a long utterance grew may go."""
 
 
 def own_rows(batch: object, sessions: list[Any], kind: type) -> list[Any]:
@@ -132,8 +129,8 @@ def predict_rows(rows: list[SampledRow], cb0: list[int], embed_codec: Callable[[
 
 class PooledLanguageModel:
     """What a compiled backend's language model shares: the prompt embeddings (its `embedder`), and
-    sessions as one-row batches from a small pool of idle ones (`_new_batch` makes a batch; a batch
-    given back is reused, after its `idle()`)."""
+    one-row batches (a session's, the solo loop's) from a small pool of idle ones (`_new_batch`
+    makes a batch; a batch given back is reused, after its `idle()`)."""
 
     MAX_IDLE = 2  # idle one-row batches kept for reuse; each holds its buffers (tens of MB at 0.6B)
 
@@ -157,15 +154,22 @@ class PooledLanguageModel:
         return self.embedder.embed_frames(codes)
 
     def session(self, options: SamplingOptions, seed: int | None, prompt_length: int,
-                prefix: int = 0) -> PooledSession:
+                prefix: int = 0) -> SampledRow:
+        """One utterance: the row of a pooled one-row batch, which its `close` gives back."""
+        row: SampledRow = self.batch(1).open(options, seed, prompt_length, prefix)
+        row.sole = True
+        return row
+
+    def batch(self, max_rows: int) -> Any:  # noqa: ANN401
+        """A batch of `max_rows`; one row: from the pool, to be closed (given back) after use."""
+        if max_rows != 1:
+            return self._new_batch(max_rows)
         with self._pool_lock:
             batch = self._idle.pop() if self._idle else None
         if batch is None:
             batch = self._new_batch(1)
-        return PooledSession(self._give_back, batch, batch.open(options, seed, prompt_length, prefix))
-
-    def batch(self, max_rows: int) -> Any:  # noqa: ANN401
-        return self._new_batch(max_rows)
+        batch.pool = self._give_back
+        return batch
 
     def _give_back(self, batch: Any) -> None:  # noqa: ANN401
         with self._pool_lock:

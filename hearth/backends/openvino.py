@@ -30,6 +30,7 @@ from .conversions import (
     weights_mb,
 )
 from .embedder import load_embedder
+from .formats import INT4_RATIO, OPENVINO_FORMATS
 from .lm_rows import PooledLanguageModel
 from .rotary import RotaryTable
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
@@ -43,10 +44,7 @@ log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
 GRAPH_VERSION = "lm-6"
-WEIGHT_FORMATS = ("fp32", "fp16", "int8", "int4")
-# int4: the share of the transformer layers NNCF puts in 4 bits (the least sensitive by its
-# weight-quantization error); the rest int8.
-INT4_RATIO = 1.0
+WEIGHT_FORMATS = OPENVINO_FORMATS
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type

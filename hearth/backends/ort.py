@@ -28,14 +28,14 @@ from ..sampling import SamplingOptions
 from . import LMSession
 from .conversions import ConvertedModel, cache_entry, require_converter, weights_mb
 from .embedder import load_embedder
-from .lm_rows import PooledLanguageModel, SampledRow, own_rows, predict_rows
+from .formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
+from .lm_rows import PooledBatch, PooledLanguageModel, SampledRow, own_rows, predict_rows
 
 __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model"]
 
 log = logging.getLogger(__name__)
 
 GRAPH_VERSION = "ort-2"  # 2: int8 in blocks of 128  # bump when a graph changes, so stale conversions are never reused
-MAX_POSITIONS = 16384  # the talker's rotary table: the longest utterance (prompt + frames) it can run
 _START_CAPACITY = 256  # key/value positions per slot at first; doubled when a row needs more
 
 
@@ -45,18 +45,7 @@ def cache_root() -> Path:
     return cache_dir() / "onnxruntime"
 
 
-WEIGHT_FORMATS = ("int8", "int4", "fp32")
-# Inputs per quantization block (MatMulNBits block_size): int8 in blocks of 128 reads 8 % fewer bytes
-# than blocks of 32 (a scale per block) and keeps teacher-forced logits as close to fp32 as OpenVINO's
-# per-row int8; 4-bit needs the finer blocks.
-BLOCKS = {"int8": 128, "int4": 32}
-# Formats that differ per network: (the talker's, the predictor's).
-PART_FORMATS = {"mix": ("int8", "int4")}
-
-
-def part_formats(weights: str) -> tuple[str, str]:
-    """(the talker's format, the predictor's) for a weights format."""
-    return PART_FORMATS.get(weights, (weights, weights))
+WEIGHT_FORMATS = ONNXRUNTIME_FORMATS
 
 
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
@@ -181,13 +170,11 @@ class SlotRow(SampledRow):
         self.position = 0
         self.prefix = 0  # leading prompt positions whose keys and values the model keeps (see `Prefixes`)
 
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.batch._release(self.slot)
+    def _release(self) -> None:
+        self.batch._release(self.slot)
 
 
-class SlotBatch:
+class SlotBatch(PooledBatch):
     """`LMBatch` on ONNX Runtime: `max_rows` slots of key/value buffers, per layer
     [slots, kv_heads, capacity, head_dim], that the talker's attention reads and writes in place.
 
@@ -221,9 +208,6 @@ class SlotBatch:
         # An exact (fp32) model computes its prompt in one piece, as the reference does.
         row.prefix = prefix if 0 < prefix < prompt_length and self.lm.weights != "fp32" else 0
         return row
-
-    def close(self) -> None:
-        pass
 
     def _release(self, slot: int) -> None:
         with self._lock:

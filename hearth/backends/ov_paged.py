@@ -21,7 +21,7 @@ import numpy as np
 
 from ..sampling import SamplingOptions
 from . import LMSession
-from .lm_rows import SampledRow, own_rows, predict_rows
+from .lm_rows import PooledBatch, SampledRow, own_rows, predict_rows
 
 if TYPE_CHECKING:
     from .openvino import OpenVINOLanguageModel
@@ -51,14 +51,12 @@ class PagedRow(SampledRow):
         self.position = 0
         self.blocks: list[int] = []
 
-    def close(self) -> None:
-        if not self.closed:
-            self.closed = True
-            self.batch._free(self.blocks)
-            self.blocks = []
+    def _release(self) -> None:
+        self.batch._free(self.blocks)
+        self.blocks = []
 
 
-class PagedBatch:
+class PagedBatch(PooledBatch):
     """`LMBatch` for OpenVINO: one infer request of the paged talker and one of the predictor loop."""
 
     shared_calls = True  # one call for every row: its failure fails them all
@@ -86,11 +84,8 @@ class PagedBatch:
              prefix: int = 0) -> PagedRow:
         return PagedRow(self, options, seed)
 
-    def close(self) -> None:
-        pass
-
     def idle(self) -> None:
-        """(Pooled while idle: its blocks are kept for the next session.)"""
+        """(Pooled while idle: its blocks are kept for the next utterance.)"""
 
     # -- blocks ----------------------------------------------------------------------------------------
 

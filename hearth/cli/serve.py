@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..aliases import voice_aliases
-from ..checkpoint import DEFAULT_MODEL, open_checkpoint
+from ..checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from ..engine import InputError
 from .arguments import (
     add_backend,
@@ -138,14 +138,7 @@ def _cluster(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise InputError(f"hearth cluster needs the 'cluster' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[cluster]'") from None
-    check_backend(args)
-    checkpoint = open_checkpoint(args.model)  # here too: a wrong path fails before Ray starts
-    voice_aliases(checkpoint.config, args.voice_alias)  # a bad alias fails now too
-    if args.api_key is not None and not args.api_key.strip():
-        raise InputError("--api-key is empty; give a key, or leave the option out")
-    if not _is_loopback(args.host) and args.api_key is None:
-        log.warning("listening on %s without --api-key: anyone who can reach this address can use the cluster",
-                    args.host)
+    checkpoint = _checked(args, "cluster")  # here too: a wrong path fails before Ray starts
     name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
     settings = ClusterSettings(
         model=str(checkpoint.path) if args.address is None else str(args.model),
@@ -157,6 +150,20 @@ def _cluster(args: argparse.Namespace) -> int:
         run(settings, args.address, args.host, args.port, threading.Event())
     log.info("stopped")
     return 0
+
+
+def _checked(args: argparse.Namespace, what: str) -> Checkpoint:
+    """A server's arguments checked before anything loads (the checkpoint's JSON only): backend
+    options, the model's path, voice aliases, the API key; a warning where anyone may reach it."""
+    check_backend(args)
+    checkpoint = open_checkpoint(args.model)
+    voice_aliases(checkpoint.config, args.voice_alias)
+    if args.api_key is not None and not args.api_key.strip():
+        raise InputError("--api-key is empty; give a key, or leave the option out")
+    if not _is_loopback(args.host) and args.api_key is None:
+        log.warning("listening on %s without --api-key: anyone who can reach this address can use the %s",
+                    args.host, what)
+    return checkpoint
 
 
 def _is_loopback(host: str) -> bool:
@@ -177,14 +184,7 @@ def _serve(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise InputError(f"hearth serve needs the 'serve' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[serve]'") from None
-    check_backend(args)
-    checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
-    voice_aliases(checkpoint.config, args.voice_alias)  # a bad alias fails now too
-    if args.api_key is not None and not args.api_key.strip():
-        raise InputError("--api-key is empty; give a key, or leave the option out")
-    if not _is_loopback(args.host) and args.api_key is None:
-        log.warning("listening on %s without --api-key: anyone who can reach this address can use the server",
-                    args.host)
+    checkpoint = _checked(args, "server")
     sock = _bind(args.host, args.port)
     port = sock.getsockname()[1]
     name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"

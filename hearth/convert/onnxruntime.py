@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.conversions import ConvertedModel, progress, staging
-from ..backends.ort import MAX_POSITIONS, part_formats
+from ..backends.formats import MAX_POSITIONS, part_formats
 from ..checkpoint import Checkpoint, verify_weights
 from .recipe import WeightSource, convert_language_model
 from .vocoder_export import export_step, publish_vocoder

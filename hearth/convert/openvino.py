@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.conversions import ConvertedModel, progress, staging
-from ..backends.openvino import INT4_RATIO
+from ..backends.formats import INT4_RATIO
 from ..checkpoint import Checkpoint, verify_weights
 from .recipe import WeightSource, convert_language_model
 from .vocoder_export import export_step, publish_vocoder

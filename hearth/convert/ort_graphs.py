@@ -21,13 +21,13 @@ packs each once), and it samples inside the graph from uniform draws the caller 
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..backends.ort import BLOCKS, WEIGHT_FORMATS
+from ..backends.formats import BLOCKS
+from ..backends.formats import ONNXRUNTIME_FORMATS as WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
 from . import recipe
 
@@ -35,7 +35,7 @@ __all__ = ["BLOCKS", "WEIGHT_FORMATS", "Graph", "Writer", "build_predictor_loop"
 
 _MS = "com.microsoft"
 
-WeightSource = Callable[[str], np.ndarray]
+WeightSource = recipe.WeightSource
 
 
 @dataclass
@@ -150,13 +150,9 @@ class Writer:
         if name not in self._made:
             w = self.source(name)
             self.bytes_fp32 += w.nbytes
-            if self.fmt == "fp32":
-                self.bytes_stored += w.nbytes
-                self._made[name] = (self.g.tensor(w.astype(np.float32), "t"), None)
-            else:
-                q, scale = recipe.int8_rows(w)
-                self.bytes_stored += q.nbytes + scale.nbytes
-                self._made[name] = (self.g.tensor(q, "t"), self.g.tensor(scale, "ts"))
+            values, scale = recipe.stored_rows(w, self.fmt)
+            self.bytes_stored += values.nbytes + (0 if scale is None else scale.nbytes)
+            self._made[name] = (self.g.tensor(values, "t"), None if scale is None else self.g.tensor(scale, "ts"))
         table, scale = self._made[name]
         row = self.g.op("Gather", [table, index], axis=0)
         if scale is None:

@@ -19,10 +19,10 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
-from ..backends.openvino import WEIGHT_FORMATS
+from ..backends.formats import OPENVINO_FORMATS as WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
 from . import recipe
-from .recipe import int8_rows
+from .recipe import stored_rows
 
 if TYPE_CHECKING:
     from .ov_int4 import Int4Weights
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["F32", "WEIGHT_FORMATS", "Builder", "WeightSource", "attend", "build_talker", "int_const", "ints_const"]
 
 # name -> float32 array; `done(name)` lets the source drop the file pages once a tensor is converted.
-WeightSource = Callable[[str], np.ndarray]
+WeightSource = recipe.WeightSource
 
 F32 = ov.Type.f32
 
@@ -72,18 +72,16 @@ class Builder:
             return output
         w = self.weights(name)
         self.bytes_fp32 += w.size * 4
-        if fmt == "int4":  # output heads and embedding tables
-            fmt = "int8"
-        if fmt == "int8":
-            q, scale = int8_rows(w)
-            self.bytes_stored += q.nbytes + scale.nbytes
-            return ops.multiply(ops.convert(ops.constant(q), F32), ops.constant(scale)).output(0)
-        if fmt == "fp16":
-            half = w.astype(np.float16)
-            self.bytes_stored += half.nbytes
-            return ops.convert(ops.constant(half), F32).output(0)
-        self.bytes_stored += w.nbytes
-        return ops.constant(w).output(0)
+        values, scale = self._store(w, fmt)  # int4: output heads and embedding tables are int8
+        if values.dtype == np.float32:
+            return ops.constant(values).output(0)
+        wide = ops.convert(ops.constant(values), F32)
+        return (wide if scale is None else ops.multiply(wide, ops.constant(scale))).output(0)
+
+    def _store(self, w: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
+        values, scale = stored_rows(w, fmt)
+        self.bytes_stored += values.nbytes + (0 if scale is None else scale.nbytes)
+        return values, scale
 
     def rows(self, name: str, index: ov.Output) -> ov.Output:
         """Rows `index` of an embedding table, gathered in the stored format and only then widened,
@@ -91,18 +89,9 @@ class Builder:
         if name not in self._made:
             w = self.weights(name)
             self.bytes_fp32 += w.size * 4
-            fmt = "int8" if self.fmt == "int4" else self.fmt
-            if fmt == "int8":
-                q, scale = int8_rows(w)
-                self.bytes_stored += q.nbytes + scale.nbytes
-                self._tables[name] = (ops.constant(q).output(0), ops.constant(scale).output(0))
-            elif fmt == "fp16":
-                half = w.astype(np.float16)
-                self.bytes_stored += half.nbytes
-                self._tables[name] = (ops.constant(half).output(0), None)
-            else:
-                self.bytes_stored += w.nbytes
-                self._tables[name] = (ops.constant(w).output(0), None)
+            values, scale = self._store(w, self.fmt)
+            scales = None if scale is None else ops.constant(scale).output(0)
+            self._tables[name] = (ops.constant(values).output(0), scales)
             self._made[name] = self._tables[name][0]
         table, row_scale = self._tables[name]
         row = ops.convert(ops.gather(table, index, int_const(0)), F32)
@@ -116,18 +105,9 @@ class Builder:
         arrays = [self.weights(name) for name in names]
         stack = np.stack(arrays)
         self.bytes_fp32 += stack.size * 4
-        fmt = "int8" if self.fmt == "int4" else self.fmt
-        if fmt == "int8":
-            q, scale = int8_rows(stack.reshape(-1, stack.shape[-1]))
-            self.bytes_stored += q.nbytes + scale.nbytes
-            return (ops.constant(q.reshape(stack.shape)).output(0),
-                    ops.constant(scale.reshape(*stack.shape[:2], 1)).output(0), stack.shape[1])
-        if fmt == "fp16":
-            half = stack.astype(np.float16)
-            self.bytes_stored += half.nbytes
-            return ops.constant(half).output(0), None, stack.shape[1]
-        self.bytes_stored += stack.nbytes
-        return ops.constant(stack.astype(np.float32)).output(0), None, stack.shape[1]
+        values, scale = self._store(stack.reshape(-1, stack.shape[-1]), self.fmt)
+        return (ops.constant(values.reshape(stack.shape)).output(0),
+                None if scale is None else ops.constant(scale.reshape(*stack.shape[:2], 1)).output(0), stack.shape[1])
 
     def stacked_matrix(self, names: list[str], index: ov.Output) -> ov.Output:
         """Weight `index` (a scalar) of `names`, same-shaped matrices stored once, stacked."""

@@ -22,7 +22,7 @@ import openvino as ov
 import openvino.opset13 as ops
 
 from ..config import TalkerConfig
-from .ov_graphs import WeightSource
+from .recipe import WeightSource
 
 __all__ = ["INT4_GROUP", "Int4Weights", "compress_int4", "int4_candidates"]
 

@@ -24,7 +24,7 @@ from ..checkpoint import Checkpoint, talker_weights, verify_weights
 from ..config import TalkerConfig, TransformerConfig
 
 __all__ = ["Attention", "Writer", "convert_language_model", "decoder_layer", "int8_rows", "predictor_frame",
-           "rotary_tables", "sample", "stack", "talker"]
+           "rotary_tables", "sample", "stack", "stored_rows", "talker"]
 
 V = Any  # a value of the graph being written (an OpenVINO output, an ONNX value name)
 
@@ -76,6 +76,17 @@ def int8_rows(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     scale = np.where(peak > 0, peak / 127.0, 1.0).astype(np.float32)
     q = np.clip(np.rint(w / scale), -127, 127).astype(np.int8)
     return q, scale
+
+
+def stored_rows(w: np.ndarray, fmt: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """A table (or a matrix stored row by row) as a model of format `fmt` keeps it: int8 per row
+    (`int8_rows`) in the int8 and int4 formats (int4 quantizes only the layers' products), half
+    precision in fp16, float32 in fp32. (values, per-row scales [rows, 1] or None)."""
+    if fmt in ("int8", "int4"):
+        return int8_rows(w)
+    if fmt == "fp16":
+        return w.astype(np.float16), None
+    return w.astype(np.float32), None
 
 
 def decoder_layer(w: Writer, x: V, p: str, cfg: TransformerConfig, attend: Callable[[V, V, V, int], V]) -> V:
