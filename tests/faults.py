@@ -1,38 +1,47 @@
-"""Fault injection through the backend interfaces every backend implements (`LanguageModel.session`,
-`Vocoder.decode`), so the same faults reach the torch reference and the OpenVINO fast path."""
+"""Fault injection through the backend interfaces every backend implements (`LanguageModel.batch`,
+which the solo loop and the batcher step, and `Vocoder.decode`), so the same faults reach the torch
+reference and the compiled backends."""
 
 from __future__ import annotations
 
 import threading
 
 
-class _FailingSession:
-    """Passes every call through to the real session, except the `at`-th call of `method` overall."""
+class _FailingBatch:
+    """Passes every call through to the real batch; the row of the `at`-th `method` call overall
+    ("prefill", "step": a row's talker call; "predict") gets the error as its result, as a row that
+    fails alone does."""
 
     def __init__(self, inner, method, counter):
         self._inner, self._method, self._counter = inner, method, counter
 
     def __getattr__(self, name):
-        real = getattr(self._inner, name)
-        if name != self._method:
-            return real
+        return getattr(self._inner, name)
 
-        def call(*args):
+    def _hit(self, out: list, kinds: list[str]) -> list:
+        for i, kind in enumerate(kinds):
+            if kind != self._method:
+                continue
             with self._counter["lock"]:
                 self._counter["n"] += 1
                 hit = self._counter["n"] == self._counter["at"]
             if hit:
-                raise self._counter["error"]
-            return real(*args)
+                out[i] = self._counter["error"]
+        return out
 
-        return call
+    def talker(self, rows, embeds, prefill):
+        return self._hit(self._inner.talker(rows, embeds, prefill), ["prefill" if p else "step" for p in prefill])
+
+    def predict(self, rows, cb0):
+        return self._hit(self._inner.predict(rows, cb0), ["predict"] * len(rows))
 
 
 def failing_sessions(engine, monkeypatch, method: str, at: int, error: BaseException) -> dict:
-    """From now on, the `at`-th call of `method` ("prefill", "step" or "predict") over all sessions raises."""
+    """From now on, the `at`-th call of `method` ("prefill", "step" or "predict") over all rows of
+    the batches `engine` makes (its solo loop's and its batchers') fails that row with `error`."""
     counter = {"n": 0, "at": at, "error": error, "lock": threading.Lock()}
-    make = engine.lm.session
-    monkeypatch.setattr(engine.lm, "session", lambda *a, **k: _FailingSession(make(*a, **k), method, counter))
+    make = engine.lm.batch
+    monkeypatch.setattr(engine.lm, "batch", lambda *a, **k: _FailingBatch(make(*a, **k), method, counter))
     return counter
 
 
