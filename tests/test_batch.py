@@ -159,11 +159,11 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
     differs: the logits must agree to float rounding, where a wrong block, slot or position would
     change them completely. The predictor's rows must give the solo codes and summed embeddings."""
     if backend == "openvino":
-        monkeypatch.setattr(ov_paged, "_START_BLOCKS_PER_ROW", 1)  # so the cache must grow mid-batch
+        monkeypatch.setattr(ov_paged, "START_BLOCKS_PER_ROW", 1)  # so the cache must grow mid-batch
     else:
         from hearth.backends import ort
 
-        monkeypatch.setattr(ort, "_START_CAPACITY", 16)
+        monkeypatch.setattr(ort, "START_CAPACITY", 16)
     engine = hearth.load(tiny_dir, backend=backend, weights="fp32")
     try:
         lm = engine.lm

@@ -36,7 +36,7 @@ __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model"]
 log = logging.getLogger(__name__)
 
 GRAPH_VERSION = "ort-2"  # 2: int8 in blocks of 128  # bump when a graph changes, so stale conversions are never reused
-_START_CAPACITY = 256  # key/value positions per slot at first; doubled when a row needs more
+START_CAPACITY = 256  # key/value positions per slot at first; doubled when a row needs more
 
 
 def cache_root() -> Path:
@@ -195,7 +195,7 @@ class SlotBatch(PooledBatch):
         self._stack = lm.config.talker.stack
         self._capacity = 0
         self._buffers: dict[str, np.ndarray] = {}
-        self._grow(_START_CAPACITY)
+        self._grow(START_CAPACITY)
 
     def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> SlotRow:
@@ -235,10 +235,10 @@ class SlotBatch(PooledBatch):
 
     def idle(self) -> None:
         """Back to the first capacity (an idle pooled batch should not keep a long utterance's)."""
-        if self._capacity > _START_CAPACITY:
+        if self._capacity > START_CAPACITY:
             self._buffers.clear()
             self._capacity = 0
-            self._grow(_START_CAPACITY)
+            self._grow(START_CAPACITY)
 
     # -- calls -----------------------------------------------------------------------------------------
 

@@ -30,7 +30,7 @@ __all__ = ["PagedBatch", "PagedRow", "paged_talker_model"]
 
 log = logging.getLogger(__name__)
 
-_START_BLOCKS_PER_ROW = 8  # the cache grows (doubling) when rows need more
+START_BLOCKS_PER_ROW = 8  # the cache grows (doubling) when rows need more
 
 
 def paged_talker_model(path: str) -> Any:  # noqa: ANN401 - the runtime's own type
@@ -78,7 +78,7 @@ class PagedBatch(PooledBatch):
         self._lock = threading.Lock()
         self._capacity = 0
         self._free_blocks: list[int] = []
-        self._grow(max_rows * _START_BLOCKS_PER_ROW)
+        self._grow(max_rows * START_BLOCKS_PER_ROW)
 
     def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> PagedRow:
