@@ -350,6 +350,7 @@ def load(
     *,
     backend: str | None = None,
     fast: bool = False,
+    small: bool = False,
     voice_aliases: Mapping[str, str] | Iterable[str] | None = None,
     **backend_options: Any,
 ) -> Engine:
@@ -359,7 +360,9 @@ def load(
     minute for 0.6B), "onnxruntime" (the language model on ONNX Runtime, the default on x86 CPUs
     without AVX-512) or "torch" (the reference, bit-exact with the official
     package; `dtype` "float32" or "bfloat16"). fast: the fastest combination measured, 4-bit
-    language-model weights on ONNX Runtime (drift: `hearth accuracy --fast`). Further keywords as
+    language-model weights on ONNX Runtime (drift: `hearth accuracy --fast`). small: the fast
+    combination with the vocoder decoding one frame per call, for the least memory (a 1 GB board;
+    docs/performance.md). Further keywords as
     `hearth.BackendOptions` (weights "int8"/"int4"/"fp16"/"fp32", device, threads, vocoder
     "bf16"/"fp16"/"fp32"/"torch", vocoder_device, vocoder_threads, overlap). Settings saved by
     `hearth tune` fill what is not given, exactly as for the `hearth` command
@@ -368,7 +371,8 @@ def load(
     `hearth.aliases`).
     """
     try:
-        given = export_options(model, {"backend": backend, "dtype": dtype, "fast": fast or None, **backend_options})
+        given = export_options(model, {"backend": backend, "dtype": dtype, "fast": fast or None, "small": small or None,
+                                       **backend_options})
         options = settings.backend_options(**given)
     except ValueError as e:
         raise InputError(str(e)) from e

@@ -65,7 +65,7 @@ def find_export(path: Path) -> Export | None:
 def export_options(model: object, given: dict[str, Any]) -> dict[str, Any]:
     """`given` backend keywords, with the export's preset filling in when the load chose neither a
     backend, weights nor the fast preset (a model exported `--preset fast` runs fast by itself)."""
-    if any(given.get(k) is not None for k in ("backend", "weights", "fast")):
+    if any(given.get(k) is not None for k in ("backend", "weights", "fast", "small")):
         return given
     try:
         export = find_export(Path(str(model)))

@@ -92,16 +92,21 @@ def _default_backend(given: Mapping[str, Any]) -> str:
 
 def backend_options(**explicit: Any) -> BackendOptions:
     """The options of a load: `explicit` keywords (None meaning "not given") over tuned settings over
-    the defaults; `fast=True` makes the fast combination the defaults. Tuned settings apply only to
+    the defaults; `fast=True` makes the fast combination the defaults, `small=True` the small one (the
+    fast one with the vocoder decoding a frame per call: the least memory). Tuned settings apply only to
     the backend they were measured with. Raises ValueError for an unknown keyword or value, naming
     the choices."""
-    fast = bool(explicit.pop("fast", False))
+    small = bool(explicit.pop("small", False))
+    fast = bool(explicit.pop("fast", False)) or small
     given = {k: v for k, v in explicit.items() if v is not None}
+    if small:  # for 1 GB: the smallest buffers the vocoder's calls need (docs/performance.md, Memory)
+        given.setdefault("vocoder_call_frames", 1)
     if fast:  # the fastest combination measured: 4-bit weights on ONNX Runtime (docs/performance.md)
         from .backends import onnxruntime_available
 
         if given.get("backend") == "torch":
-            raise ValueError("fast is for the compiled backends; the torch reference has no fast mode")
+            raise ValueError(f"{'small' if small else 'fast'} is for the compiled backends; the torch reference has "
+                             "no such mode")
         given.setdefault("backend", "onnxruntime" if onnxruntime_available() else "openvino")
         given.setdefault("weights", "int4")
     tuned = load_tuned()
@@ -122,7 +127,8 @@ def backend_options(**explicit: Any) -> BackendOptions:
     if backend == "torch" and lm_only:
         raise ValueError(f"{', '.join(lm_only)}: for the OpenVINO language model only, and the backend is torch; "
                          "leave it out or choose backend openvino")
-    vocoder_only = [k for k in ("vocoder_device", "vocoder_threads", "vocoder_core_type") if k in given]
+    vocoder_only = [k for k in ("vocoder_device", "vocoder_threads", "vocoder_core_type", "vocoder_call_frames")
+                    if k in given]
     if options.vocoder_precision == "torch" and vocoder_only:
         raise ValueError(f"{', '.join(vocoder_only)}: for a compiled vocoder only, and the vocoder is torch; "
                          "leave it out or choose a vocoder precision (bf16, fp16, fp32, onnxruntime)")

@@ -16,6 +16,7 @@ import pytest
 import torch
 
 import hearth
+from hearth.audio import snr_db
 from hearth.prompt import embed_prompt
 
 
@@ -49,6 +50,82 @@ def test_fast_is_four_bit_weights_on_onnxruntime(tiny_dir):
                        check=False)
     assert r.returncode == 0, r.stderr
     assert "(onnxruntime)" in r.stderr and json.loads(r.stdout)["backend"] == "onnxruntime"
+
+
+def test_small_is_fast_with_the_vocoder_a_frame_per_call(tiny_dir):
+    """`small=True` / `--small` / `hearth export --preset small`: the fast language model, the
+    vocoder given one frame per call (its buffers for one frame only); the same codes as fast and
+    audio the same to the vocoder's rounding."""
+    from hearth.settings import backend_options
+    from hearth.tools.export import PRESETS
+
+    fast, small = hearth.load(tiny_dir, fast=True), hearth.load(tiny_dir, small=True)
+    assert (small.options.backend, small.options.weights) == ("onnxruntime", "int4")
+    assert small.options.vocoder_call_frames == 1 and fast.options.vocoder_call_frames is None
+    assert backend_options(**PRESETS["small"].load) == small.options
+    calls: dict[str, list[int]] = {"fast": [], "small": []}
+    for name, engine in (("fast", fast), ("small", small)):
+        infer = engine.vocoder.infer
+
+        def counted(codes, *rest, _infer=infer, _calls=calls[name]):
+            _calls.append(codes.shape[0])
+            return _infer(codes, *rest)
+
+        engine.vocoder.infer = counted
+    text = "A small board speaks for itself."
+    a = fast.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
+    b = small.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
+    assert max(calls["fast"]) == 5 and set(calls["small"]) == {1}
+    assert np.array_equal(a.codes, b.codes) and a.samples.shape == b.samples.shape
+    assert snr_db(a.samples, b.samples) > 30
+    for bad in (0, 6, True, 2.0):
+        with pytest.raises(hearth.InputError, match="vocoder_call_frames"):
+            hearth.load(tiny_dir, fast=True, vocoder_call_frames=bad)
+    with pytest.raises(hearth.InputError, match="vocoder_call_frames"):
+        hearth.load(tiny_dir, backend="torch", vocoder_call_frames=1)
+
+
+def test_a_runtimes_mapped_weights_are_given_back_once_it_holds_its_own(tmp_path):
+    """`release_mapped_files`: a file's pages mapped read-only, or privately writable (as ONNX
+    Runtime maps each initializer) but never written, leave the resident memory; a mapping with a
+    written page keeps it (what was written is not the file's), as does a file not named."""
+    import mmap
+
+    from hearth.backends.conversions import release_mapped_files
+
+    ours, other = tmp_path / "ours", tmp_path / "other"
+    ours.mkdir(), other.mkdir()
+    size = 64 * mmap.PAGESIZE
+    maps = {}
+    for name, folder, access in (("read", ours, mmap.ACCESS_READ), ("clean", ours, mmap.ACCESS_COPY),
+                                 ("written", ours, mmap.ACCESS_COPY), ("elsewhere", other, mmap.ACCESS_READ)):
+        path = folder / f"{name}.bin"
+        with path.open("wb") as f:  # on disk: pages not yet written back count as dirty, and stay
+            f.write(bytes(range(256)) * (size // 256))
+            f.flush()
+            os.fsync(f.fileno())
+        with path.open("rb") as f:
+            maps[name] = mmap.mmap(f.fileno(), size, access=access)
+        assert sum(maps[name][i] for i in range(0, size, mmap.PAGESIZE)) >= 0  # every page read
+    maps["written"][5] = 77
+
+    def resident_kb(name: str) -> int:
+        path, kb, current = str((ours if name != "elsewhere" else other).resolve() / f"{name}.bin"), 0, False
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            fields = line.split()
+            if "-" in fields[0] and not fields[0].endswith(":"):
+                current = fields[-1] == path
+            elif current and fields[0] == "Rss:":
+                kb += int(fields[1])
+        return kb
+
+    assert all(resident_kb(n) >= size // 1024 for n in maps)
+    assert release_mapped_files([ours]) == 2 * size
+    assert resident_kb("read") == 0 and resident_kb("clean") == 0
+    assert resident_kb("written") >= size // 1024 and resident_kb("elsewhere") >= size // 1024
+    assert maps["written"][5] == 77 and maps["clean"][5] == 5 and maps["read"][300] == 300 % 256
+    for m in maps.values():
+        m.close()
 
 
 def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8):

@@ -60,7 +60,8 @@ class BackendOptions:
     bit-exact with the official package; `dtype` float32 or bfloat16). For the compiled backends:
     the language model's weight format, its device and threads; the vocoder's precision on
     OpenVINO ("bf16", "fp16", "fp32"), or "onnxruntime" (fp32 on ONNX Runtime) or "torch" (the
-    torch fp32 vocoder), and its device.
+    torch fp32 vocoder), its device, and the most frames a compiled vocoder decodes per call
+    (fewer: smaller buffers, more calls; the audio is the same to float rounding).
     None means "the runtime's choice" for threads, and "decided from the CPU topology" for
     `overlap` (whether generation goes on while a chunk is decoded).
     """
@@ -76,6 +77,7 @@ class BackendOptions:
     vocoder_core_type: str = "ANY_CORE"
     overlap: bool | None = None
     dtype: str = "float32"  # torch backend only
+    vocoder_call_frames: int | None = None  # the most frames per compiled-vocoder call (1 to 5; None: 5)
 
     @property
     def vocoder_precision(self) -> str:
@@ -116,6 +118,9 @@ class BackendOptions:
             value = getattr(self, name)
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+        calls = self.vocoder_call_frames
+        if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int) or not 1 <= calls <= 5):
+            raise ValueError(f"vocoder_call_frames must be a whole number from 1 to 5, got {calls!r}")
         if self.vocoder_precision == "onnxruntime":
             if self.vocoder_device != "CPU":
                 raise ValueError("the onnxruntime vocoder runs on the CPU; for a GPU choose vocoder bf16, fp16 or fp32 "

@@ -11,6 +11,7 @@ from .interfaces import LanguageModel, Vocoder
 
 if TYPE_CHECKING:
     from ..checkpoint import Checkpoint
+    from .vocoder_step import SteppedVocoder
 
 __all__ = ["Backend", "create", "create_vocoder", "prepare_side_by_side"]
 
@@ -125,11 +126,16 @@ def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
         from .pytorch import TorchVocoder
 
         return TorchVocoder.load(checkpoint)
+    stepped: SteppedVocoder
     if options.vocoder_precision == "onnxruntime":
         from .ort_vocoder import ORTVocoder
 
-        return ORTVocoder(checkpoint, options.vocoder_threads)
-    from .openvino import OpenVINOVocoder
+        stepped = ORTVocoder(checkpoint, options.vocoder_threads)
+    else:
+        from .openvino import OpenVINOVocoder
 
-    return OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device, options.vocoder_threads,
-                           core_type=options.vocoder_core_type)
+        stepped = OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device,
+                                  options.vocoder_threads, core_type=options.vocoder_core_type)
+    if options.vocoder_call_frames is not None:
+        stepped.call_frames = options.vocoder_call_frames
+    return stepped

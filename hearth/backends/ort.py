@@ -26,7 +26,7 @@ from ..checkpoint import Checkpoint
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMSession
-from .conversions import ConvertedModel, cache_entry, require_converter, weights_mb
+from .conversions import ConvertedModel, cache_entry, release_mapped_files, require_converter, weights_mb
 from .embedder import load_embedder
 from .formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
 from .lm_rows import PooledBatch, PooledLanguageModel, SampledRow, own_rows, predict_rows
@@ -102,14 +102,20 @@ class ORTLanguageModel(PooledLanguageModel):
         directory = self.converted.directory
 
         def open_session(network: str) -> Any:  # noqa: ANN401 - onnxruntime.InferenceSession
-            return ort.InferenceSession(str(directory / f"{network}.onnx"), session_options(threads),
-                                        providers=["CPUExecutionProvider"])
+            session = ort.InferenceSession(str(directory / f"{network}.onnx"), session_options(threads),
+                                           providers=["CPUExecutionProvider"])
+            # ONNX Runtime maps its weights' file and packs the products' weights into its own
+            # memory while it makes the session (writing into the mapping meanwhile: nothing may
+            # be released before it returns); the mapped pages it read are then only a second copy.
+            release_mapped_files([directory / f"{network}.onnx.data"])
+            return session
 
         with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:  # laid out side by side
             talker = pool.submit(open_session, "talker")
             self.predictor = open_session("predictor")
             self.talker = talker.result()
         self._warm(2)
+        release_mapped_files([directory])  # what the first calls read (what it reads on use pages back in)
         log.debug("sessions made and warmed up in %.1f s", time.perf_counter() - t0)
 
     def _new_batch(self, max_rows: int) -> SlotBatch:

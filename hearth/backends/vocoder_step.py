@@ -43,7 +43,8 @@ class SteppedVocoder:
     def __init__(self, cfg: CodecDecoderConfig, converted: ConvertedModel, frames: int, device: str):
         self.cfg = cfg
         self.converted = converted
-        self.frames = frames
+        self.frames = frames  # the most frames one call of the graph takes
+        self.call_frames = frames  # the most it is given per call (fewer: smaller buffers, more calls)
         self.device = device
         self._state_shapes = [tuple(s) for s in cast(list[list[int]], converted.manifest["state_shapes"])]
 
@@ -103,8 +104,9 @@ class SteppedVocoder:
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"
             )
         pieces = []
-        for start in range(0, codes.shape[0], self.frames):  # calls of at most `self.frames` frames
-            piece = np.ascontiguousarray(codes[start : start + self.frames], np.int64)
+        step = min(self.call_frames, self.frames)
+        for start in range(0, codes.shape[0], step):  # calls of at most `call_frames` frames
+            piece = np.ascontiguousarray(codes[start : start + step], np.int64)
             valid = piece.shape[0]
             audio, state.tensors = self.infer(piece, state.frames, valid, state.tensors)
             pieces.append(audio[: valid * self.cfg.upsample])

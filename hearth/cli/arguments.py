@@ -116,6 +116,9 @@ def add_backend(p: argparse.ArgumentParser) -> None:
     g.add_argument("--fast", action="store_true",
                    help="the fastest combination measured: 4-bit language-model weights on ONNX Runtime (its "
                         "drift against fp32: hearth accuracy --fast)")
+    g.add_argument("--small", action="store_true",
+                   help="the least memory (for a 1 GB board): --fast with the vocoder decoding a frame per call "
+                        "(its chunks take longer)")
     g.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
                    help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
                         "without AVX-512) or torch (the reference, bit-exact with the official package)")
@@ -163,6 +166,7 @@ def backend_flags(args: argparse.Namespace) -> dict[str, Any]:
         "backend": args.backend, "weights": args.weights, "vocoder": args.vocoder, "device": args.device,
         "vocoder_device": args.vocoder_device, "threads": args.lm_threads, "vocoder_threads": args.vocoder_threads,
         "overlap": args.overlap, "dtype": args.dtype, "fast": args.fast or None,
+        "small": args.small or None,
     }
 
 
