@@ -76,6 +76,8 @@ def add_parsers(sub: Any) -> None:
                           "reference is OpenVINO's)")
     acc.add_argument("--weights", choices=[w for w in LM_WEIGHTS if w != "fp32"], default=None, help="default int8")
     acc.add_argument("--fast", action="store_true", help="the --fast combination (4-bit weights on onnxruntime)")
+    acc.add_argument("--small", action="store_true",
+                     help="the --small combination (--fast with the vocoder decoding a frame per call)")
     acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime"), default=None,
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
                           "gets on this CPU)")
@@ -196,7 +198,7 @@ def _accuracy(args: argparse.Namespace) -> int:
     from ..settings import backend_options
 
     try:
-        options = backend_options(backend=args.backend, weights=args.weights, fast=args.fast)
+        options = backend_options(backend=args.backend, weights=args.weights, fast=args.fast, small=args.small)
     except ValueError as e:
         raise InputError(str(e)) from None
     if options.backend == "torch":
@@ -204,4 +206,5 @@ def _accuracy(args: argparse.Namespace) -> int:
     _check_model(args.model)
     model = args.model or str(bench_checkpoint())
     vocoder = args.vocoder or options.vocoder_precision
-    return main_accuracy(model, options.weights, args.frames, vocoder, args.json, backend=options.backend)
+    return main_accuracy(model, options.weights, args.frames, vocoder, args.json, backend=options.backend,
+                         call_frames=options.vocoder_call_frames)

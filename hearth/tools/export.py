@@ -97,8 +97,10 @@ def _size(path: Path) -> int:
 def _drift(directory: Path, load: dict[str, Any], vocoder: str) -> dict[str, Any]:
     """`hearth accuracy --json` on the finished export (its fp32 reference converts into the cache)."""
     cmd = [sys.executable, "-m", "hearth.cli", "accuracy", "--model", str(directory), "--json", "--vocoder", vocoder]
-    if load.get("fast") or load.get("small"):
-        cmd.append("--fast")  # (small: the same language model and vocoder precision as fast)
+    if load.get("small"):
+        cmd.append("--small")
+    elif load.get("fast"):
+        cmd.append("--fast")
     for key in ("backend", "weights"):
         if load.get(key):
             cmd += [f"--{key}", str(load[key])]
@@ -195,7 +197,7 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
                 if spec.lm[runtime]:
                     vocoder = "onnxruntime" if runtime == "onnxruntime" else "bf16"
                     figures.append(_drift(tmp, {**load, "backend": runtime, "weights": spec.lm[runtime],
-                                                "fast": None, "small": None}, vocoder))
+                                                "fast": None}, vocoder))  # (small keeps its vocoder calls)
             manifest["drift"] = figures
         else:
             manifest["drift"] = "not measured (hearth export --drift, or hearth accuracy --model DIR)"
