@@ -29,7 +29,6 @@ if TYPE_CHECKING:
 
 __all__ = ["F32", "WEIGHT_FORMATS", "Builder", "WeightSource", "attend", "build_talker", "int_const", "ints_const"]
 
-# name -> float32 array; `done(name)` lets the source drop the file pages once a tensor is converted.
 WeightSource = recipe.WeightSource
 
 F32 = ov.Type.f32

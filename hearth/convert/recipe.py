@@ -178,7 +178,7 @@ def rotary_tables(cfg: TransformerConfig, positions: int) -> tuple[np.ndarray, n
     return cos.numpy().copy(), sin.numpy().copy()
 
 
-WeightSource = Callable[[str], np.ndarray]
+WeightSource = Callable[[str], np.ndarray]  # a checkpoint tensor's name -> its values, float32
 # (the checkpoint's weights, the manifest being written) -> each network: (name, its graph, its writer)
 Networks = Callable[[WeightSource, dict[str, Any]], Iterable[tuple[str, Any, Any]]]
 
