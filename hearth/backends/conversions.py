@@ -278,36 +278,43 @@ def bounded_mapping(directories: list[Path], interval_s: float = 0.02) -> Iterat
 
 
 def release_mapped_files(directories: list[Path]) -> int:
-    """Drop this process's resident pages of files mapped from `directories` (or those files: the cached IR and
-    compiled blobs, ONNX Runtime's external weights). A runtime copies weights into its own layout
-    on load or on the first inference, after which the mapped originals only double the resident
-    memory; should they be read again, the kernel pages them back in from the file. Only mappings
-    that hold nothing but the file's own pages are released: read-only ones, and private writable
-    ones (ONNX Runtime maps each initializer so) with no page written. Returns the bytes released
-    (Linux; 0 elsewhere)."""
+    """Drop this process's resident pages of files mapped from `directories` (or those files: the
+    cached IR and compiled blobs, ONNX Runtime's external weights). A runtime copies weights into
+    its own layout on load or on the first inference, after which the mapped originals only double
+    the resident memory; should they be read again, the kernel pages them back in from the file.
+    Only mappings that hold nothing but the file's own pages are released: read-only ones, and
+    private writable ones (ONNX Runtime maps each initializer so) with no page written. Returns
+    the bytes released (Linux; 0 elsewhere)."""
     import ctypes
 
     try:
-        smaps = Path("/proc/self/smaps").read_text().splitlines()
+        maps = Path("/proc/self/maps").read_text().splitlines()
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
         return 0
     prefixes = tuple(str(d.resolve()) + (os.sep if d.is_dir() else "") for d in directories)
     spans: list[tuple[int, int]] = []
-    span: tuple[int, int] | None = None
-    for line in smaps:
+    writable: set[str] = set()
+    for line in maps:
         fields = line.split(maxsplit=5)
-        if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
-            ours = len(fields) == 6 and fields[5].startswith(prefixes)
+        if len(fields) < 6 or not fields[5].startswith(prefixes):
+            continue
+        if "w" not in fields[1]:
             lo, hi = (int(x, 16) for x in fields[0].split("-"))
-            span = (lo, hi) if ours else None
-            if span is not None and "w" not in fields[1]:
-                spans.append(span)  # read-only: nothing in it can differ from the file
-                span = None
-        elif span is not None and fields[0] == "Private_Dirty:":
-            if fields[1] == "0":
-                spans.append(span)  # writable, but not one page written
-            span = None
+            spans.append((lo, hi))  # read-only: nothing in it can differ from the file
+        elif fields[1].endswith("p"):
+            writable.add(fields[0])
+    if writable:  # which of them hold a written page: /proc/self/smaps (tens of ms to read, so only then)
+        current = None
+        for line in Path("/proc/self/smaps").read_text().splitlines():
+            fields = line.split(maxsplit=1)
+            if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
+                current = fields[0] if fields[0] in writable else None
+            elif current is not None and fields[0] == "Private_Dirty:":
+                if fields[1].split()[0] == "0":
+                    lo, hi = (int(x, 16) for x in current.split("-"))
+                    spans.append((lo, hi))  # writable, but not one page written
+                current = None
     madv_dontneed = 4
     released = 0
     for lo, hi in spans:
