@@ -104,7 +104,8 @@ def test_page_adds_speaks_and_removes_a_cloned_voice(browser, base_dir, tmp_path
     with Server(base_dir, "--backend", "torch", env={**os.environ, "HEARTH_CACHE": str(tmp_path / "cache")}) as s:
         browser.get(s.url + "/")
         browser.wait("return getComputedStyle(document.getElementById('voicepanel')).display === 'block'")
-        assert "No voices yet" in browser.text("#message")
+        # (the panel shows once /health answers; the message once the voice list has come too)
+        browser.wait("return document.getElementById('message').textContent.includes('No voices yet')")
         browser.type("#voiceName", "Me")
         browser.type("#voiceFile", str(ref))
         browser.type("#voiceText", REF_TEXT)
