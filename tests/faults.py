@@ -36,7 +36,7 @@ class _FailingBatch:
         return self._hit(self._inner.predict(rows, cb0), ["predict"] * len(rows))
 
 
-def failing_sessions(engine, monkeypatch, method: str, at: int, error: BaseException) -> dict:
+def failing_rows(engine, monkeypatch, method: str, at: int, error: BaseException) -> dict:
     """From now on, the `at`-th call of `method` ("prefill", "step" or "predict") over all rows of
     the batches `engine` makes (its solo loop's and its batchers') fails that row with `error`."""
     counter = {"n": 0, "at": at, "error": error, "lock": threading.Lock()}

@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 import pytest
-from faults import failing_sessions, failing_vocoder
+from faults import failing_rows, failing_vocoder
 from solo import solo_codes
 from threads import at_once
 
@@ -88,7 +88,7 @@ def test_cancelling_one_batched_stream_leaves_the_others_untouched(engine):
 
 
 def test_a_fault_in_one_batched_stream_fails_that_sentence_only(engine, monkeypatch):
-    failing_sessions(engine, monkeypatch, "step", at=25, error=RuntimeError("injected fault"))
+    failing_rows(engine, monkeypatch, "step", at=25, error=RuntimeError("injected fault"))
     with Scheduler(engine, max_batch=3) as scheduler:
         submitted = run_all(scheduler, REQUESTS[:3])
     failed = [(k, s) for k, r in enumerate(submitted) for s in r.sentences if s.status == "failed"]

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 import pytest
-from faults import failing_sessions, failing_vocoder
+from faults import failing_rows, failing_vocoder
 
 from hearth import InputError
 from hearth.audio import NullSink
@@ -119,7 +119,7 @@ def test_engine_fault_fails_one_sentence(any_engine, monkeypatch, stage):
     engine = any_engine
     error = RuntimeError(f"injected {stage} fault")
     if stage == "generation":
-        failing_sessions(engine, monkeypatch, "predict", at=3, error=error)
+        failing_rows(engine, monkeypatch, "predict", at=3, error=error)
     else:
         failing_vocoder(engine, monkeypatch, at=2, error=error)
     with Service(engine, NullSink(engine.sample_rate), keep_codes=True, max_new_tokens=13) as service:

@@ -9,7 +9,7 @@ import time
 
 import numpy as np
 import pytest
-from faults import failing_sessions, failing_vocoder
+from faults import failing_rows, failing_vocoder
 
 import hearth
 from hearth.audio import snr_db
@@ -90,7 +90,7 @@ def test_vocoder_failure_reaches_caller_and_engine_recovers(any_engine, monkeypa
 
 
 def test_generation_failure_reaches_caller(any_engine, monkeypatch):
-    failing_sessions(any_engine, monkeypatch, "step", at=4, error=ValueError("injected talker fault"))
+    failing_rows(any_engine, monkeypatch, "step", at=4, error=ValueError("injected talker fault"))
     fault = pytest.raises(ValueError, match="injected talker fault")
     with fault, any_engine.stream("Doomed.", "eric", seed=1, max_new_tokens=40) as stream:
         list(stream)

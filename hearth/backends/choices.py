@@ -6,6 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from ..errors import CONVERT_EXTRA
+from .formats import VOCODER_FRAMES
 
 __all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
            "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available", "torch_available"]
@@ -77,7 +78,7 @@ class BackendOptions:
     vocoder_core_type: str = "ANY_CORE"
     overlap: bool | None = None
     dtype: str = "float32"  # torch backend only
-    vocoder_call_frames: int | None = None  # the most frames per compiled-vocoder call (1 to 5; None: 5)
+    vocoder_call_frames: int | None = None  # the most frames per compiled-vocoder call (1 to VOCODER_FRAMES; None: all)
 
     @property
     def vocoder_precision(self) -> str:
@@ -119,8 +120,9 @@ class BackendOptions:
             if value is not None and (not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
         calls = self.vocoder_call_frames
-        if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int) or not 1 <= calls <= 5):
-            raise ValueError(f"vocoder_call_frames must be a whole number from 1 to 5, got {calls!r}")
+        if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int)
+                                  or not 1 <= calls <= VOCODER_FRAMES):
+            raise ValueError(f"vocoder_call_frames must be a whole number from 1 to {VOCODER_FRAMES}, got {calls!r}")
         if self.vocoder_precision == "onnxruntime":
             if self.vocoder_device != "CPU":
                 raise ValueError("the onnxruntime vocoder runs on the CPU; for a GPU choose vocoder bf16, fp16 or fp32 "

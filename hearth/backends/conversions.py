@@ -310,7 +310,7 @@ def release_mapped_files(directories: list[Path]) -> int:
             fields = line.split(maxsplit=1)
             if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
                 current = fields[0] if fields[0] in writable else None
-            elif current is not None and fields[0] == "Private_Dirty:":
+            elif current is not None and fields and fields[0] == "Private_Dirty:":
                 if fields[1].split()[0] == "0":
                     lo, hi = (int(x, 16) for x in current.split("-"))
                     spans.append((lo, hi))  # writable, but not one page written

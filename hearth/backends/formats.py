@@ -6,7 +6,7 @@ parameters. The runtime names a conversion by them (its cache key); the converte
 from __future__ import annotations
 
 __all__ = ["BLOCKS", "INT4_RATIO", "MAX_POSITIONS", "ONNXRUNTIME_FORMATS", "OPENVINO_FORMATS", "PART_FORMATS",
-           "part_formats"]
+           "VOCODER_FRAMES", "part_formats"]
 
 # OpenVINO: weights per output row (int8), by NNCF (int4), or as they are.
 OPENVINO_FORMATS = ("fp32", "fp16", "int8", "int4")
@@ -22,6 +22,9 @@ ONNXRUNTIME_FORMATS = ("int8", "int4", "fp32")
 BLOCKS = {"int8": 128, "int4": 32}
 # Formats that differ per network: (the talker's, the predictor's).
 PART_FORMATS = {"mix": ("int8", "int4")}
+# The vocoder's step: the most frames one call takes (the default chunk; longer chunks take several
+# calls, and `BackendOptions.vocoder_call_frames` may give it fewer).
+VOCODER_FRAMES = 5
 MAX_POSITIONS = 16384  # the talker's rotary table: the longest utterance (prompt + frames) it can run
 
 

@@ -44,7 +44,6 @@ log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
 GRAPH_VERSION = "lm-6"
-WEIGHT_FORMATS = OPENVINO_FORMATS
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
@@ -61,8 +60,8 @@ def _core(device: str):  # noqa: ANN202 - the runtime's own type
 
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
-    if weights not in WEIGHT_FORMATS:
-        raise ValueError(f"weights must be one of {', '.join(WEIGHT_FORMATS)}, got {weights!r}")
+    if weights not in OPENVINO_FORMATS:
+        raise ValueError(f"weights must be one of {', '.join(OPENVINO_FORMATS)}, got {weights!r}")
     path = ckpt.path / "model.safetensors"
     options: dict[str, object] = {"graph": GRAPH_VERSION, "weights": weights}
     if weights == "int4":

@@ -45,7 +45,6 @@ def cache_root() -> Path:
     return cache_dir() / "onnxruntime"
 
 
-WEIGHT_FORMATS = ONNXRUNTIME_FORMATS
 
 
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
@@ -54,9 +53,9 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     import onnxruntime as ort
 
     predictor_format = part_formats(weights)[1]
-    if predictor_format not in WEIGHT_FORMATS:
-        raise ValueError(f"weights must be one of {', '.join([*WEIGHT_FORMATS, *PART_FORMATS])} with ONNX Runtime, "
-                         f"got {weights!r}")
+    if predictor_format not in ONNXRUNTIME_FORMATS:
+        allowed = ", ".join([*ONNXRUNTIME_FORMATS, *PART_FORMATS])
+        raise ValueError(f"weights must be one of {allowed} with ONNX Runtime, got {weights!r}")
     path = ckpt.path / "model.safetensors"
     options = {"graph": GRAPH_VERSION, "weights": weights, "blocks": BLOCKS, "onnxruntime": ort.__version__,
                "positions": MAX_POSITIONS}

@@ -13,13 +13,13 @@ import numpy as np
 
 from ..config import CodecDecoderConfig
 from .conversions import ConvertedModel, weights_mb
+from .formats import VOCODER_FRAMES
 
 __all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState"]
 
 log = logging.getLogger(__name__)
 
 VOCODER_VERSION = "vocoder-3"  # 3: the number of frames per call is dynamic (1 to VOCODER_FRAMES)
-VOCODER_FRAMES = 5  # the most frames per vocoder call (the default chunk); longer chunks take several calls
 _PRIMED_ON_DISK = 32  # cloned voices' primed vocoder states kept per converted vocoder
 
 

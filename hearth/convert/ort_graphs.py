@@ -27,11 +27,10 @@ from typing import Any
 import numpy as np
 
 from ..backends.formats import BLOCKS
-from ..backends.formats import ONNXRUNTIME_FORMATS as WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
 from . import recipe
 
-__all__ = ["BLOCKS", "WEIGHT_FORMATS", "Graph", "Writer", "build_predictor_loop", "build_talker", "onnx_model"]
+__all__ = ["BLOCKS", "Graph", "Writer", "build_predictor_loop", "build_talker", "onnx_model"]
 
 _MS = "com.microsoft"
 

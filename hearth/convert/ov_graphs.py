@@ -19,7 +19,6 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
-from ..backends.formats import OPENVINO_FORMATS as WEIGHT_FORMATS
 from ..config import TalkerConfig, TransformerConfig
 from . import recipe
 from .recipe import stored_rows
@@ -27,7 +26,7 @@ from .recipe import stored_rows
 if TYPE_CHECKING:
     from .ov_int4 import Int4Weights
 
-__all__ = ["F32", "WEIGHT_FORMATS", "Builder", "WeightSource", "attend", "build_talker", "int_const", "ints_const"]
+__all__ = ["F32", "Builder", "WeightSource", "attend", "build_talker", "int_const", "ints_const"]
 
 WeightSource = recipe.WeightSource
 
