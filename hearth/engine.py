@@ -361,10 +361,11 @@ def load(
     without AVX-512) or "torch" (the reference, bit-exact with the official
     package; `dtype` "float32" or "bfloat16"). fast: the fastest combination measured, 4-bit
     language-model weights on ONNX Runtime (drift: `hearth accuracy --fast`). small: the fast
-    combination with the vocoder decoding one frame per call, for the least memory (a 1 GB board;
-    docs/performance.md). Further keywords as
+    combination with the vocoder's products in 8 bits on ONNX Runtime, for the least memory (a 1 GB
+    board; docs/performance.md). Further keywords as
     `hearth.BackendOptions` (weights "int8"/"int4"/"fp16"/"fp32", device, threads, vocoder
-    "bf16"/"fp16"/"fp32"/"torch", vocoder_device, vocoder_threads, overlap). Settings saved by
+    "bf16"/"fp16"/"fp32"/"onnxruntime"/"onnxruntime-int8"/"torch", vocoder_device, vocoder_threads,
+    overlap). Settings saved by
     `hearth tune` fill what is not given, exactly as for the `hearth` command
     (`hearth.settings.backend_options`). voice_aliases: other names for voices, over OpenAI's
     names that a CustomVoice checkpoint answers by default ({"alloy": "ryan"}; see

@@ -93,14 +93,14 @@ def _default_backend(given: Mapping[str, Any]) -> str:
 def backend_options(**explicit: Any) -> BackendOptions:
     """The options of a load: `explicit` keywords (None meaning "not given") over tuned settings over
     the defaults; `fast=True` makes the fast combination the defaults, `small=True` the small one (the
-    fast one with the vocoder decoding a frame per call: the least memory). Tuned settings apply only to
+    fast one with the vocoder's products in 8 bits on ONNX Runtime: the least memory). Tuned settings apply only to
     the backend they were measured with. Raises ValueError for an unknown keyword or value, naming
     the choices."""
     small = bool(explicit.pop("small", False))
     fast = bool(explicit.pop("fast", False)) or small
     given = {k: v for k, v in explicit.items() if v is not None}
-    if small:  # for 1 GB: the smallest buffers the vocoder's calls need (docs/performance.md, Memory)
-        given.setdefault("vocoder_call_frames", 1)
+    if small:  # for 1 GB on every CPU, bf16 or not (docs/performance.md, Memory)
+        given.setdefault("vocoder", "onnxruntime-int8")
     if fast:  # the fastest combination measured: 4-bit weights on ONNX Runtime (docs/performance.md)
         from .backends import onnxruntime_available
 
@@ -132,9 +132,9 @@ def backend_options(**explicit: Any) -> BackendOptions:
     if options.vocoder_precision == "torch" and vocoder_only:
         raise ValueError(f"{', '.join(vocoder_only)}: for a compiled vocoder only, and the vocoder is torch; "
                          "leave it out or choose a vocoder precision (bf16, fp16, fp32, onnxruntime)")
-    if options.vocoder_precision == "onnxruntime" and "vocoder_core_type" in given:
-        raise ValueError("vocoder_core_type: for an OpenVINO vocoder only, and the vocoder is onnxruntime; "
-                         "leave it out or choose a vocoder precision (bf16, fp16, fp32)")
+    if options.vocoder_on_onnxruntime and "vocoder_core_type" in given:
+        raise ValueError(f"vocoder_core_type: for an OpenVINO vocoder only, and the vocoder is "
+                         f"{options.vocoder_precision}; leave it out or choose a vocoder precision (bf16, fp16, fp32)")
     return options
 
 

@@ -52,19 +52,47 @@ def test_fast_is_four_bit_weights_on_onnxruntime(tiny_dir):
     assert "(onnxruntime)" in r.stderr and json.loads(r.stdout)["backend"] == "onnxruntime"
 
 
-def test_small_is_fast_with_the_vocoder_a_frame_per_call(tiny_dir):
-    """`small=True` / `--small` / `hearth export --preset small`: the fast language model, the
-    vocoder given one frame per call (its buffers for one frame only); the same codes as fast and
-    audio the same to the vocoder's rounding."""
+def test_small_is_fast_with_the_vocoders_products_in_8_bits(tiny_dir):
+    """`small=True` / `--small` / `hearth export --preset small`: the fast language model and ONNX
+    Runtime's vocoder with its products' weights in 8-bit blocks (`onnxruntime-int8`): every MatMul
+    by a weight whose width has a block is a MatMulNBits of 8 bits; its own cache entry beside
+    fp32's; the same codes as fast, audio within 8-bit rounding of the fp32 vocoder's."""
+    import onnx
+
     from hearth.settings import backend_options
     from hearth.tools.export import PRESETS
 
-    fast, small = hearth.load(tiny_dir, fast=True), hearth.load(tiny_dir, small=True)
-    assert (small.options.backend, small.options.weights) == ("onnxruntime", "int4")
-    assert small.options.vocoder_call_frames == 1 and fast.options.vocoder_call_frames is None
+    fp32, small = hearth.load(tiny_dir, fast=True, vocoder="onnxruntime"), hearth.load(tiny_dir, small=True)
+    assert (small.options.backend, small.options.weights, small.options.vocoder_precision) == \
+        ("onnxruntime", "int4", "onnxruntime-int8")
     assert backend_options(**PRESETS["small"].load) == small.options
-    calls: dict[str, list[int]] = {"fast": [], "small": []}
-    for name, engine in (("fast", fast), ("small", small)):
+    assert not small.options.uses_openvino and small.options.loads_side_by_side
+    graph = onnx.load(str(small.vocoder.converted.directory / "vocoder.onnx"), load_external_data=False).graph
+    widths = {i.name: i.dims[0] for i in graph.initializer if len(i.dims) == 2}
+    products = [n for n in graph.node if n.op_type in ("MatMul", "MatMulNBits")]
+    quantized = [n for n in products if n.op_type == "MatMulNBits"]
+    assert quantized and all(a.i == 8 for n in quantized for a in n.attribute if a.name == "bits")
+    assert all(widths[n.input[1]] % 16 for n in products if n.op_type == "MatMul" and n.input[1] in widths)
+    parts = small.backend.weights_mb()["vocoder"]
+    assert parts["stored_mb"] < 0.9 * parts["fp32_mb"]
+    names = (fp32.vocoder.converted.directory.name, small.vocoder.converted.directory.name)
+    assert names[0].startswith("vocoder-fp32-") and names[1].startswith("vocoder-int8-")
+    text = "A small board speaks for itself."
+    a = fp32.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
+    b = small.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
+    assert np.array_equal(a.codes, b.codes) and a.samples.shape == b.samples.shape
+    assert 15 < snr_db(a.samples, b.samples) < 80  # near, and not the fp32 graph again
+    with pytest.raises(hearth.InputError, match="onnxruntime-int8 vocoder runs on the CPU"):
+        hearth.load(tiny_dir, small=True, vocoder_device="GPU")
+
+
+def test_the_vocoder_in_calls_of_one_frame(tiny_dir):
+    """`vocoder_call_frames=1`: the compiled vocoder is given one frame per call (its buffers for
+    one frame only); the same codes and audio the same to the vocoder's rounding."""
+    fast, one = hearth.load(tiny_dir, fast=True), hearth.load(tiny_dir, fast=True, vocoder_call_frames=1)
+    assert one.options.vocoder_call_frames == 1 and fast.options.vocoder_call_frames is None
+    calls: dict[str, list[int]] = {"fast": [], "one": []}
+    for name, engine in (("fast", fast), ("one", one)):
         infer = engine.vocoder.infer
 
         def counted(codes, *rest, _infer=infer, _calls=calls[name]):
@@ -74,8 +102,8 @@ def test_small_is_fast_with_the_vocoder_a_frame_per_call(tiny_dir):
         engine.vocoder.infer = counted
     text = "A small board speaks for itself."
     a = fast.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
-    b = small.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
-    assert max(calls["fast"]) == 5 and set(calls["small"]) == {1}
+    b = one.synthesize(text, "ryan", "english", seed=4, max_new_tokens=24, budget=None)
+    assert max(calls["fast"]) == 5 and set(calls["one"]) == {1}
     assert np.array_equal(a.codes, b.codes) and a.samples.shape == b.samples.shape
     assert snr_db(a.samples, b.samples) > 30
     for bad in (0, 6, True, 2.0):

@@ -6,7 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from ..errors import CONVERT_EXTRA
-from .formats import VOCODER_FRAMES
+from .formats import ORT_VOCODERS, VOCODER_FRAMES
 
 __all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
            "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available", "torch_available"]
@@ -16,7 +16,9 @@ BACKENDS = ("openvino", "onnxruntime", "torch")
 # codebook) in int8, the predictor (the other 15 codebooks) in 4 bits.
 ORT_WEIGHTS = ("int8", "int4", "mix", "fp32")
 LM_WEIGHTS = ("int8", "int4", "mix", "fp16", "fp32")
-VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", "onnxruntime", "torch")  # "onnxruntime": fp32 on ONNX Runtime
+# OpenVINO's three, ONNX Runtime's ("onnxruntime": fp32; "onnxruntime-int8": its products' weights
+# in 8 bits), the torch reference's.
+VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", *ORT_VOCODERS, "torch")
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
 DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"
@@ -60,9 +62,10 @@ class BackendOptions:
     quantized kernels are the faster ones on CPUs without AVX-512) or "torch" (the reference:
     bit-exact with the official package; `dtype` float32 or bfloat16). For the compiled backends:
     the language model's weight format, its device and threads; the vocoder's precision on
-    OpenVINO ("bf16", "fp16", "fp32"), or "onnxruntime" (fp32 on ONNX Runtime) or "torch" (the
-    torch fp32 vocoder), its device, and the most frames a compiled vocoder decodes per call
-    (fewer: smaller buffers, more calls; the audio is the same to float rounding).
+    OpenVINO ("bf16", "fp16", "fp32"), on ONNX Runtime ("onnxruntime": fp32; "onnxruntime-int8":
+    the products' weights in 8 bits, the small preset's) or "torch" (the torch fp32 vocoder), its
+    device, and the most frames a compiled vocoder decodes per call (fewer: smaller buffers, more
+    calls; the audio is the same to float rounding).
     None means "the runtime's choice" for threads, and "decided from the CPU topology" for
     `overlap` (whether generation goes on while a chunk is decoded).
     """
@@ -93,14 +96,18 @@ class BackendOptions:
         return "torch" if self.backend == "torch" else default_vocoder()
 
     @property
+    def vocoder_on_onnxruntime(self) -> bool:
+        return self.vocoder_precision in ORT_VOCODERS
+
+    @property
     def uses_openvino(self) -> bool:
-        return self.backend == "openvino" or self.vocoder_precision not in ("torch", "onnxruntime")
+        return self.backend == "openvino" or not (self.vocoder_precision == "torch" or self.vocoder_on_onnxruntime)
 
     @property
     def loads_side_by_side(self) -> bool:
         """ONNX Runtime alone: it loads no shared library after its import, so its sessions (and
         the tokenizer) may be made on several threads at once (see `create`)."""
-        return self.backend == "onnxruntime" and self.vocoder_precision == "onnxruntime"
+        return self.backend == "onnxruntime" and self.vocoder_on_onnxruntime
 
     def validate(self) -> None:
         """Raises ValueError naming the allowed values."""
@@ -123,12 +130,12 @@ class BackendOptions:
         if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int)
                                   or not 1 <= calls <= VOCODER_FRAMES):
             raise ValueError(f"vocoder_call_frames must be a whole number from 1 to {VOCODER_FRAMES}, got {calls!r}")
-        if self.vocoder_precision == "onnxruntime":
+        if self.vocoder_on_onnxruntime:
             if self.vocoder_device != "CPU":
-                raise ValueError("the onnxruntime vocoder runs on the CPU; for a GPU choose vocoder bf16, fp16 or fp32 "
-                                 "(OpenVINO) with vocoder_device GPU")
+                raise ValueError(f"the {self.vocoder_precision} vocoder runs on the CPU; for a GPU choose vocoder "
+                                 "bf16, fp16 or fp32 (OpenVINO) with vocoder_device GPU")
             if not onnxruntime_available():
-                raise ValueError("the onnxruntime vocoder needs onnxruntime: pip install onnxruntime "
+                raise ValueError(f"the {self.vocoder_precision} vocoder needs onnxruntime: pip install onnxruntime "
                                  "(or choose vocoder bf16)")
         if self.backend == "onnxruntime":
             if self.weights not in ORT_WEIGHTS:

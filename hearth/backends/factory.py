@@ -7,6 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .choices import BackendOptions
+from .formats import ORT_VOCODERS
 from .interfaces import LanguageModel, Vocoder
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> Non
 
     options.validate()
     convert_language_model(checkpoint, options.weights)
-    convert_vocoder(checkpoint)
+    convert_vocoder(checkpoint, weights=ORT_VOCODERS[options.vocoder_precision])
 
 
 def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
@@ -96,7 +97,8 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
 
             prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
             with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
-                later = pool.submit(ORTVocoder, checkpoint, options.vocoder_threads)
+                later = pool.submit(ORTVocoder, checkpoint, options.vocoder_threads,
+                                    weights=ORT_VOCODERS[options.vocoder_precision])
                 lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
                 vocoder = later.result()
         else:
@@ -127,10 +129,10 @@ def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
 
         return TorchVocoder.load(checkpoint)
     stepped: SteppedVocoder
-    if options.vocoder_precision == "onnxruntime":
+    if options.vocoder_on_onnxruntime:
         from .ort_vocoder import ORTVocoder
 
-        stepped = ORTVocoder(checkpoint, options.vocoder_threads)
+        stepped = ORTVocoder(checkpoint, options.vocoder_threads, weights=ORT_VOCODERS[options.vocoder_precision])
     else:
         from .openvino import OpenVINOVocoder
 

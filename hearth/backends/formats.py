@@ -5,8 +5,8 @@ parameters. The runtime names a conversion by them (its cache key); the converte
 
 from __future__ import annotations
 
-__all__ = ["BLOCKS", "INT4_RATIO", "MAX_POSITIONS", "ONNXRUNTIME_FORMATS", "OPENVINO_FORMATS", "PART_FORMATS",
-           "VOCODER_FRAMES", "part_formats"]
+__all__ = ["BLOCKS", "INT4_RATIO", "MAX_POSITIONS", "ONNXRUNTIME_FORMATS", "OPENVINO_FORMATS", "ORT_VOCODERS",
+           "PART_FORMATS", "VOCODER_FRAMES", "part_formats"]
 
 # OpenVINO: weights per output row (int8), by NNCF (int4), or as they are.
 OPENVINO_FORMATS = ("fp32", "fp16", "int8", "int4")
@@ -25,6 +25,11 @@ PART_FORMATS = {"mix": ("int8", "int4")}
 # The vocoder's step: the most frames one call takes (the default chunk; longer chunks take several
 # calls, and `BackendOptions.vocoder_call_frames` may give it fewer).
 VOCODER_FRAMES = 5
+# The vocoder on ONNX Runtime, by its name among the vocoder precisions: the format of its weights.
+# int8: the products' weights (MatMul; the transposed convolution is one) in MatMulNBits' 8-bit
+# blocks (BLOCKS["int8"]), computed on 8-bit inputs; the convolutions stay fp32 (as 8-bit products
+# over unfolded inputs their buffers took more than their weights saved).
+ORT_VOCODERS = {"onnxruntime": "fp32", "onnxruntime-int8": "int8"}
 MAX_POSITIONS = 16384  # the talker's rotary table: the longest utterance (prompt + frames) it can run
 
 

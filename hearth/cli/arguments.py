@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..backends import LM_WEIGHTS
+from ..backends import BACKENDS, LM_WEIGHTS, VOCODER_PRECISIONS
 from ..checkpoint import DEFAULT_MODEL, open_checkpoint
 from ..config import ModelConfig
 from ..engine import MAX_TEXT_TOKENS, InputError
@@ -117,19 +117,19 @@ def add_backend(p: argparse.ArgumentParser) -> None:
                    help="the fastest combination measured: 4-bit language-model weights on ONNX Runtime (its "
                         "drift against fp32: hearth accuracy --fast)")
     g.add_argument("--small", action="store_true",
-                   help="the least memory (for a 1 GB board): --fast with the vocoder decoding a frame per call "
-                        "(its chunks take longer)")
-    g.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
+                   help="the least memory (for a 1 GB board): --fast with the vocoder's products in 8 bits on "
+                        "ONNX Runtime (--vocoder onnxruntime-int8; its drift: hearth accuracy --small)")
+    g.add_argument("--backend", choices=BACKENDS, default=None,
                    help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
                         "without AVX-512) or torch (the reference, bit-exact with the official package)")
     g.add_argument("--weights", choices=LM_WEIGHTS, default=None,
                    help="language-model weights (default int8; int4: 4-bit weights for the transformer layers, "
                         "opt-in, see `hearth accuracy --weights int4`; mix: the talker int8, the predictor 4-bit, on "
                         "onnxruntime; fp16 on OpenVINO only)")
-    g.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime", "torch"), default=None,
+    g.add_argument("--vocoder", choices=VOCODER_PRECISIONS, default=None,
                    help="vocoder precision with OpenVINO (default bf16), onnxruntime (fp32 on ONNX Runtime: with "
-                        "the onnxruntime backend, one runtime, less memory and a faster start), or the torch fp32 "
-                        "vocoder")
+                        "the onnxruntime backend, one runtime, less memory and a faster start), onnxruntime-int8 "
+                        "(its products' weights in 8 bits: 200 MB less), or the torch fp32 vocoder")
     g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
     g.add_argument("--vocoder-device", default=None, help="OpenVINO device of the vocoder (CPU, GPU)")
     g.add_argument("--lm-threads", type=count(), default=None, help="threads of the language model")

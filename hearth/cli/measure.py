@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..backends import LM_WEIGHTS
+from ..backends import BACKENDS, LM_WEIGHTS, VOCODER_PRECISIONS
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
 from ..tools.doctor import TUNED
@@ -57,7 +57,7 @@ def add_parsers(sub: Any) -> None:
 
     tune = sub.add_parser("tune", help="try vocoders, thread counts and chunk sizes with `hearth bench`; save the best")
     tune.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
-    tune.add_argument("--backend", choices=("openvino", "onnxruntime", "torch"), default=None,
+    tune.add_argument("--backend", choices=BACKENDS, default=None,
                       help="default: this machine's (see hearth doctor)")
     tune.add_argument("--weights", choices=LM_WEIGHTS, default=None, help="default int8")
     tune.add_argument("--fast", action="store_true", help="tune the --fast combination")
@@ -71,14 +71,14 @@ def add_parsers(sub: Any) -> None:
 
     acc = sub.add_parser("accuracy", help="how close int8/int4/fp16 weights and the fast vocoder stay to fp32")
     acc.add_argument("--model", default=None, help="checkpoint (default: the true-shape random 0.6B)")
-    acc.add_argument("--backend", choices=("openvino", "onnxruntime"), default=None,
+    acc.add_argument("--backend", choices=[b for b in BACKENDS if b != "torch"], default=None,
                      help="the runtime of the language model to measure (default: this machine's; the fp32 "
                           "reference is OpenVINO's)")
     acc.add_argument("--weights", choices=[w for w in LM_WEIGHTS if w != "fp32"], default=None, help="default int8")
     acc.add_argument("--fast", action="store_true", help="the --fast combination (4-bit weights on onnxruntime)")
     acc.add_argument("--small", action="store_true",
-                     help="the --small combination (--fast with the vocoder decoding a frame per call)")
-    acc.add_argument("--vocoder", choices=("bf16", "fp16", "fp32", "onnxruntime"), default=None,
+                     help="the --small combination (--fast with the vocoder's products in 8 bits)")
+    acc.add_argument("--vocoder", choices=[v for v in VOCODER_PRECISIONS if v != "torch"], default=None,
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
                           "gets on this CPU)")
     acc.add_argument("--frames", type=count(), default=20)

@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from ..backends.conversions import ConvertedModel, progress, staging
-from ..backends.formats import MAX_POSITIONS, part_formats
+from ..backends.formats import BLOCKS, MAX_POSITIONS, part_formats
 from ..checkpoint import Checkpoint, verify_weights
 from .recipe import WeightSource, convert_language_model
 from .vocoder_export import export_step, publish_vocoder
 
-__all__ = ["build_language_model", "build_vocoder"]
+__all__ = ["build_language_model", "build_vocoder", "products_in_8_bits"]
 
 log = logging.getLogger("hearth.backends.ort")  # the lines a user sees come from the backend's logger
 
@@ -64,8 +64,10 @@ def _quiet(names: tuple[str, ...]) -> Iterator[None]:
             lg.setLevel(level)
 
 
-def build_vocoder(ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object]) -> ConvertedModel:
-    """vocoder.onnx (fp32 weights beside it) for 1 to `frames` frames per call into the cache entry `directory`."""
+def build_vocoder(ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object],
+                  weights: str = "fp32") -> ConvertedModel:
+    """vocoder.onnx (weights beside it, fp32 or with the products' in 8 bits: `weights` int8) for
+    1 to `frames` frames per call into the cache entry `directory`."""
     verify_weights(ckpt)
     import torch
 
@@ -81,6 +83,48 @@ def build_vocoder(ckpt: Checkpoint, frames: int, directory: Path, key_source: di
             warnings.filterwarnings("ignore", message=r"`isinstance\(treespec, LeafSpec\)` is deprecated",
                                     category=FutureWarning)
             program = torch.onnx.export(exported, dynamo=True, optimize=True, verbose=False)
-        assert program is not None
+            assert program is not None
+            stored_bytes = products_in_8_bits(program.model) if weights == "int8" else fp32_bytes
         program.save(str(tmp / "vocoder.onnx"), external_data=True)
-        return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, fp32_bytes, frames, t0)
+        return publish_vocoder(tmp, directory, key_source, state, fp32_bytes, stored_bytes, frames, t0)
+
+
+def products_in_8_bits(model: Any) -> int:  # noqa: ANN401 (an onnx_ir Model)
+    """Rewrite `model` (torch's export, in place) so that each MatMul by a constant [K, N] weight
+    is a MatMulNBits on 8-bit blocks that computes on 8-bit inputs (accuracy level 4): blocks of
+    `BLOCKS["int8"]` inputs, or the widest power of two down to 16 that divides K (else it stays
+    fp32). The weights that are expressions of the checkpoint's (weight norm, the transposed
+    convolution's reshapes) are folded into constants first. Returns the bytes of
+    weights the model then holds."""
+    import numpy as np
+    from onnxscript import ir, optimizer
+
+    from .ort_graphs import quantize_blocks
+
+    unlimited = 1 << 40  # fold every constant expression, however large (the exporter stops at 1 MB)
+    optimizer.fold_constants(model, input_size_limit=unlimited, output_size_limit=unlimited)
+    graph = model.graph
+    for node in list(graph):
+        weight = node.inputs[1] if node.op_type == "MatMul" else None
+        if weight is None or weight.const_value is None or len(weight.const_value.shape) != 2:
+            continue
+        k, n = weight.const_value.shape
+        block = next((b for b in (BLOCKS["int8"] >> i for i in range(8)) if b >= 16 and k % b == 0), None)
+        if block is None:
+            continue
+        packed, scales = quantize_blocks(weight.const_value.numpy().astype(np.float32).T, 8, block)
+        stored = []
+        for array, suffix in ((packed, "q8"), (scales, "scales")):
+            name = f"{weight.name}.{suffix}"
+            value = ir.Value(name=name, const_value=ir.tensor(array, name=name))
+            graph.register_initializer(value)
+            stored.append(value)
+        product = ir.node("MatMulNBits", [node.inputs[0], *stored], domain="com.microsoft", name=f"{node.name}.q8",
+                          attributes={"K": k, "N": n, "bits": 8, "block_size": block, "accuracy_level": 4})
+        graph.insert_before(node, product)
+        node.outputs[0].replace_all_uses_with(product.outputs[0], replace_graph_outputs=True)
+        graph.remove(node, safe=True)
+    for name in [name for name, value in graph.initializers.items() if not value.uses()]:
+        del graph.initializers[name]
+    model.opset_imports.setdefault("com.microsoft", 1)
+    return sum(value.const_value.nbytes for value in graph.initializers.values() if value.const_value is not None)

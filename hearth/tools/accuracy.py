@@ -118,6 +118,7 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     import sys
 
     from .. import load
+    from ..backends.formats import ORT_VOCODERS
     from ..backends.openvino import OpenVINOVocoder
     from ..backends.ort_vocoder import ORTVocoder
     from ..backends.vocoder_step import SteppedVocoder
@@ -139,7 +140,7 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     decoder = load_codec(engine.checkpoint, torch.float32)
     with torch.inference_mode():
         expected = decoder(torch.from_numpy(codes)).numpy()
-    compiled: SteppedVocoder = (ORTVocoder(engine.checkpoint) if vocoder == "onnxruntime"
+    compiled: SteppedVocoder = (ORTVocoder(engine.checkpoint, weights=ORT_VOCODERS[vocoder]) if vocoder in ORT_VOCODERS
                                 else OpenVINOVocoder(engine.checkpoint, vocoder))
     if call_frames is not None:
         compiled.call_frames = call_frames

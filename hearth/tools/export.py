@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -41,12 +41,13 @@ RUNTIMES = ("openvino", "onnxruntime")
 
 @dataclass(frozen=True)
 class Preset:
-    """What a preset loads with (`load`, hearth.load's keywords) and the language-model weights
-    each runtime needs for it (None: that runtime is not used for the language model)."""
+    """What a preset loads with (`load`, hearth.load's keywords), the language-model weights each
+    runtime needs for it and the vocoder it runs there (None: that runtime does not run it)."""
 
     load: dict[str, Any]
     lm: dict[str, str | None]
     about: str
+    vocoder: dict[str, str | None] = field(default_factory=lambda: {"openvino": "bf16", "onnxruntime": "onnxruntime"})
 
 
 PRESETS = {
@@ -55,8 +56,8 @@ PRESETS = {
     "fast": Preset({"fast": True}, {"openvino": None, "onnxruntime": "int4"},
                    "4-bit language model on ONNX Runtime (hearth say --fast)"),
     "small": Preset({"small": True}, {"openvino": None, "onnxruntime": "int4"},
-                    "the fast preset with the vocoder decoding a frame per call: the least memory (hearth say "
-                    "--small)"),
+                    "the fast preset with the vocoder's products in 8 bits, all on ONNX Runtime: the least memory "
+                    "(hearth say --small)", {"openvino": None, "onnxruntime": "onnxruntime-int8"}),
     "mix": Preset({"backend": "onnxruntime", "weights": "mix"}, {"openvino": None, "onnxruntime": "mix"},
                   "talker and first codebook int8, the predictor's 15 codebooks 4-bit, on ONNX Runtime"),
 }
@@ -116,14 +117,17 @@ def _drift(directory: Path, load: dict[str, Any], vocoder: str) -> dict[str, Any
             "vocoder": result["vocoder"], "note": "random weights measure the format's arithmetic, not speech quality"}
 
 
-def _convert(ckpt: Checkpoint, runtime: str, weights: str | None) -> ConvertedModel:
-    """One conversion (the language model in `weights`, or the vocoder where None), from the cache
+def _convert(ckpt: Checkpoint, runtime: str, weights: str | None, vocoder: str | None) -> ConvertedModel:
+    """One conversion (the language model in `weights`, else the vocoder `vocoder`), from the cache
     when it was made before."""
     from ..backends import openvino, ort, ort_vocoder
+    from ..backends.formats import ORT_VOCODERS
 
+    if weights:
+        return (openvino if runtime == "openvino" else ort).convert_language_model(ckpt, weights)
     if runtime == "openvino":
-        return openvino.convert_language_model(ckpt, weights) if weights else openvino.convert_vocoder(ckpt, "bf16")
-    return ort.convert_language_model(ckpt, weights) if weights else ort_vocoder.convert_vocoder(ckpt)
+        return openvino.convert_vocoder(ckpt, cast(str, vocoder))
+    return ort_vocoder.convert_vocoder(ckpt, weights=ORT_VOCODERS[cast(str, vocoder)])
 
 
 def export_model(model: str, out: Path, preset: str = "default", runtimes: Iterable[str] = RUNTIMES,
@@ -142,6 +146,7 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
     if not any(spec.lm[r] for r in chosen):
         raise ValueError(f"preset {preset} runs its language model on "
                          f"{', '.join(r for r in RUNTIMES if spec.lm[r])}: include it in --runtimes")
+    chosen = [r for r in chosen if spec.lm[r] or spec.vocoder[r]]  # (small runs nothing on OpenVINO)
     out = Path(out)
     if out.exists():
         raise FileExistsError(f"{out} exists; export into a new directory (or remove it first)")
@@ -162,18 +167,18 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
             "source": {"model": model, "path": str(ckpt.path), "identity": checkpoint_identity(ckpt),
                        "kind": ckpt.config.kind},
             "load_options": dict(spec.load) if len(chosen) == 2 else
-            {**spec.load, "backend": chosen[0], "vocoder": "onnxruntime" if chosen == ["onnxruntime"] else "bf16"},
+            {**spec.load, "backend": chosen[0], "vocoder": spec.vocoder[chosen[0]]},
             "runtimes": chosen,
         }
         steps = [(runtime, network) for runtime in chosen for network in ("language model", "vocoder")
-                 if network == "vocoder" or spec.lm[runtime]]
+                 if (spec.lm[runtime] if network == "language model" else spec.vocoder[runtime])]
         converted = []
         for i, (runtime, network) in enumerate(steps, 1):
             weights = spec.lm[runtime] if network == "language model" else None
             what = f"{runtime} {network}" + (f" ({weights})" if weights else "")
             # Into the cache first (a hit where this machine has run the model), then linked in.
             log.info("export 2/4: the %s (%d of %d)", what, i, len(steps))
-            done = _convert(ckpt, runtime, weights)
+            done = _convert(ckpt, runtime, weights, spec.vocoder[runtime])
             target = tmp / "converted" / runtime / done.directory.name
             _copy_tree(done.directory, target, skip=("compiled-",))  # not the runtime's ISA-specific blobs
             converted.append({"what": what, "dir": str(target.relative_to(tmp)), "mb": round(_size(target) / 1e6, 1),
@@ -195,9 +200,8 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
             figures = []
             for runtime in chosen:
                 if spec.lm[runtime]:
-                    vocoder = "onnxruntime" if runtime == "onnxruntime" else "bf16"
                     figures.append(_drift(tmp, {**load, "backend": runtime, "weights": spec.lm[runtime],
-                                                "fast": None}, vocoder))  # (small keeps its vocoder calls)
+                                                "fast": None}, cast(str, spec.vocoder[runtime])))
             manifest["drift"] = figures
         else:
             manifest["drift"] = "not measured (hearth export --drift, or hearth accuracy --model DIR)"
