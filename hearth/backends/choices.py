@@ -6,7 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 
 from ..errors import CONVERT_EXTRA
-from .formats import ORT_VOCODERS, VOCODER_FRAMES
+from .formats import OPENVINO_VOCODERS, ORT_VOCODERS, VOCODER_FRAMES
 
 __all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
            "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available", "torch_available"]
@@ -18,7 +18,7 @@ ORT_WEIGHTS = ("int8", "int4", "mix", "fp32")
 LM_WEIGHTS = ("int8", "int4", "mix", "fp16", "fp32")
 # OpenVINO's three, ONNX Runtime's ("onnxruntime": fp32; "onnxruntime-int8": its products' weights
 # in 8 bits), the torch reference's.
-VOCODER_PRECISIONS = ("bf16", "fp16", "fp32", *ORT_VOCODERS, "torch")
+VOCODER_PRECISIONS = (*OPENVINO_VOCODERS, *ORT_VOCODERS, "torch")
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
 DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"

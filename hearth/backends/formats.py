@@ -1,12 +1,12 @@
-"""What a conversion of the language model is made of, per runtime: its weight formats and their
-parameters. The runtime names a conversion by them (its cache key); the converters
+"""What a conversion is made of, per runtime: the language model's weight formats and their
+parameters, the vocoder's formats. The runtime names a conversion by them (its cache key); the converters
 (`hearth.convert`) make it by them; so both read them here, and neither imports the other for them.
 """
 
 from __future__ import annotations
 
-__all__ = ["BLOCKS", "INT4_RATIO", "MAX_POSITIONS", "ONNXRUNTIME_FORMATS", "OPENVINO_FORMATS", "ORT_VOCODERS",
-           "PART_FORMATS", "VOCODER_FRAMES", "part_formats"]
+__all__ = ["BLOCKS", "INT4_RATIO", "MAX_POSITIONS", "ONNXRUNTIME_FORMATS", "OPENVINO_FORMATS", "OPENVINO_VOCODERS",
+           "ORT_VOCODERS", "PART_FORMATS", "VOCODER_FRAMES", "part_formats"]
 
 # OpenVINO: weights per output row (int8), by NNCF (int4), or as they are.
 OPENVINO_FORMATS = ("fp32", "fp16", "int8", "int4")
@@ -25,6 +25,8 @@ PART_FORMATS = {"mix": ("int8", "int4")}
 # The vocoder's step: the most frames one call takes (the default chunk; longer chunks take several
 # calls, and `BackendOptions.vocoder_call_frames` may give it fewer).
 VOCODER_FRAMES = 5
+# The vocoder on OpenVINO: the precision it computes in (its weights stored fp16, or fp32 for fp32).
+OPENVINO_VOCODERS = ("bf16", "fp16", "fp32")
 # The vocoder on ONNX Runtime, by its name among the vocoder precisions: the format of its weights.
 # int8: the products' weights (MatMul; the transposed convolution is one) in MatMulNBits' 8-bit
 # blocks (BLOCKS["int8"]), computed on 8-bit inputs; the convolutions stay fp32 (as 8-bit products
