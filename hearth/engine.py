@@ -63,7 +63,7 @@ class Engine:
         self.voice_aliases = aliases.voice_aliases(checkpoint.config, voice_aliases)
         settings.configure_process(options)
         try:
-            if options.loads_side_by_side:  # ONNX Runtime alone: the tokenizer is read meanwhile,
+            if options.loads_side_by_side:  # one runtime for both: the tokenizer is read meanwhile,
                 prepare_side_by_side(checkpoint, options)  # once every library is open
                 with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
                     tokenizer = pool.submit(checkpoint.tokenizer)

@@ -105,9 +105,12 @@ class BackendOptions:
 
     @property
     def loads_side_by_side(self) -> bool:
-        """ONNX Runtime alone: it loads no shared library after its import, so its sessions (and
-        the tokenizer) may be made on several threads at once (see `create`)."""
-        return self.backend == "onnxruntime" and self.vocoder_on_onnxruntime
+        """One runtime for both networks, ONNX Runtime's or OpenVINO's: once its libraries are open
+        (`factory.prepare_side_by_side`) it opens none, so its networks (and the tokenizer) may
+        load on several threads at once (see `create`)."""
+        if self.backend == "onnxruntime":
+            return self.vocoder_on_onnxruntime
+        return self.backend == "openvino" and self.vocoder_precision in OPENVINO_VOCODERS
 
     def validate(self) -> None:
         """Raises ValueError naming the allowed values."""

@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from .choices import BackendOptions
-from .formats import OPENVINO_VOCODERS, ORT_VOCODERS
+from .formats import ORT_VOCODERS
 from .interfaces import LanguageModel, Vocoder
 
 if TYPE_CHECKING:
@@ -63,15 +63,24 @@ def _overlap_default(options: BackendOptions) -> bool:
 
 def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> None:
     """For options that load side by side: convert what `create` loads, or find it in the cache,
-    on this thread. Converting imports onnx and torch's exporter, and the first lookup imports ONNX
-    Runtime: each opens shared libraries, which must not happen while other threads start theirs
+    and open the runtime's libraries, on this thread. Converting imports onnx, torch's exporter or
+    NNCF, the first lookup imports the runtime, and OpenVINO opens its plugins and IR reader on
+    first use: each opens shared libraries, which must not happen while other threads start theirs
     (see `create`). After this, loading opens none."""
-    from .ort import convert_language_model
-    from .ort_vocoder import convert_vocoder
+    import numpy.random  # noqa: F401 - (the samplers' generators: opened here too)
 
     options.validate()
-    convert_language_model(checkpoint, options.weights)
-    convert_vocoder(checkpoint, weights=ORT_VOCODERS[options.vocoder_precision])
+    if options.backend == "onnxruntime":
+        from . import ort, ort_vocoder
+
+        ort.convert_language_model(checkpoint, options.weights)
+        ort_vocoder.convert_vocoder(checkpoint, weights=ORT_VOCODERS[options.vocoder_precision])
+    else:
+        from . import openvino
+
+        openvino.open_runtime(options.device, options.vocoder_device)
+        openvino.convert_language_model(checkpoint, options.weights)
+        openvino.convert_vocoder(checkpoint, options.vocoder_precision)
 
 
 def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
@@ -113,15 +122,16 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
             vocoder = create_vocoder(checkpoint, options)
             lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
     else:
-        from .openvino import OpenVINOLanguageModel, open_runtime
+        from .openvino import OpenVINOLanguageModel
 
         # OpenVINO's vocoder compiles beside the language model (each compile runs on one thread):
         # start to ready 1.1-1.4 s shorter for the 0.6B. Safe once every library the runtime opens
-        # is open (`open_runtime`, on this thread; see the dl-tls note above); another runtime's
-        # vocoder (ONNX Runtime's, torch's) opens its own, so it loads after.
-        beside = options.vocoder_precision in OPENVINO_VOCODERS
+        # is open and the conversions exist (`prepare_side_by_side`, on this thread; see the dl-tls
+        # note above); another runtime's vocoder (ONNX Runtime's, torch's) opens its own, so it
+        # loads after.
+        beside = options.loads_side_by_side
         if beside:
-            open_runtime(options.device, options.vocoder_device)
+            prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
         with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
             beside_lm = pool.submit(create_vocoder, checkpoint, options) if beside else None
             lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
