@@ -172,3 +172,38 @@ def test_int8_logits_stay_close_to_fp32(fp32_engine):
     for r in rows:
         assert r.snr_db > 25, r
         assert r.top1 >= 0.75, r
+
+
+_LIBRARIES_OPENED_BY_LOADING = r"""
+import json, sys
+import hearth
+from hearth.backends import create, prepare_side_by_side
+from hearth.checkpoint import open_checkpoint
+from hearth.settings import backend_options
+
+def libraries():
+    return {line.split()[-1] for line in open("/proc/self/maps") if ".so" in line}
+
+ckpt = open_checkpoint(sys.argv[1])
+options = backend_options(**json.loads(sys.argv[2]))
+assert options.loads_side_by_side, options
+prepare_side_by_side(ckpt, options)
+before = libraries()
+backend = create(ckpt, options)
+print(json.dumps(sorted(libraries() - before)))
+"""
+
+
+@pytest.mark.parametrize("options", [{"backend": "openvino"}, {"small": True}], ids=["openvino", "onnxruntime"])
+def test_loading_side_by_side_opens_no_library(tiny_dir, options):
+    """One runtime for both networks loads them (and the tokenizer) on several threads at once,
+    which is safe only if no thread opens a shared library while another starts threads (glibc's
+    TLS set-up does not survive it): after `prepare_side_by_side`, loading opens none."""
+    import json
+    import subprocess
+    import sys
+
+    r = subprocess.run([sys.executable, "-c", _LIBRARIES_OPENED_BY_LOADING, str(tiny_dir), json.dumps(options)],
+                       capture_output=True, text=True, timeout=300, check=False)
+    assert r.returncode == 0, r.stderr[-2000:]
+    assert json.loads(r.stdout.strip().splitlines()[-1]) == []
