@@ -49,9 +49,10 @@ GRAPH_VERSION = "lm-6"
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
     """The runtime, after checking that `device` exists on this machine (before any conversion).
-    The first call also opens every library OpenVINO loads later (its plugins, the IR reader; both
-    kept open), so that networks may then compile on several threads at once: a library opened on
-    one thread while another starts threads is what glibc does not survive (see `factory.create`)."""
+    The first call also opens every library OpenVINO loads later (its plugins, the IR reader) and
+    keeps them open, so that networks may then compile on several threads at once: a library
+    opened on one thread while another starts threads is what glibc does not survive (see
+    `factory.create`)."""
     import openvino as ov
 
     core = ov.Core()
@@ -59,12 +60,27 @@ def _core(device: str):  # noqa: ANN202 - the runtime's own type
     if base in ("CPU", "GPU", "NPU") and not any(d.split(".")[0] == base for d in core.available_devices):
         raise ValueError(f"OpenVINO device {device} is not available here; devices found: "
                          f"{', '.join(core.available_devices)} (see `hearth doctor`)")
-    if not _OPENED:  # (a runtime whose last core is gone closes its plugins again)
-        _OPENED.extend([core, ov.frontend.FrontEndManager().load_by_framework("ir")])
+    if not _OPENED:
+        _OPENED.append(ov.frontend.FrontEndManager().load_by_framework("ir"))
+        _OPENED.extend(_hold_open("openvino"))  # (a runtime whose last core is gone closes its plugins)
     return core
 
 
-_OPENED: list[Any] = []  # a core (its plugins) and the IR reader, held open for the process's life
+_OPENED: list[Any] = []  # the IR reader and the runtime's libraries, held open for the process's life
+
+
+def _hold_open(name: str) -> list[Any]:
+    """A handle on each shared library of this process whose file name starts with lib`name`
+    (opened already: the handle only keeps it from being closed), so that no later use opens it
+    again (Linux; none elsewhere)."""
+    import ctypes
+
+    try:
+        maps = Path("/proc/self/maps").read_text().splitlines()
+    except OSError:
+        return []
+    paths = {line.split(maxsplit=5)[-1] for line in maps if f"/lib{name}" in line and ".so" in line}
+    return [ctypes.CDLL(p) for p in sorted(paths)]
 
 
 def open_runtime(*devices: str) -> None:
