@@ -2,7 +2,7 @@
 
 Hearth itself contacts nothing but the addresses a user names (a server's clients, `hearth chat`'s
 LLM) and the Hugging Face hub, only to download a model the user named that is not in its cache
-(`HF_HUB_OFFLINE=1` forbids even that). Two dependencies would otherwise report usage:
+(`HF_HUB_OFFLINE=1` forbids even that). Three dependencies would otherwise report usage:
 
 - OpenVINO. Importing `openvino` imports its model-conversion API (`openvino.tools.ovc`), which
   sends an event to Google Analytics through the `openvino-telemetry` package at import and at every
@@ -10,6 +10,12 @@ LLM) and the Hugging Face hub, only to download a model the user named that is n
   consent question (no `~/intel/openvino_telemetry` file), that counts as consent: a client ID and a
   usage counter are written under `~/intel`, and each event forks the process to send it (a fork of
   a multithreaded process, which can deadlock: `hearth chat` was left hanging that way).
+- ONNX Runtime (1.32 on Linux seen): importing it records a "ProcessInfo" event (a device ID, the
+  OS, the Python executable's path, the network's kind) in a store of events to upload,
+  `~/.cache/Microsoft/DeveloperTools/.onnxruntime/onnxruntime.db`, beside a `deviceid` file; on a
+  machine with a network they leave it. `onnxruntime.disable_telemetry_events()` does not stop that
+  event (it is recorded at import); the `ORT_DISABLE_TELEMETRY` variable, set before the import,
+  does: no event, no file.
 - Ray (`hearth cluster`), whose local cluster reports usage statistics unless told not to.
 
 For OpenVINO the cleanest supported switch is the one both OpenVINO and NNCF provide for a missing
@@ -22,6 +28,11 @@ the user's, shared with every OpenVINO tool; the `CI` variable that also disable
 libraries' behaviour. This must run before anything imports `openvino`, so the package runs it
 first (`hearth/__init__.py`); a program that imported OpenVINO before Hearth has the telemetry
 object already made, and it is switched off for the rest of that process instead.
+
+For ONNX Runtime, `ORT_DISABLE_TELEMETRY=1` is set in this process's environment (unless the user
+set it), before anything imports it; the processes Hearth starts inherit it. Where ONNX Runtime
+was imported before Hearth, its import's event is recorded already; its later events are switched
+off (`disable_telemetry_events`).
 
 For Ray the supported switch is `RAY_USAGE_STATS_ENABLED=0` in the environment of the processes
 that start a cluster, and one more file keeps its head process from asking cloud metadata services
@@ -46,7 +57,11 @@ TELEMETRY_MODULE = "openvino_telemetry"
 
 
 def block_telemetry() -> None:
-    """Make OpenVINO and NNCF send nothing from this process (see the module's docstring)."""
+    """Make OpenVINO, NNCF and ONNX Runtime send nothing from this process (see the module's docstring)."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    onnxruntime = sys.modules.get("onnxruntime")
+    if onnxruntime is not None and hasattr(onnxruntime, "disable_telemetry_events"):
+        onnxruntime.disable_telemetry_events()
     loaded = sys.modules.get(TELEMETRY_MODULE)
     if loaded is None:
         sys.modules[TELEMETRY_MODULE] = None  # type: ignore[assignment]  # "absent": import raises ImportError

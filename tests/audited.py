@@ -21,7 +21,8 @@ from pathlib import Path
 
 AUDIT = Path(__file__).parent / "audit"
 HIDING = ("CI", "TF_BUILD", "JENKINS_URL", "NNCF_CI", "NNCF_DEV", "HEARTH_CACHE", "HF_HOME", "HF_HUB_OFFLINE",
-          "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "RAY_USAGE_STATS_ENABLED")
+          "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME", "RAY_USAGE_STATS_ENABLED",
+          "ORT_DISABLE_TELEMETRY")
 
 
 class Audited:

@@ -102,6 +102,23 @@ def test_codes_speak_voice_add(audited, tiny_dir, base_dir):
     audited.check("codes, speak, voice add")
 
 
+def test_onnx_runtime_alone_records_nothing(tmp_path, tiny_dir):
+    """`--small` runs on ONNX Runtime alone, whose import records a usage event to upload (a device
+    ID, the OS, the Python path) under ~/.cache/Microsoft unless told not to (hearth.privacy): the
+    same run with ONNX Runtime's own switch set to "0" by the user writes there, ours nothing."""
+    (tmp_path / "told").mkdir(), (tmp_path / "user").mkdir()
+    probe = Audited(tmp_path / "told", keep_cache=True)  # (the session's conversions: HOME stays empty)
+    probe.run("say", "Small.", "--model", str(tiny_dir), "--small", "--seed", "1", "--max-new-tokens", "4",
+              "--out", str(probe.work / "small.wav"))
+    probe.check("say --small")
+    user = Audited(tmp_path / "user")
+    r = subprocess.run([sys.executable, "-c", "import hearth, onnxruntime"],
+                       env={**user.env(), "ORT_DISABLE_TELEMETRY": "0"}, cwd=user.work, capture_output=True,
+                       text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    assert any(p.startswith(".cache/Microsoft") for p in user.outside_cache())  # (the audit would see it)
+
+
 def test_serve_and_wyoming_until_sigterm(audited, tiny_dir):
     port = free_port()
     serve = audited.popen("serve", "--model", str(tiny_dir), "--port", str(port), stdout=subprocess.PIPE,
