@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from .backends import BackendOptions, openvino_available
+from .backends import COMPILED_VOCODERS, BackendOptions, openvino_available
+from .backends.formats import OPENVINO_VOCODERS
 from .process import cache_dir, return_large_buffers_to_os
 
 __all__ = [
@@ -131,10 +132,11 @@ def backend_options(**explicit: Any) -> BackendOptions:
                     if k in given]
     if options.vocoder_precision == "torch" and vocoder_only:
         raise ValueError(f"{', '.join(vocoder_only)}: for a compiled vocoder only, and the vocoder is torch; "
-                         "leave it out or choose a vocoder precision (bf16, fp16, fp32, onnxruntime)")
+                         f"leave it out or choose a compiled vocoder ({', '.join(COMPILED_VOCODERS)})")
     if options.vocoder_on_onnxruntime and "vocoder_core_type" in given:
         raise ValueError(f"vocoder_core_type: for an OpenVINO vocoder only, and the vocoder is "
-                         f"{options.vocoder_precision}; leave it out or choose a vocoder precision (bf16, fp16, fp32)")
+                         f"{options.vocoder_precision}; leave it out or choose one of OpenVINO's "
+                         f"({', '.join(OPENVINO_VOCODERS)})")
     return options
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from .choices import (
     BACKENDS,
+    COMPILED_VOCODERS,
     CORE_TYPES,
     DEVICES,
     LM_WEIGHTS,
@@ -30,6 +31,7 @@ from .interfaces import LanguageModel, LMBatch, LMSession, SequentialBatch, Voco
 
 __all__ = [
     "BACKENDS",
+    "COMPILED_VOCODERS",
     "CORE_TYPES",
     "DEVICES",
     "LM_WEIGHTS",

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 from ..errors import CONVERT_EXTRA
 from .formats import OPENVINO_VOCODERS, ORT_VOCODERS, VOCODER_FRAMES
 
-__all__ = ["BACKENDS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES", "VOCODER_PRECISIONS",
-           "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available", "torch_available"]
+__all__ = ["BACKENDS", "COMPILED_VOCODERS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES",
+           "VOCODER_PRECISIONS", "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available",
+           "torch_available"]
 
 BACKENDS = ("openvino", "onnxruntime", "torch")
 # The formats ONNX Runtime's language model takes. "mix": the talker (and with it the first
@@ -18,7 +19,8 @@ ORT_WEIGHTS = ("int8", "int4", "mix", "fp32")
 LM_WEIGHTS = ("int8", "int4", "mix", "fp16", "fp32")
 # OpenVINO's three, ONNX Runtime's ("onnxruntime": fp32; "onnxruntime-int8": its products' weights
 # in 8 bits), the torch reference's.
-VOCODER_PRECISIONS = (*OPENVINO_VOCODERS, *ORT_VOCODERS, "torch")
+COMPILED_VOCODERS = (*OPENVINO_VOCODERS, *ORT_VOCODERS)
+VOCODER_PRECISIONS = (*COMPILED_VOCODERS, "torch")
 TORCH_DTYPES = ("float32", "bfloat16")
 CORE_TYPES = ("ANY_CORE", "PCORE_ONLY", "ECORE_ONLY")
 DEVICES = ("CPU", "GPU", "NPU", "AUTO", "HETERO", "MULTI")  # OpenVINO device names, before any ".N" / ":"

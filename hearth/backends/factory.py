@@ -129,14 +129,19 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
         # is open and the conversions exist (`prepare_side_by_side`, on this thread; see the dl-tls
         # note above); another runtime's vocoder (ONNX Runtime's, torch's) opens its own, so it
         # loads after.
-        beside = options.loads_side_by_side
-        if beside:
+        def language_model() -> LanguageModel:
+            return OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
+                                         core_type=options.lm_core_type)
+
+        if options.loads_side_by_side:
             prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
-        with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
-            beside_lm = pool.submit(create_vocoder, checkpoint, options) if beside else None
-            lm = OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
-                                       core_type=options.lm_core_type)
-            vocoder = beside_lm.result() if beside_lm is not None else create_vocoder(checkpoint, options)
+            with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
+                compiled = pool.submit(create_vocoder, checkpoint, options)
+                lm = language_model()
+                vocoder = compiled.result()
+        else:
+            lm = language_model()
+            vocoder = create_vocoder(checkpoint, options)
     overlap = options.overlap if options.overlap is not None else _overlap_default(options)
     return Backend(options, lm, vocoder, overlap)
 

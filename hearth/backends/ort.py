@@ -45,8 +45,6 @@ def cache_root() -> Path:
     return cache_dir() / "onnxruntime"
 
 
-
-
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
     """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
     weight format, built once, then cached."""

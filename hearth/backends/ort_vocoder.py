@@ -71,7 +71,6 @@ class ORTVocoder(SteppedVocoder):
         from .ort import session_options
 
         super().__init__(ckpt.codec, convert_vocoder(ckpt, cache, frames, weights), frames, "CPU")
-        self.weights = weights
         t0 = time.perf_counter()
         so = session_options(threads)
         # Without the arena, buffers go back to the allocator after each call: 100 MB less held

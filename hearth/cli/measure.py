@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..backends import BACKENDS, LM_WEIGHTS, VOCODER_PRECISIONS
+from ..backends import BACKENDS, COMPILED_VOCODERS, LM_WEIGHTS
 from ..checkpoint import open_checkpoint
 from ..engine import InputError
 from ..tools.doctor import TUNED
@@ -78,7 +78,7 @@ def add_parsers(sub: Any) -> None:
     acc.add_argument("--fast", action="store_true", help="the --fast combination (4-bit weights on onnxruntime)")
     acc.add_argument("--small", action="store_true",
                      help="the --small combination (--fast with the vocoder's products in 8 bits)")
-    acc.add_argument("--vocoder", choices=[v for v in VOCODER_PRECISIONS if v != "torch"], default=None,
+    acc.add_argument("--vocoder", choices=COMPILED_VOCODERS, default=None,
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
                           "gets on this CPU)")
     acc.add_argument("--frames", type=count(), default=20)
