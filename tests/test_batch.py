@@ -150,23 +150,27 @@ def test_batched_live_request_waits_for_text_without_holding_up_the_batch(engine
     assert_solo(engine, others, REQUESTS[:2])
 
 
-@pytest.mark.parametrize("backend", ["openvino", "onnxruntime"])
-def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, backend):
+@pytest.mark.parametrize(("backend", "rows"), [("openvino", 1), ("openvino", 3), ("onnxruntime", 1)])
+def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, backend, rows):
     """A compiled backend's batch bookkeeping against each row's solo session on the same inputs:
     OpenVINO's paged talker (blocks, positions, prompts joining beside single steps), ONNX Runtime's
     slots (a row that sits a frame out between others that step, prompts in calls of their own).
     In both the cache grows while rows run. fp32 weights and cache, so only summation order
     differs: the logits must agree to float rounding, where a wrong block, slot or position would
-    change them completely. The predictor's rows must give the solo codes and summed embeddings."""
+    change them completely. The predictor's rows must give the solo codes and summed embeddings:
+    OpenVINO's predictor compiled for one row (four rows: four calls) and for three (a solo row
+    padded to three; four rows: three, then one padded)."""
     if backend == "openvino":
         monkeypatch.setattr(ov_paged, "START_BLOCKS_PER_ROW", 1)  # so the cache must grow mid-batch
     else:
         from hearth.backends import ort
 
         monkeypatch.setattr(ort, "START_CAPACITY", 16)
-    engine = hearth.load(tiny_dir, backend=backend, weights="fp32")
+    engine = hearth.load(tiny_dir, backend=backend, weights="fp32", batch_rows=rows)
     try:
         lm = engine.lm
+        assert backend != "openvino" or [p.get_partial_shape()[0].get_length() for p in lm.predictor.inputs
+                                          if p.get_partial_shape().rank.get_length()] == [rows] * 5
         hidden = engine.config.talker.stack.hidden_size
         options = engine.sampling()
         gen = np.random.default_rng(3)

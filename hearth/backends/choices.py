@@ -84,6 +84,9 @@ class BackendOptions:
     overlap: bool | None = None
     dtype: str = "float32"  # torch backend only
     vocoder_call_frames: int | None = None  # the most frames per compiled-vocoder call (1 to VOCODER_FRAMES; None: all)
+    # The rows the language model steps together at most (a batching server's max batch): OpenVINO
+    # compiles its predictor loop for exactly that many (see `OpenVINOLanguageModel`).
+    batch_rows: int = 1
 
     @property
     def vocoder_precision(self) -> str:
@@ -127,9 +130,9 @@ class BackendOptions:
             value = getattr(self, name)
             if not isinstance(value, str) or value.split(".")[0].split(":")[0] not in DEVICES:
                 raise ValueError(f"{name} must be an OpenVINO device ({', '.join(DEVICES)}), got {value!r}")
-        for name in ("threads", "vocoder_threads"):
+        for name in ("threads", "vocoder_threads", "batch_rows"):
             value = getattr(self, name)
-            if value is not None and (not isinstance(value, int) or value < 1):
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
         calls = self.vocoder_call_frames
         if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int)

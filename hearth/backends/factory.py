@@ -131,7 +131,7 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
         # loads after.
         def language_model() -> LanguageModel:
             return OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
-                                         core_type=options.lm_core_type)
+                                         core_type=options.lm_core_type, rows=options.batch_rows)
 
         if options.loads_side_by_side:
             prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)

@@ -185,5 +185,19 @@ class PagedBatch(PooledBatch):
         return predict_rows(own_rows(self, sessions, PagedRow), cb0, self.lm.embed_codec, self._predictor)
 
     def _predictor(self, inputs: dict[str, np.ndarray]) -> tuple[list[list[int]], np.ndarray]:
-        self.predictor.infer(inputs)
-        return self.predictor.get_tensor("codes").data.tolist(), self.predictor.get_tensor("summed").data
+        """The predictor loop, compiled for `lm.rows` rows: a batch of fewer rows is padded with
+        copies of its last row (computed and dropped), one of more goes in several calls."""
+        width = self.lm.rows
+        n = len(inputs["hidden"])
+        codes: list[list[int]] = []
+        summed = []
+        for start in range(0, n, width):
+            taken = min(width, n - start)
+            part = {name: value[start : start + taken] if value.ndim else value for name, value in inputs.items()}
+            if taken < width:
+                part = {name: np.concatenate([value, np.repeat(value[-1:], width - taken, axis=0)]) if value.ndim
+                        else value for name, value in part.items()}
+            self.predictor.infer(part)
+            codes += self.predictor.get_tensor("codes").data[:taken].tolist()
+            summed.append(self.predictor.get_tensor("summed").data[:taken].copy())
+        return codes, summed[0] if len(summed) == 1 else np.concatenate(summed)

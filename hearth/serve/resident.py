@@ -44,10 +44,9 @@ class Resident:
 
         def run() -> None:
             try:
-                engine = load(path, **flags)
-                batch = max_batch if max_batch is not None else settings.max_batch()
-                scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting,
-                                      max_batch=min(batch, max_active))
+                batch = min(max_batch if max_batch is not None else settings.max_batch(), max_active)
+                engine = load(path, **{**flags, "batch_rows": batch})  # (compiled for that many rows)
+                scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting, max_batch=batch)
                 scheduler.health.on_fatal = lambda reason: on_failure(RuntimeError(reason))
                 self.scheduler = scheduler
                 self.engine = engine

@@ -133,15 +133,15 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
     from .. import load
 
     torch_threads = _torch_threads(s.threads)
+    rows = max(s.max_batch or max(s.streams), 2) if s.streams else 1  # the most rows stepped at once
     t = time.perf_counter()
-    engine = load(model, progress=False, **s.backend)
+    engine = load(model, progress=False, **{"batch_rows": rows, **s.backend})  # (as a server batching that many)
     load_engine_s = time.perf_counter() - t
     load_s = _process_age_s() - setup_s
     if s.streams:
         out: dict[str, Any] = {"engine": "hearth", "load_s": load_s, "load_engine_s": load_engine_s,
                "backend": engine.backend.describe(), "weights_mb": engine.backend.weights_mb(),
                "streams": [run_streams(engine, s, n) for n in s.streams]}
-        rows = max(s.max_batch or max(s.streams), 2)
         print(f"hearth bench: batched rows against solo, teacher-forced ({rows} rows) ...", file=sys.stderr)
         out["batch_agreement"] = batch_agreement(engine, rows, s.frames)
         engine.close()
