@@ -36,7 +36,7 @@ from .lm_rows import PooledLanguageModel
 from .rotary import RotaryTable
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
 
-__all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "runtime_properties"]
+__all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "predictor_for_rows", "runtime_properties"]
 
 if TYPE_CHECKING:
     from .ov_paged import PagedBatch
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
-GRAPH_VERSION = "lm-6"
+GRAPH_VERSION = "lm-7"  # 7: the predictor loop stored for one row (`predictor_for_rows`)
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
@@ -108,6 +108,21 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     from ..convert.openvino import build_language_model
 
     return build_language_model(ckpt, weights, directory, key_source)
+
+
+def predictor_for_rows(model: Any, rows: int) -> Any:  # noqa: ANN401 - the runtime's own type
+    """The predictor loop `model` for exactly `rows` rows. Its graph takes any number, but compiled
+    for a fixed number its products run faster: for one row 77-80 ms a frame against 88-99 ms
+    (0.6B, int8, 2-vCPU Zen 4, alternating calls; 898bc18's one-row graph 79 ms), for four rows
+    87-95 against 99-115 ms. The conversion stores it for one row; a batching engine makes it
+    wider at load (`OpenVINOLanguageModel`), and pads a batch of fewer rows (`PagedBatch`)."""
+    import openvino as ov
+
+    model.reshape({
+        p: ov.PartialShape([ov.Dimension(rows), *list(p.get_partial_shape())[1:]])
+        for p in model.inputs if p.get_partial_shape().rank.get_length() > 0
+    })
+    return model
 
 
 def runtime_properties(
@@ -180,26 +195,19 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         # The two compile side by side: each compile runs on one thread (2.1 s for the 0.6B's
         # talker, 0.7 s for the predictor from its cached blob).
         with bounded_mapping([self.converted.directory]), ThreadPoolExecutor(1, "hearth-compile") as pool:
-            later = pool.submit(core.compile_model, self._predictor_model(core), device,
-                                {**props, "CACHE_DIR": str(compiled)})
+            later = pool.submit(self._compile_predictor, core, device, {**props, "CACHE_DIR": str(compiled)})
             self.talker = core.compile_model(paged_talker_model(str(self.converted.xml("talker"))), device, props)
             self.predictor = later.result()
             self._warm(2)  # the one-row batch becomes the pool's first
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
-    def _predictor_model(self, core: Any) -> Any:  # noqa: ANN401 - the runtime's own types
-        """The predictor loop for exactly `rows` rows. Its graph takes any number, but compiled for a
-        fixed number its products run faster: for one row 77-80 ms a frame against 88-99 ms (0.6B,
-        int8, 2-vCPU Zen 4, alternating calls; 898bc18's one-row graph 79 ms); for four rows 87-95
-        against 99-115 ms. A batch of fewer rows is padded, of more split (`PagedBatch`)."""
-        import openvino as ov
-
-        model = core.read_model(str(self.converted.xml("predictor")))
-        model.reshape({
-            p: ov.PartialShape([ov.Dimension(self.rows), *list(p.get_partial_shape())[1:]])
-            for p in model.inputs if p.get_partial_shape().rank.get_length() > 0
-        })
-        return model
+    def _compile_predictor(self, core: Any, device: str, props: dict[str, object]) -> Any:  # noqa: ANN401
+        """The predictor loop compiled for `rows` rows: as stored for one (the runtime's cache is keyed
+        by the file), else made wider first (keyed by the whole network, read to hash it)."""
+        path = str(self.converted.xml("predictor"))
+        if self.rows == 1:
+            return core.compile_model(path, device, props)
+        return core.compile_model(predictor_for_rows(core.read_model(path), self.rows), device, props)
 
     def _new_batch(self, max_rows: int) -> PagedBatch:
         from .ov_paged import PagedBatch

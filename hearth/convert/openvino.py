@@ -14,6 +14,7 @@ from typing import Any
 
 from ..backends.conversions import ConvertedModel, progress, staging
 from ..backends.formats import INT4_RATIO
+from ..backends.openvino import predictor_for_rows
 from ..checkpoint import Checkpoint, verify_weights
 from .recipe import WeightSource, convert_language_model
 from .vocoder_export import export_step, publish_vocoder
@@ -44,6 +45,8 @@ def build_language_model(ckpt: Checkpoint, weights: str, directory: Path, key_so
         yield "predictor", *build_predictor_loop(ckpt.config.talker, source, weights, compressed=compressed)
 
     def save(model: Any, directory: Path, network: str) -> None:  # noqa: ANN401
+        if network == "predictor":
+            model = predictor_for_rows(model, 1)
         ov.save_model(model, directory / f"{network}.xml", compress_to_fp16=False)
 
     return convert_language_model(ckpt, weights, directory, key_source, runtime="OpenVINO", log=log,
