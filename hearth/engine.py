@@ -365,7 +365,7 @@ def load(
     board; docs/performance.md). Further keywords as
     `hearth.BackendOptions` (weights "int8"/"int4"/"fp16"/"fp32", device, threads, vocoder
     "bf16"/"fp16"/"fp32"/"onnxruntime"/"onnxruntime-int8"/"torch", vocoder_device, vocoder_threads,
-    overlap). Settings saved by
+    overlap, batch_rows: the most rows a batching scheduler will step at once, its `max_batch`). Settings saved by
     `hearth tune` fill what is not given, exactly as for the `hearth` command
     (`hearth.settings.backend_options`). voice_aliases: other names for voices, over OpenAI's
     names that a CustomVoice checkpoint answers by default ({"alloy": "ryan"}; see

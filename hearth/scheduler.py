@@ -87,6 +87,11 @@ class Scheduler:
         # More than one: up to max_batch sentences (of different requests) are generated together,
         # stepped frame by frame as one batch (`hearth.batch`).
         self._batcher = FrameBatcher(engine.lm, max_batch, health=self.health) if max_batch > 1 else None
+        compiled_rows = engine.options.batch_rows
+        if max_batch > compiled_rows and engine.options.backend == "openvino":
+            log.warning("batches of up to %d rows on an engine loaded for %d: its predictor steps them %d at a "
+                        "time; load it with batch_rows=%d to step them in one call", max_batch, compiled_rows,
+                        compiled_rows, max_batch)
         self._lock = threading.RLock()  # guards the scheduler and its requests' state
         self._cond = threading.Condition(self._lock)  # what the scheduler's thread waits on
         self._requests: list[Request] = []  # admitted, not yet generated; round-robin order

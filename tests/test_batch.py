@@ -10,6 +10,7 @@ a sample. How often int8's batched rows differ from solo is measured (`hearth be
 
 from __future__ import annotations
 
+import logging
 import time
 
 import numpy as np
@@ -237,3 +238,16 @@ def test_openvino_int8_batched_streams_isolate_a_vocoder_fault(fast_engine, monk
 def test_max_batch_must_be_positive(engine, bad):
     with pytest.raises(ValueError, match="max_batch"):
         Scheduler(engine, max_batch=bad)
+
+
+def test_a_scheduler_wider_than_the_compiled_predictor_says_how_to_load(fast_engine, caplog):
+    """An engine loaded for lone rows still serves batches (its predictor steps them a row at a
+    time), and says how to load it for them."""
+    assert fast_engine.options.batch_rows == 1
+    with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=3):
+        pass
+    assert "load it with batch_rows=3" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=1):
+        pass
+    assert "batch_rows" not in caplog.text
