@@ -1,14 +1,19 @@
-/* Preloaded into `hearth bench --cpu avx2` (Linux x86-64): this process sees a CPU without AVX-512,
- * AMX or BF16 (and, for "avx2", without AVX-VNNI), so every runtime takes the code path it takes on
- * such a machine while the timing stays this machine's.
+/* Preloaded into `hearth ... --cpu LEVEL` (Linux x86-64): this process sees an older x86 CPU, so every
+ * runtime takes the code path it takes on such a machine while the timing stays this machine's.
  *
  * CPUID faulting (arch_prctl ARCH_SET_CPUID, Linux 4.12+, where the CPU supports it: the
  * "cpuid_fault" flag) makes every CPUID instruction of the process trap. The SIGSEGV handler runs
- * the real CPUID with faulting briefly off, clears the feature bits, writes the result into the
- * saved registers and resumes after the instruction. Any other fault goes to the handler that was
- * there before. Runtimes read CPUID once at start-up, so the cost is nil afterwards.
+ * the real CPUID with faulting briefly off, clears the feature bits the level lacks, writes the
+ * result into the saved registers and resumes after the instruction. Any other fault goes to the
+ * handler that was there before. Runtimes read CPUID once at start-up, so the cost is nil afterwards.
  *
- * HEARTH_CPU_MASK: "avx2" (no AVX-512, AMX, BF16, AVX-VNNI) or "avx2-vnni" (the same, AVX-VNNI kept). */
+ * HEARTH_CPU_MASK, the levels the runtimes dispatch on (each keeps what this CPU has of its set):
+ *   avx2         AVX2 and FMA only (Haswell to Comet Lake, Zen 1-3)
+ *   avx2-vnni    AVX2 with AVX-VNNI (Alder Lake)
+ *   avx512       AVX-512 F/CD/BW/DQ/VL (Skylake-X)
+ *   avx512-vnni  the same with AVX512-VNNI (Cascade Lake)
+ *   avx512-bf16  AVX-512 with VNNI, BF16, VBMI/VBMI2, IFMA, BITALG, VPOPCNTDQ; no AVX-VNNI (Zen 4)
+ *   avx512-amx   everything but AMX-FP16 and later (Sapphire Rapids): a no-op where the CPU is one */
 #define _GNU_SOURCE
 #include <asm/prctl.h>
 #include <cpuid.h>
@@ -19,8 +24,50 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#define BIT(n) (1u << (n))
+
+/* Leaf 7 subleaf 0 EBX */
+#define AVX512_CORE (BIT(16) | BIT(17) | BIT(28) | BIT(30) | BIT(31)) /* F, DQ, CD, BW, VL */
+#define AVX512_IFMA BIT(21)
+#define AVX512_OLD (BIT(26) | BIT(27)) /* PF, ER (Xeon Phi) */
+/* Leaf 7 subleaf 0 ECX */
+#define AVX512_VBMI (BIT(1) | BIT(6)) /* VBMI, VBMI2 */
+#define AVX512_VNNI BIT(11)
+#define AVX512_ICL (BIT(12) | BIT(14)) /* BITALG, VPOPCNTDQ */
+/* Leaf 7 subleaf 0 EDX */
+#define AVX512_PHI (BIT(2) | BIT(3)) /* 4VNNIW, 4FMAPS */
+#define AVX512_VP2INTERSECT BIT(8)
+#define AMX (BIT(22) | BIT(24) | BIT(25)) /* AMX-BF16, AMX-TILE, AMX-INT8 */
+#define AVX512_FP16 BIT(23)
+/* Leaf 7 subleaf 1 EAX */
+#define AVX_VNNI BIT(4)
+#define AVX512_BF16 BIT(5)
+#define AMX_FP16 BIT(21)
+#define AVX_IFMA BIT(23)
+/* Leaf 7 subleaf 1 EDX */
+#define AVX_NEWER (BIT(4) | BIT(5) | BIT(10) | BIT(19)) /* AVX-VNNI-INT8, AVX-NE-CONVERT, AVX-VNNI-INT16, AVX10 */
+
+struct level {
+    const char *name;
+    unsigned ebx, ecx, edx, eax1, edx1; /* the bits this level clears */
+};
+
+static const struct level levels[] = {
+    {"avx2", AVX512_CORE | AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_VNNI | AVX512_ICL,
+     AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16, AVX_VNNI | AVX512_BF16 | AMX_FP16 | AVX_IFMA, AVX_NEWER},
+    {"avx2-vnni", AVX512_CORE | AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_VNNI | AVX512_ICL,
+     AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16, AVX512_BF16 | AMX_FP16 | AVX_IFMA, AVX_NEWER},
+    {"avx512", AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_VNNI | AVX512_ICL,
+     AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16, AVX_VNNI | AVX512_BF16 | AMX_FP16 | AVX_IFMA, AVX_NEWER},
+    {"avx512-vnni", AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_ICL,
+     AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16, AVX_VNNI | AVX512_BF16 | AMX_FP16 | AVX_IFMA, AVX_NEWER},
+    {"avx512-bf16", AVX512_OLD, 0, AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16,
+     AVX_VNNI | AMX_FP16 | AVX_IFMA, AVX_NEWER},
+    {"avx512-amx", AVX512_OLD, 0, AVX512_PHI, AMX_FP16 | AVX_IFMA, AVX_NEWER},
+};
+
 static struct sigaction previous;
-static int keep_vnni;
+static const struct level *level;
 
 static void on_segv(int sig, siginfo_t *info, void *context) {
     ucontext_t *uc = context;
@@ -32,17 +79,12 @@ static void on_segv(int sig, siginfo_t *info, void *context) {
         __cpuid_count(leaf, sub, a, b, c, d);
         syscall(SYS_arch_prctl, ARCH_SET_CPUID, 0);
         if (leaf == 7 && sub == 0) {
-            /* EBX: AVX512 F, DQ, IFMA, PF, ER, CD, BW, VL */
-            b &= ~((1u << 16) | (1u << 17) | (1u << 21) | (1u << 26) | (1u << 27) | (1u << 28) | (1u << 30) | (1u << 31));
-            /* ECX: AVX512 VBMI, VBMI2, VNNI, BITALG, VPOPCNTDQ */
-            c &= ~((1u << 1) | (1u << 6) | (1u << 11) | (1u << 12) | (1u << 14));
-            /* EDX: AVX512 4VNNIW, 4FMAPS, VP2INTERSECT, AMX-BF16, AVX512-FP16, AMX-TILE, AMX-INT8 */
-            d &= ~((1u << 2) | (1u << 3) | (1u << 8) | (1u << 22) | (1u << 23) | (1u << 24) | (1u << 25));
+            b &= ~level->ebx;
+            c &= ~level->ecx;
+            d &= ~level->edx;
         } else if (leaf == 7 && sub == 1) {
-            /* EAX: AVX-VNNI (kept for avx2-vnni), AVX512-BF16, AMX-FP16, AVX-IFMA */
-            a &= ~((keep_vnni ? 0u : (1u << 4)) | (1u << 5) | (1u << 21) | (1u << 23));
-            /* EDX: AVX-VNNI-INT8, AVX-NE-CONVERT, AVX-VNNI-INT16, AVX10 */
-            d &= ~((1u << 4) | (1u << 5) | (1u << 10) | (1u << 19));
+            a &= ~level->eax1;
+            d &= ~level->edx1;
         }
         r[REG_RAX] = a;
         r[REG_RBX] = b;
@@ -63,7 +105,9 @@ static void on_segv(int sig, siginfo_t *info, void *context) {
 __attribute__((constructor)) static void mask_cpu(void) {
     const char *mask = getenv("HEARTH_CPU_MASK");
     if (!mask || !*mask) return;
-    keep_vnni = strcmp(mask, "avx2-vnni") == 0;
+    for (size_t i = 0; i < sizeof levels / sizeof levels[0]; i++)
+        if (strcmp(mask, levels[i].name) == 0) level = &levels[i];
+    if (!level) return; /* (the Python side checks the name before it preloads this) */
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_segv;

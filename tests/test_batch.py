@@ -21,6 +21,7 @@ from threads import at_once
 
 import hearth
 from hearth.backends import ov_paged
+from hearth.backends.lm_rows import paired
 from hearth.batch import FrameBatcher
 from hearth.scheduler import Scheduler
 
@@ -159,8 +160,8 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
     In both the cache grows while rows run. fp32 weights and cache, so only summation order
     differs: the logits must agree to float rounding, where a wrong block, slot or position would
     change them completely. The predictor's rows must give the solo codes and summed embeddings:
-    OpenVINO's predictor compiled for one row (four rows: four calls) and for three (a solo row
-    padded to three; four rows: three, then one padded)."""
+    OpenVINO's predictor compiled for a pair of rows when asked for one (four rows: two calls) and
+    for four when asked for three (rows come in pairs: `lm_rows.paired`)."""
     if backend == "openvino":
         monkeypatch.setattr(ov_paged, "START_BLOCKS_PER_ROW", 1)  # so the cache must grow mid-batch
     else:
@@ -171,7 +172,7 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
     try:
         lm = engine.lm
         assert backend != "openvino" or [p.get_partial_shape()[0].get_length() for p in lm.predictor.inputs
-                                          if p.get_partial_shape().rank.get_length()] == [rows] * 5
+                                          if p.get_partial_shape().rank.get_length()] == [paired(rows)] * 5
         hidden = engine.config.talker.stack.hidden_size
         options = engine.sampling()
         gen = np.random.default_rng(3)

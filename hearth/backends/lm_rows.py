@@ -13,8 +13,23 @@ import numpy as np
 from ..config import TalkerConfig
 from ..sampling import Sampler, SamplingOptions
 
-__all__ = ["PooledBatch", "PooledLanguageModel", "PredictorRun", "SampledRow", "first_result", "own_rows",
-           "predict_rows"]
+__all__ = ["ROW_PAIR", "PooledBatch", "PooledLanguageModel", "PredictorRun", "SampledRow", "first_result",
+           "own_rows", "padded_rows", "paired", "predict_rows"]
+
+# The determinism rule of the compiled backends (docs/determinism.md): a row's numbers never depend
+# on what else shares its runtime calls. The runtimes' matrix kernels take rows in pairs, and a row
+# without a partner (a call of one row, or the last of an odd number: ONNX Runtime's 8-bit blocks of
+# 128 on AVX-512) by a path of its own that sums in another order; a row in a pair gets the same
+# result however many rows share the call and whatever they hold (OpenVINO's and ONNX Runtime's
+# products on every x86 level from AVX2 to AMX: `make test-cpus`). So every single-token talker step
+# and every predictor call carries an even number of rows (an odd count padded: a copy of a row,
+# computed and dropped), and a prompt runs in a call of its own, as it does alone.
+ROW_PAIR = 2
+
+
+def paired(rows: int) -> int:
+    """The rows a call computes for `rows` rows: an even number, at least two."""
+    return max(ROW_PAIR, -(-rows // ROW_PAIR) * ROW_PAIR)
 
 # (inputs by name) -> (codes [B, G-1] as lists, summed [B, 1, H])
 PredictorRun = Callable[[dict[str, np.ndarray]], tuple[list[list[int]], np.ndarray]]
@@ -89,6 +104,13 @@ def own_rows(batch: object, sessions: list[Any], kind: type) -> list[Any]:
     if len(rows) != len(sessions):
         raise ValueError("a batch steps only the rows it opened")
     return rows
+
+
+def padded_rows(inputs: dict[str, np.ndarray], rows: int) -> dict[str, np.ndarray]:
+    """`inputs` (each [B, ...], or a scalar shared by every row) with copies of the last row appended
+    up to `rows` rows."""
+    return {name: np.concatenate([value, np.repeat(value[-1:], rows - len(value), axis=0)])
+            if value.ndim and len(value) < rows else value for name, value in inputs.items()}
 
 
 def first_result(results: list[Any]) -> Any:  # noqa: ANN401

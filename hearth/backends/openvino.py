@@ -32,7 +32,7 @@ from .conversions import (
 )
 from .embedder import load_embedder
 from .formats import INT4_RATIO, OPENVINO_FORMATS
-from .lm_rows import PooledLanguageModel
+from .lm_rows import ROW_PAIR, PooledLanguageModel, paired
 from .rotary import RotaryTable
 from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
 
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # Bump when a graph changes, so stale cached conversions are never reused.
-GRAPH_VERSION = "lm-7"  # 7: the predictor loop stored for one row (`predictor_for_rows`)
+GRAPH_VERSION = "lm-8"  # 8: the predictor loop stored for a pair of rows (`predictor_for_rows`)
 
 
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
@@ -114,8 +114,9 @@ def predictor_for_rows(model: Any, rows: int) -> Any:  # noqa: ANN401 - the runt
     """The predictor loop `model` for exactly `rows` rows. Its graph takes any number, but compiled
     for a fixed number its products run faster: for one row 77-80 ms a frame against 88-99 ms
     (0.6B, int8, 2-vCPU Zen 4, alternating calls; 898bc18's one-row graph 79 ms), for four rows
-    87-95 against 99-115 ms. The conversion stores it for one row; a batching engine makes it
-    wider at load (`OpenVINOLanguageModel`), and pads a batch of fewer rows (`PagedBatch`)."""
+    87-95 against 99-115 ms. The conversion stores it for a pair of rows (a lone row goes beside
+    a copy of itself: the determinism rule in `lm_rows`); a batching engine makes it wider
+    at load (`OpenVINOLanguageModel`), and pads a batch of fewer rows (`PagedBatch`)."""
     import openvino as ov
 
     model.reshape({
@@ -174,7 +175,8 @@ class OpenVINOLanguageModel(PooledLanguageModel):
 
         core = _core(device)
         self.config = ckpt.config
-        self.rows = rows  # the predictor's compiled batch: every call has exactly this many rows
+        # The predictor's compiled batch: every call has exactly this many rows.
+        self.rows = paired(rows)
         self.weights = weights
         self.device = device
         self.converted = convert_language_model(ckpt, weights, cache)
@@ -202,10 +204,10 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         log.debug("compiled and warmed up in %.1f s", time.perf_counter() - t0)
 
     def _compile_predictor(self, core: Any, device: str, props: dict[str, object]) -> Any:  # noqa: ANN401
-        """The predictor loop compiled for `rows` rows: as stored for one (the runtime's cache is keyed
-        by the file), else made wider first (keyed by the whole network, read to hash it)."""
+        """The predictor loop compiled for `rows` rows: as stored (the runtime's cache is keyed by the
+        file), else made wider first (keyed by the whole network, read to hash it)."""
         path = str(self.converted.xml("predictor"))
-        if self.rows == 1:
+        if self.rows == ROW_PAIR:
             return core.compile_model(path, device, props)
         return core.compile_model(predictor_for_rows(core.read_model(path), self.rows), device, props)
 

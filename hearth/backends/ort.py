@@ -29,7 +29,7 @@ from . import LMSession
 from .conversions import ConvertedModel, cache_entry, release_mapped_files, require_converter, weights_mb
 from .embedder import load_embedder
 from .formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
-from .lm_rows import PooledBatch, PooledLanguageModel, SampledRow, own_rows, predict_rows
+from .lm_rows import PooledBatch, PooledLanguageModel, SampledRow, own_rows, padded_rows, paired, predict_rows
 
 __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model"]
 
@@ -192,6 +192,7 @@ class SlotBatch(PooledBatch):
     def __init__(self, lm: ORTLanguageModel, max_rows: int):
         self.lm = lm
         self.max_rows = max_rows
+        self._slots = paired(max_rows)  # (an odd span of steps takes a placeholder beside it)
         self._free = list(range(max_rows))
         self._rows: dict[int, SlotRow] = {}  # the open row of each taken slot
         self._lock = threading.Lock()
@@ -219,7 +220,7 @@ class SlotBatch(PooledBatch):
 
     def _grow(self, capacity: int) -> None:
         s = self._stack
-        shape = (self.max_rows, s.num_kv_heads, capacity, s.head_dim)
+        shape = (self._slots, s.num_kv_heads, capacity, s.head_dim)
         for i in range(s.num_layers):
             for kind in ("key", "value"):
                 name = f"{kind}_{i}"
@@ -342,6 +343,8 @@ class SlotBatch(PooledBatch):
         return predict_rows(own_rows(self, sessions, SlotRow), cb0, self.lm.embed_codec, self._predictor)
 
     def _predictor(self, inputs: dict[str, np.ndarray]) -> tuple[list[list[int]], np.ndarray]:
-        codes, summed = self.lm.predictor.run(["codes", "summed"], inputs)
-        return codes.tolist(), summed
+        """One call for the rows, paired (an odd count padded with a copy of the last: dropped)."""
+        n = len(inputs["hidden"])
+        codes, summed = self.lm.predictor.run(["codes", "summed"], padded_rows(inputs, paired(n)))
+        return codes[:n].tolist(), summed[:n]
 

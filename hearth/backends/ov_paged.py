@@ -21,7 +21,7 @@ import numpy as np
 
 from ..sampling import SamplingOptions
 from . import LMSession
-from .lm_rows import PooledBatch, SampledRow, own_rows, predict_rows
+from .lm_rows import PooledBatch, SampledRow, own_rows, padded_rows, paired, predict_rows
 
 if TYPE_CHECKING:
     from .openvino import OpenVINOLanguageModel
@@ -79,6 +79,7 @@ class PagedBatch(PooledBatch):
         self._capacity = 0
         self._free_blocks: list[int] = []
         self._grow(max_rows * START_BLOCKS_PER_ROW)
+        self._scratch = self._free_blocks.pop()  # where a padding row's one key and value go
 
     def open(self, options: SamplingOptions, seed: int | None, prompt_length: int,
              prefix: int = 0) -> PagedRow:
@@ -132,6 +133,23 @@ class PagedBatch(PooledBatch):
             return [e] * len(rows)
 
     def _talker(self, rows: list[PagedRow], embeds: list[np.ndarray]) -> list[np.ndarray | BaseException]:
+        """Each prompt in a call of its own (as it runs alone), the single steps together in one call
+        of an even number of rows (an odd count padded with a copy of a step into the scratch
+        block): so no row's numbers depend on what else is stepping (the rule in `lm_rows`)."""
+        for row in rows:
+            row.check_open()
+        out: list[np.ndarray | BaseException] = [RuntimeError("not computed")] * len(rows)
+        steps = [i for i, x in enumerate(embeds) if x.shape[1] == 1]
+        for i, (row, x) in enumerate(zip(rows, embeds, strict=True)):
+            if x.shape[1] != 1:
+                out[i] = self._call([row], [x])[0]
+        if steps:
+            for i, result in zip(steps, self._call([rows[i] for i in steps], [embeds[i] for i in steps]), strict=True):
+                out[i] = result
+        return out
+
+    def _call(self, rows: list[PagedRow], embeds: list[np.ndarray]) -> list[np.ndarray]:
+        """One talker call: the tokens of every row end to end (single steps paired)."""
         rotary = self.lm.rotary
         tokens: list[np.ndarray] = []
         cos: list[np.ndarray] = []
@@ -142,22 +160,28 @@ class PagedBatch(PooledBatch):
         blocks: list[int] = []
         begins, block_begins = [0], [0]
         longest = 0
-        for row, x in zip(rows, embeds, strict=True):
-            row.check_open()
+
+        def add(position: int, x: np.ndarray, its_blocks: list[int]) -> None:
+            nonlocal longest
             n = x.shape[1]
-            self._reserve(row, row.position + n)
             tokens.append(np.asarray(x[0], np.float32))
-            c, s = rotary.get(row.position, n)
+            c, s = rotary.get(position, n)
             cos.append(c)
             sin.append(s)
-            positions.extend(range(row.position, row.position + n))
-            past.append(row.position)
+            positions.extend(range(position, position + n))
+            past.append(position)
             begins.append(begins[-1] + n)
             select.append(begins[-1] - 1)
-            used = -(-(row.position + n) // self.block)
-            blocks.extend(row.blocks[:used])
+            blocks.extend(its_blocks[: -(-(position + n) // self.block)])
             block_begins.append(len(blocks))
-            longest = max(longest, row.position + n)
+            longest = max(longest, position + n)
+
+        for row, x in zip(rows, embeds, strict=True):
+            self._reserve(row, row.position + x.shape[1])
+            add(row.position, x, row.blocks)
+        if embeds[0].shape[1] == 1:
+            for _ in range(paired(len(rows)) - len(rows)):  # computed into the scratch block and dropped
+                add(0, embeds[-1], [self._scratch])
         inputs = {
             "inputs_embeds": np.concatenate(tokens),
             "cos": np.concatenate(cos)[:, None, None],
@@ -173,7 +197,7 @@ class PagedBatch(PooledBatch):
         self.request.infer({k: v for k, v in inputs.items() if k in self._names})
         hidden = self.request.get_tensor("hidden").data
         logits = self.request.get_tensor("logits").data
-        out: list[np.ndarray | BaseException] = []
+        out: list[np.ndarray] = []
         for i, (row, x) in enumerate(zip(rows, embeds, strict=True)):
             row.position += x.shape[1]
             row.hidden = hidden[i : i + 1].copy()
@@ -194,10 +218,7 @@ class PagedBatch(PooledBatch):
         for start in range(0, n, width):
             taken = min(width, n - start)
             part = {name: value[start : start + taken] if value.ndim else value for name, value in inputs.items()}
-            if taken < width:
-                part = {name: np.concatenate([value, np.repeat(value[-1:], width - taken, axis=0)]) if value.ndim
-                        else value for name, value in part.items()}
-            self.predictor.infer(part)
+            self.predictor.infer(padded_rows(part, width))
             codes += self.predictor.get_tensor("codes").data[:taken].tolist()
             summed.append(self.predictor.get_tensor("summed").data[:taken].copy())
         return codes, summed[0] if len(summed) == 1 else np.concatenate(summed)

@@ -14,6 +14,7 @@ from typing import Any
 
 from ..backends.conversions import ConvertedModel, progress, staging
 from ..backends.formats import INT4_RATIO
+from ..backends.lm_rows import ROW_PAIR
 from ..backends.openvino import predictor_for_rows
 from ..checkpoint import Checkpoint, verify_weights
 from .recipe import WeightSource, convert_language_model
@@ -46,7 +47,7 @@ def build_language_model(ckpt: Checkpoint, weights: str, directory: Path, key_so
 
     def save(model: Any, directory: Path, network: str) -> None:  # noqa: ANN401
         if network == "predictor":
-            model = predictor_for_rows(model, 1)
+            model = predictor_for_rows(model, ROW_PAIR)
         ov.save_model(model, directory / f"{network}.xml", compress_to_fp16=False)
 
     return convert_language_model(ckpt, weights, directory, key_source, runtime="OpenVINO", log=log,
