@@ -17,7 +17,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Core", "Plan", "Topology", "arm_features", "describe", "detect", "parse_cpu_list", "plan", "simd"]
+__all__ = ["CPU_LEVELS", "Core", "Plan", "Topology", "arm_features", "describe", "detect", "parse_cpu_list", "plan",
+           "shows_level", "simd"]
 
 
 def parse_cpu_list(text: str) -> list[int]:
@@ -198,6 +199,20 @@ def _cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int] | None:
         return out[0], out[1], out[2], out[3]
     except (OSError, AttributeError):
         return None
+
+
+# The x86 levels the runtimes dispatch on, oldest first (`cpu_mask.c`), with what `topology.simd()`
+# says of each where this CPU has all of it.
+CPU_LEVELS = {"avx2": "avx2", "avx2-vnni": "avx2+vnni", "avx512": "avx512", "avx512-vnni": "avx512+vnni",
+             "avx512-bf16": "avx512+vnni+bf16", "avx512-amx": "avx512+vnni+bf16+amx"}
+
+
+def shows_level(mask: str, shown: str) -> bool:
+    """Whether a CPU that `simd()` calls `shown` is at most level `mask` (fewer features where this
+    CPU lacks some of the level's)."""
+    want = CPU_LEVELS[mask].split("+")
+    have = shown.split("+")
+    return have[0] == want[0] and set(have) <= set(want)
 
 
 @functools.cache

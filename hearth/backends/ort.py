@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..checkpoint import Checkpoint
+from ..errors import InputError
 from ..safetensors_mmap import SafetensorsFile
 from ..sampling import SamplingOptions
 from . import LMSession
@@ -31,7 +32,7 @@ from .embedder import load_embedder
 from .formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
 from .lm_rows import PooledBatch, PooledLanguageModel, SampledRow, own_rows, padded_rows, paired, predict_rows
 
-__all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "convert_language_model"]
+__all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "check_shapes", "convert_language_model"]
 
 log = logging.getLogger(__name__)
 
@@ -67,6 +68,19 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     return build_language_model(ckpt, weights, directory, key_source)
 
 
+def check_shapes(ckpt: Checkpoint) -> None:
+    """Refuses, before anything converts, a checkpoint whose attention ONNX Runtime cannot run: its
+    GroupQueryAttention takes head sizes that are multiples of 8 only (the released models' are
+    128; the official classes also write others, which OpenVINO and torch run)."""
+    talker = ckpt.config.talker
+    for part, stack in (("talker", talker.stack), ("code predictor", talker.predictor)):
+        if stack.head_dim % 8:
+            raise InputError(f"this checkpoint's {part} has attention heads of {stack.head_dim} values, and ONNX "
+                             "Runtime's attention takes multiples of 8 only: load it with backend='openvino' "
+                             "(the default; `--backend openvino`, not --fast or --small) or backend='torch'",
+                             "backend")
+
+
 def session_options(threads: int | None) -> Any:  # noqa: ANN401 - onnxruntime.SessionOptions
     import onnxruntime as ort
 
@@ -89,6 +103,7 @@ class ORTLanguageModel(PooledLanguageModel):
                  cache: Path | None = None):
         import onnxruntime as ort
 
+        check_shapes(ckpt)
         self.config = ckpt.config
         self.weights = weights
         self.converted = convert_language_model(ckpt, weights, cache)

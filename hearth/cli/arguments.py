@@ -142,9 +142,12 @@ def add_backend(p: argparse.ArgumentParser) -> None:
 
 
 def add_cpu_mask(p: argparse.ArgumentParser, what: str = "measure") -> None:
-    p.add_argument("--cpu", choices=("avx2", "avx2-vnni"), default=None,
-                   help=f"{what} as on a CPU without AVX-512/AMX/BF16 (avx2: without AVX-VNNI too): the "
-                        "runtimes' code path for such a machine, on this one (Linux x86-64 with CPUID faulting; "
+    from ..topology import CPU_LEVELS
+
+    p.add_argument("--cpu", choices=tuple(CPU_LEVELS), default=None,
+                   help=f"{what} as on an older x86 CPU: the runtimes' code path for that level (avx2: Zen 1-3, "
+                        "Haswell; avx2-vnni: Alder Lake; avx512: Skylake-X; avx512-vnni: Cascade Lake; avx512-bf16: "
+                        "Zen 4; avx512-amx: Sapphire Rapids), on this one (Linux x86-64 with CPUID faulting; "
                         "compiles a small preload library)")
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..topology import CPU_LEVELS, shows_level
 from .bench_runs import batch_agreement, run_agent, run_clone, run_live, run_streams
 from .stats import p95, peak_rss_mb
 
@@ -29,7 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["CPU_MASKS", "BenchSettings", "bench_checkpoint", "exec_with_cpu_mask", "format_table", "run_hearth",
            "run_official"]
 
-CPU_MASKS = ("avx2", "avx2-vnni")
+CPU_MASKS = CPU_LEVELS
 
 SENTENCE = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
 VOICE, LANGUAGE = "ryan", "english"
@@ -342,8 +343,8 @@ def format_streams(result: dict[str, Any]) -> str:
 
 
 def exec_with_cpu_mask(mask: str) -> None:
-    """Run this command again in a process whose CPU shows no AVX-512, AMX or BF16 (and, for "avx2",
-    no AVX-VNNI): every runtime then takes the code path of such a machine, timed on this one. How:
+    """Run this command again in a process whose CPU shows only the features of level `mask` (one
+    of `CPU_MASKS`): every runtime then takes the code path of such a machine, timed on this one. How:
     `cpu_mask.c`, compiled once into the cache and preloaded (CPUID faulting, Linux x86-64). Returns
     only when this process is already that one; raises ValueError where it cannot be done."""
     import platform
@@ -386,7 +387,7 @@ def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
     from ..topology import simd
 
     mask = os.environ.get("HEARTH_CPU_MASK")
-    if mask and simd().startswith(("avx512", "amx")):
+    if mask and not shows_level(mask, simd()):
         raise RuntimeError(f"the CPU was to show {mask} only, but the runtimes still use {simd()}")
     t = time.perf_counter()
     model = Path(s.model) if s.model else bench_checkpoint(kind="base" if s.clone_s else "custom_voice")
