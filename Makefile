@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: setup test test-fast lint
+.PHONY: setup test test-fast test-cpus lint
 
 # Everything a fresh machine needs: the package, its test tools, and the official
 # qwen-tts 0.1.1 (test-only reference; --no-deps because of its gradio/torchaudio pins).
@@ -31,6 +31,11 @@ test:
 test-fast:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m pytest -q -n 2 --max-worker-restart 0 -m "not slow"
+
+# The determinism tests as every x86 level the runtimes dispatch on (AVX2 to AMX), through the CPUID
+# mask (needs CPUID faulting); see scripts/test_cpus.sh and docs/determinism.md.
+test-cpus:
+	PYTHON=$(PYTHON) sh scripts/test_cpus.sh
 
 lint:
 	$(PYTHON) -m ruff check hearth tests

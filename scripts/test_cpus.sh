@@ -1,0 +1,50 @@
+#!/bin/sh
+# The determinism tests as every x86 level the runtimes dispatch on, on this one machine (`make test-cpus`).
+#
+# Each level runs in processes whose CPUID shows only that level's features (hearth/cpu_mask.c,
+# preloaded; Linux x86-64 with CPUID faulting: 'cpuid_fault' in /proc/cpuinfo), so OpenVINO and ONNX
+# Runtime take the kernels of such a CPU at this machine's speed. A level above this CPU's own shows
+# what the CPU has of it. Prints one line a level (what the runtimes saw, passed or failed, seconds)
+# and exits non-zero if any level failed.
+#
+#   HEARTH_CPU_LEVELS   the levels (default: all of topology.CPU_LEVELS, oldest first)
+#   HEARTH_CPU_TESTS    the tests (default: tests/test_determinism.py and the live fuzzer's, which
+#                       compares a live session's codes with the same text whole)
+#
+# arm64 is run by scripts/arm64.sh (qemu-user: correctness only); AMX needs a CPU that has it.
+set -eu
+HERE=$(cd "$(dirname "$0")/.." && pwd)
+cd "$HERE"
+PYTHON=${PYTHON:-python3}
+
+if ! grep -qw cpuid_fault /proc/cpuinfo; then
+    echo "test-cpus: this CPU (or its hypervisor) has no CPUID faulting ('cpuid_fault' in /proc/cpuinfo):" \
+         "its features cannot be hidden, so only its own level can run here (make test)" >&2
+    exit 2
+fi
+LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.topology import CPU_LEVELS; print(" ".join(CPU_LEVELS))')}
+TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py}
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+${CC:-cc} -O2 -shared -fPIC hearth/cpu_mask.c -o "$WORK/cpu_mask.so"
+
+failed=0
+start=$(date +%s)
+for level in $LEVELS; do
+    t0=$(date +%s)
+    # (pytest's fault handler would take the SIGSEGV through which every hidden CPUID passes)
+    shown=$(HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -c \
+        'from hearth.topology import simd; print(simd())')
+    if HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -m pytest -q -p no:faulthandler \
+        -p no:cacheprovider -n 2 $TESTS >"$WORK/$level.log" 2>&1; then
+        result=passed
+    else
+        result=FAILED
+        failed=1
+        tail -n 30 "$WORK/$level.log" >&2
+    fi
+    summary=$(grep -E '[0-9]+ (passed|failed)' "$WORK/$level.log" | tail -n 1)
+    echo "test-cpus: $level (the runtimes saw $shown): $result in $(( $(date +%s) - t0 )) s: $summary"
+done
+echo "test-cpus: $(echo $LEVELS | wc -w) levels in $(( $(date +%s) - start )) s"
+exit $failed
