@@ -50,6 +50,7 @@ from typing import Any
 import numpy as np
 
 from . import faults
+from .backends.lm_rows import paired
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
 from .health import Health, Supervisor
@@ -87,7 +88,7 @@ class Scheduler:
         # More than one: up to max_batch sentences (of different requests) are generated together,
         # stepped frame by frame as one batch (`hearth.batch`).
         self._batcher = FrameBatcher(engine.lm, max_batch, health=self.health) if max_batch > 1 else None
-        compiled_rows = engine.options.batch_rows
+        compiled_rows = paired(engine.options.batch_rows)  # (rows come in pairs: `lm_rows.paired`)
         if max_batch > compiled_rows and engine.options.backend == "openvino":
             log.warning("batches of up to %d rows on an engine loaded for %d: its predictor steps them %d at a "
                         "time; load it with batch_rows=%d to step them in one call", max_batch, compiled_rows,

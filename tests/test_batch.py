@@ -242,13 +242,14 @@ def test_max_batch_must_be_positive(engine, bad):
 
 
 def test_a_scheduler_wider_than_the_compiled_predictor_says_how_to_load(fast_engine, caplog):
-    """An engine loaded for lone rows still serves batches (its predictor steps them a row at a
-    time), and says how to load it for them."""
+    """An engine loaded for lone rows still serves batches (its predictor steps them a pair at a
+    time), and says how to load it for them; a batch of two fits its pair."""
     assert fast_engine.options.batch_rows == 1
     with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=3):
         pass
     assert "load it with batch_rows=3" in caplog.text
     caplog.clear()
-    with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=1):
-        pass
+    for fits in (1, 2):
+        with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=fits):
+            pass
     assert "batch_rows" not in caplog.text
