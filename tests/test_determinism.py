@@ -24,10 +24,9 @@ from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 
 pytestmark = pytest.mark.slow
 
-# (backend, weights) whose rows are batch-invariant on every CPU level (`make test-cpus`). Not yet
-# ONNX Runtime's quantized talker (docs/determinism.md): its int8 on AVX-512 and its int4 on AVX2
-# can differ in the last bit beside another row that steps.
-PRESETS = [("openvino", "int8"), ("openvino", "int4"), ("openvino", "fp32"), ("onnxruntime", "fp32")]
+# Every compiled backend's weight formats ("mix": an int8 talker beside an int4 predictor).
+PRESETS = [("openvino", "int8"), ("openvino", "int4"), ("openvino", "fp32"), ("onnxruntime", "int8"),
+           ("onnxruntime", "int4"), ("onnxruntime", "mix"), ("onnxruntime", "fp32")]
 
 FRAMES = 14
 

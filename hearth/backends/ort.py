@@ -285,10 +285,16 @@ class SlotBatch(PooledBatch):
             return [e] * len(rows)
 
     def _run(self, rows: list[SlotRow], embeds: list[np.ndarray]) -> list[np.ndarray]:
-        """One talker call over the slots from the first to the last of `rows`."""
+        """One talker call over the slots from the first to the last of `rows`; single steps over an
+        even number of slots (a placeholder beside an odd span: the rule in `lm_rows`)."""
         import onnxruntime as ort
 
         first, last = min(r.slot for r in rows), max(r.slot for r in rows)
+        if embeds[0].shape[1] == 1 and (last - first + 1) % 2:
+            if last + 1 < self._slots:
+                last += 1
+            else:
+                first -= 1
         span = last - first + 1
         width = max(x.shape[1] for x in embeds)
         hidden_size = self._stack.hidden_size
