@@ -8,7 +8,8 @@ the one after, must give exactly the engine's audio; the failing request gets a 
 500 with OpenAI's envelope, a `sentence_failed` event and its next sentence spoken, Wyoming's
 `synthesis-failed`), and `/health` counts the failure under its stage. A client that vanishes
 mid-chunk is the last row of the matrix. Batched (`--max-batch 4`), a runtime call computes every
-row at once: its failure fails the rows of that call and nothing after; worker threads that die are
+row at once: its failure fails the rows of that call and nothing after, and a request that comes
+whole beside the failing one is exactly its audio alone; worker threads that die are
 started again and counted. A worker that keeps dying ends the process with a non-zero exit code.
 """
 
@@ -259,6 +260,8 @@ def test_batched_failure_ends_with_its_call_and_the_server_heals(batched, fast_e
         # stream cut short where its audio had started (HTTP has no way to say more after the 200)
         assert isinstance(got[k], bytes | CutShort) or isinstance(
             got[k], openai.InternalServerError) and "injected fault" in got[k].message, (stage, k, got[k])
+        if isinstance(got[k], bytes):  # whole: exactly its audio alone (docs/determinism.md)
+            assert got[k] == b"".join(expected(fast_engine, *specs[k])), (stage, k)
     text, voice, language, seed = CLEAN[0]
     deadline = time.monotonic() + 10
     while health(batched)[0] != 200:  # a dead worker is started again within its backoff
