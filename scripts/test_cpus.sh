@@ -26,7 +26,7 @@ LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.topology import CPU_LEVELS
 TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-${CC:-cc} -O2 -shared -fPIC hearth/cpu_mask.c -o "$WORK/cpu_mask.so"
+${CC:-cc} -O2 -shared -fPIC hearth/cpu_mask.c -o "$WORK/cpu_mask.so"  # (named cpu_mask*: `--cpu` replaces it)
 
 failed=0
 start=$(date +%s)

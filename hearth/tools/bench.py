@@ -372,9 +372,14 @@ def exec_with_cpu_mask(mask: str) -> None:
     if not library.is_file():
         library.parent.mkdir(parents=True, exist_ok=True)
         tmp = library.with_suffix(f".{os.getpid()}.tmp")
-        subprocess.run([compiler, "-O2", "-shared", "-fPIC", str(source), "-o", str(tmp)], check=True)
+        # The compiler sees the real CPU: a mask preloaded into it (this process masked already)
+        # would meet its own SIGSEGV handler, which takes a hidden CPUID for a crash.
+        plain = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "HEARTH_CPU_MASK")}
+        subprocess.run([compiler, "-O2", "-shared", "-fPIC", str(source), "-o", str(tmp)], check=True, env=plain)
         tmp.replace(library)
-    preload = " ".join(filter(None, [str(library), os.environ.get("LD_PRELOAD")]))
+    # Another level's mask already preloaded gives way to this one (one handler answers CPUID).
+    others = [p for p in os.environ.get("LD_PRELOAD", "").split() if not Path(p).name.startswith("cpu_mask")]
+    preload = " ".join([str(library), *others])
     env = {**os.environ, "HEARTH_CPU_MASK": mask, "LD_PRELOAD": preload, "HEARTH_EXEC_UPTIME": str(_uptime_s())}
     # Python's fault handler would take SIGSEGV, through which every masked CPUID instruction passes.
     env.pop("PYTHONFAULTHANDLER", None)
