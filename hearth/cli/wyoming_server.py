@@ -61,6 +61,11 @@ def add_parsers(sub: Any) -> None:
                         "`hearth tune` chose, else 4; 1 generates one at a time)")
     p.add_argument("--max-queue", type=count(0), default=16,
                    help="syntheses that may wait beyond those (default 16); more get a 'busy' error")
+    p.add_argument("--voice", default=None,
+                   help="the voice of a synthesis that names none (default: the model's first; see hearth voices)")
+    p.add_argument("--language", default=None,
+                   help="the language of a synthesis that names none: a Home Assistant code (en, de-DE) or the "
+                        "model's name (english) (default: auto)")
     add_voice_alias(p)
     add_model(p)
     add_backend(p)
@@ -113,6 +118,10 @@ def _wyoming(args: argparse.Namespace) -> int:
     service = WyomingState(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1],
                            seed=args.seed, max_new_tokens=args.max_new_tokens, instruct=args.instruct,
                            voice_aliases=aliases, speed=args.speed, playback=args.playback)
+    try:  # a wrong default voice or language fails now, not at the first synthesis
+        service.default_voice, service.default_language = service.defaults(args.voice, args.language)
+    except InputError as e:
+        raise InputError(f"--{e.param or 'voice'}: {e}") from None
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:

@@ -119,7 +119,25 @@ class WyomingState(Resident):
     voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.aliases)
     speed: float = 1.0  # every synthesis's speaking rate (Wyoming carries none)
     playback: str = "auto"  # when a synthesis's audio starts (`hearth.pacing`): held where the machine is slow
+    default_voice: str | None = None  # a synthesis that names no voice: this one (None: the first)
+    default_language: str | None = None  # ... and no language: this one (None: auto)
     sessions: set[Session] = field(default_factory=set)
+
+    def defaults(self, voice: str | None, language: str | None) -> tuple[str | None, str | None]:
+        """(the voice, the model's language) that `--voice` and `--language` name, checked."""
+        if voice is not None and self.config.model_type != "voice_design":
+            rules = VoiceRules(self.config, self.voice_aliases, self.voices)
+            chosen = rules.resolve(voice)
+            voice = chosen if isinstance(chosen, str) else None
+        elif voice is not None:
+            raise InputError(f"a {self.config.kind} checkpoint has no voices to choose: describe one with --instruct",
+                             "voice")
+        if language is not None:
+            try:
+                language = model_language(language, self.config)
+            except InputError as e:
+                raise e.about("language") from None
+        return voice, language
 
     def voices(self) -> list[str]:
         """The voice names a synthesis may ask for: the checkpoint's, a Base checkpoint's stored
@@ -346,8 +364,12 @@ class Session(AsyncEventHandler):
         rules = VoiceRules(config, self.service.voice_aliases, self.service.voices)
         name = voice.get("name")
         voices = rules.choices()
-        chosen = rules.resolve(name, design_voice="ignore", default=voices[0] if voices else None)
-        return chosen if isinstance(chosen, str) else None, model_language(voice.get("language"), config)
+        chosen = rules.resolve(name, design_voice="ignore",
+                               default=self.service.default_voice or (voices[0] if voices else None))
+        language = voice.get("language")
+        if not language and self.service.default_language:
+            return chosen if isinstance(chosen, str) else None, self.service.default_language
+        return chosen if isinstance(chosen, str) else None, model_language(language, config)
 
     async def _submit(self, data: dict[str, Any]) -> Request:
         text = data.get("text")
