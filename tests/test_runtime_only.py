@@ -122,3 +122,20 @@ def test_what_needs_converting_says_what_to_install(tiny_dir, tmp_path):
     assert r.returncode == 2 and "the torch reference needs torch" in r.stderr.decode(), r.stderr.decode()
     r = run_without_torch(["-m", "hearth.cli", "doctor"], tmp_path / "cache")
     assert r.returncode == 0 and "torch: not installed" in r.stdout.decode(), r.stderr.decode()
+
+
+def test_every_file_of_an_export_is_readable_by_all(exported, tmp_path):
+    """An export is copied to other machines and read by other users (a container's, a service's):
+    all its files are readable by all, also where the checkpoint's are not (safetensors writes 0600;
+    such a file is copied and made readable, not linked)."""
+    from hearth.tools.export import _copy_tree
+
+    assert all(p.stat().st_mode & 0o444 == 0o444 for p in exported.rglob("*") if p.is_file())
+    source = tmp_path / "source"
+    source.mkdir()
+    (source / "model.safetensors").write_bytes(b"weights")
+    (source / "model.safetensors").chmod(0o600)
+    _copy_tree(source, tmp_path / "out")
+    copied = tmp_path / "out" / "model.safetensors"
+    assert copied.read_bytes() == b"weights" and copied.stat().st_mode & 0o444 == 0o444
+    assert (source / "model.safetensors").stat().st_mode & 0o777 == 0o600  # the user's own file is left as it was

@@ -75,7 +75,9 @@ def _versions() -> dict[str, str]:
 
 def _copy_tree(source: Path, target: Path, skip: tuple[str, ...] = (".", "converted", "voices", MANIFEST)) -> int:
     """The files under `source` but those whose first part starts with one of `skip`, hard-linked
-    where the file system allows it, else copied; their bytes."""
+    where the file system allows it, else copied; their bytes. Every file of an export is readable
+    by all (it is copied to other machines and read by other users: a container's, a service's):
+    a file that is not stays apart, copied and made so (safetensors writes its files 0600)."""
     total = 0
     for path in sorted(source.rglob("*")):
         rel = path.relative_to(source)
@@ -83,10 +85,14 @@ def _copy_tree(source: Path, target: Path, skip: tuple[str, ...] = (".", "conver
             continue
         dest = target / rel
         dest.parent.mkdir(parents=True, exist_ok=True)
+        readable = path.stat().st_mode & 0o444 == 0o444
         try:
+            if not readable:
+                raise OSError("copied, to be made readable")
             os.link(path.resolve(), dest)
         except OSError:
             shutil.copy2(path, dest)
+            dest.chmod(dest.stat().st_mode | 0o444)
         total += dest.stat().st_size
     return total
 
@@ -190,6 +196,7 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
             for name in cloner.usable():
                 (tmp / "voices").mkdir(exist_ok=True)
                 shutil.copy2(cloner.store.find(name), tmp / "voices" / f"{name}.safetensors")
+                (tmp / "voices" / f"{name}.safetensors").chmod(0o644)  # (see `_copy_tree`)
                 voices.append(name)
         manifest.update(converted=converted, voices=voices,
                         checkpoint_mb=round(checkpoint_bytes / 1e6, 1), export_s=round(time.perf_counter() - t0, 1))

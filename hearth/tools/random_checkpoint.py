@@ -314,6 +314,7 @@ def _write_tensors(path: Path, shapes: dict[str, tuple[int, ...]], dtype: torch.
     gen = torch.Generator().manual_seed(seed)
     tensors = {name: _random_tensor(name, shape, gen).to(dtype).contiguous() for name, shape in shapes.items()}
     save_file(tensors, str(path), metadata={"format": "pt"})
+    path.chmod(0o644)  # as a downloaded checkpoint's (safetensors writes 0600)
 
 
 def write_checkpoint(
