@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: setup test test-fast test-cpus lint
+.PHONY: setup test test-fast test-cpus image image-check lint
 
 # Everything a fresh machine needs: the package, its test tools, and the official
 # qwen-tts 0.1.1 (test-only reference; --no-deps because of its gradio/torchaudio pins).
@@ -36,6 +36,17 @@ test-fast:
 # mask (needs CPUID faulting); see scripts/test_cpus.sh and docs/determinism.md.
 test-cpus:
 	PYTHON=$(PYTHON) sh scripts/test_cpus.sh
+
+# The container image from a Debian base made here (debootstrap), then run and checked with the
+# wyoming and OpenAI clients (scripts/image.sh; ARCH=arm64 under qemu-user). Needs root, debootstrap,
+# buildah and podman.
+ARCH ?= $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
+image:
+	ARCH=$(ARCH) sh scripts/image.sh base
+	ARCH=$(ARCH) sh scripts/image.sh build
+
+image-check: image
+	ARCH=$(ARCH) PYTHON=$(PYTHON) sh scripts/image.sh check
 
 lint:
 	$(PYTHON) -m ruff check hearth tests
