@@ -253,7 +253,41 @@ def main() -> int:
     finally:
         c.remove()
 
-    # 4. Memory: a bigger export served in the container and outside it, after one synthesis each.
+    # 4. A checkpoint (not an export) on the first start: the converter installed into the volume for
+    # that start (torch from this machine's wheels when HEARTH_IMAGE_WHEELS names them, else the index;
+    # the package index reached with this machine's CA bundle, mounted for the run, not in the image),
+    # the export written into /data/exports, the converter removed; the second start reads the export.
+    if os.environ.get("HEARTH_IMAGE_CONVERT", "1") == "1":
+        ckpt = WORK / "tiny-checkpoint"
+        wheels = os.environ.get("HEARTH_IMAGE_WHEELS", "/opt/wheels")
+        convert_mounts = {**mounts, ckpt: "/models/ckpt:ro", Path(os.environ.get("HEARTH_IMAGE_CA",
+                          "/etc/ssl/certs/ca-certificates.crt")): "/run/host-ca.crt:ro"}
+        convert_env = {"HEARTH_MODEL": "/models/ckpt", "PIP_CERT": "/run/host-ca.crt"}
+        if Path(wheels).is_dir():
+            convert_mounts[Path(wheels)] = "/opt/wheels:ro"
+            convert_env |= {"PIP_FIND_LINKS": "/opt/wheels", "HEARTH_TORCH_INDEX": ""}
+        starts = []
+        for start in ("first", "second"):
+            port = free_port()
+            c = Container(convert_mounts, {**convert_env, "HEARTH_PORT": str(port)})
+            try:
+                c.start(["hearth-container", "wyoming"], WORK / f"convert-{start}.log")
+                t0 = time.monotonic()
+                wait_ready(lambda p=port: describes(p), c.proc, c.log, timeout=1800)
+                _, audio = asyncio.run(wyoming_speaks(port))  # (answered once the model has loaded)
+                starts.append(f"{start} start to first audio {time.monotonic() - t0:.0f} s")
+                assert audio > 0
+                c.stop()
+            finally:
+                c.remove()
+        exports = list((data / "exports").iterdir())
+        assert [e.name for e in exports] == ["models-ckpt-default"], exports
+        assert not (data / "converter").exists(), "the converter was left in the volume"
+        assert "exported on an earlier start" in (WORK / "convert-second.log").read_text()
+        results.append(f"a checkpoint: {', '.join(starts)} (exported once into /data/exports, the converter "
+                       f"removed; {sum(f.stat().st_size for f in exports[0].rglob('*') if f.is_file()) / 1e6:.0f} MB)")
+
+    # 5. Memory: a bigger export served in the container and outside it, after one synthesis each.
     model = os.environ.get("HEARTH_IMAGE_MODEL")
     if model:
         figures = []
