@@ -1,0 +1,148 @@
+"""The container and the Home Assistant add-on, what is cheap to check without building the image:
+the add-on's config against the Supervisor's rules for it, its run script's option handling (as the
+Supervisor writes /data/options.json), the defaults `hearth wyoming` takes from it, and the
+Containerfile's stages as the README names them. The image itself is built and run by
+`make image-check` (scripts/image.sh, scripts/image_check.py)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from cli import hearth
+
+ROOT = Path(__file__).parent.parent
+ADDON = ROOT / "homeassistant" / "hearth"
+RUN = ADDON / "run"
+
+# The Supervisor's add-on arches and option types (its schema: str, bool, int, float with an optional
+# range, list(a|b), email, url, port, password, match(...); a trailing ? makes an option optional).
+ARCHES = {"armhf", "armv7", "aarch64", "amd64", "i386"}
+TYPE = re.compile(r"^(str|bool|email|url|port|password|(int|float)(\((-?[\d.]*),(-?[\d.]*)\))?|list\(([^|()]+(\|[^|()]+)*)\)"
+                  r"|match\(.+\))(\?)?$")
+
+
+def config() -> dict:
+    return yaml.safe_load((ADDON / "config.yaml").read_text())
+
+
+def fits(value: object, kind: str) -> bool:
+    m = TYPE.match(kind)
+    assert m, kind
+    base = m.group(1)
+    if base.startswith(("int", "float")):
+        number = (int,) if base.startswith("int") else (int, float)
+        if isinstance(value, bool) or not isinstance(value, number):
+            return False
+        low, high = m.group(4), m.group(5)
+        return (not low or value >= float(low)) and (not high or value <= float(high))
+    if base.startswith("list("):
+        return value in m.group(6).split("|")
+    if base == "bool":
+        return isinstance(value, bool)
+    return isinstance(value, str)
+
+
+def test_the_addon_config_follows_the_supervisors_rules():
+    c = config()
+    for key in ("name", "version", "slug", "description", "arch"):
+        assert c.get(key), key
+    assert re.fullmatch(r"[a-z0-9_]+", c["slug"]) and isinstance(c["version"], str)
+    assert set(c["arch"]) == {"amd64", "aarch64"} and set(c["arch"]) <= ARCHES
+    assert c["ports"] == {"10200/tcp": 10200} and "10200/tcp" in c["ports_description"]
+    assert c["discovery"] == ["wyoming"] and c["hassio_api"] is True  # (the discovery API needs the latter)
+    schema, options = c["schema"], c["options"]
+    for key, kind in schema.items():
+        assert TYPE.match(kind), (key, kind)
+        if not kind.endswith("?"):
+            assert key in options, f"{key} is required but has no default"
+    for key, value in options.items():
+        assert key in schema and fits(value, schema[key]), (key, value)
+    assert (ROOT / "homeassistant" / "repository.yaml").is_file() and (ADDON / "DOCS.md").is_file()
+    assert yaml.safe_load((ROOT / "homeassistant" / "repository.yaml").read_text())["name"]
+    assert set(yaml.safe_load((ADDON / "build.yaml").read_text())["build_from"]) == set(c["arch"])
+    assert os.access(RUN, os.X_OK)
+
+
+def run_script(tmp_path: Path, options: object, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    path = tmp_path / "options.json"
+    path.write_text(options if isinstance(options, str) else json.dumps(options))
+    return subprocess.run([sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=60, check=False,
+                          env={**os.environ, **(env or {}), "HEARTH_OPTIONS": str(path)})
+
+
+def test_the_run_script_maps_the_options_to_the_server(tmp_path):
+    defaults = config()["options"]
+    r = run_script(tmp_path, {**defaults, "voice": "aiden", "language": "de", "speed": 1.5, "playback": "eager",
+                              "seed": 7, "preset": "small"}, "--check")
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    cmd = out["command"]
+    assert cmd[:2] == ["hearth-container", "wyoming"] and out["preset"] == "small"
+    assert out["model"] == defaults["model"]
+    flags = dict(zip(cmd[2::2], cmd[3::2], strict=False))
+    assert flags["--voice"] == "aiden" and flags["--language"] == "de" and flags["--speed"] == "1.5"
+    assert flags["--playback"] == "eager" and flags["--seed"] == "7"
+    assert "--zeroconf" in cmd  # no Supervisor: the server announces itself
+    supervised = json.loads(run_script(tmp_path, defaults, "--check", env={"SUPERVISOR_TOKEN": "t"}).stdout)
+    assert "--zeroconf" not in supervised["command"] and "--language" not in supervised["command"]  # auto
+    export = tmp_path / "my-export"
+    export.mkdir()
+    assert json.loads(run_script(tmp_path, {**defaults, "model": str(export)}, "--check").stdout)["model"] == str(export)
+
+
+@pytest.mark.parametrize(("options", "said"), [
+    ("{not json", "not valid JSON"),
+    ([1, 2], "must hold an object"),
+    ({"preset": "fastest"}, "preset 'fastest': choose one of default, fast, small"),
+    ({"speed": 9}, "speed 9: a number from 0.25 to 4.0"),
+    ({"speed": "fast"}, "speed 'fast'"),
+    ({"playback": "loud"}, "playback 'loud'"),
+    ({"seed": -1}, "seed -1"),
+    ({"voice": " "}, "voice must be a non-empty text"),
+    ({"model": "/share/nowhere"}, "no such folder"),
+    ({"model": "justaname"}, "give a hub id (owner/name"),
+    ({"volume": 3}, "unknown option 'volume'"),
+])
+def test_a_bad_option_is_named_in_the_addon_log_with_what_to_set(tmp_path, options, said):
+    r = run_script(tmp_path, options)
+    assert r.returncode == 2 and said in r.stderr, r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
+    assert r.stderr.startswith("[hearth] cannot start:")
+
+
+def test_every_problem_is_said_at_once(tmp_path):
+    r = run_script(tmp_path, {"preset": "x", "speed": 0, "playback": "y"})
+    assert r.returncode == 2 and all(k in r.stderr for k in ("preset 'x'", "speed 0", "playback 'y'")), r.stderr
+
+
+def test_a_missing_options_file_says_who_writes_it(tmp_path):
+    r = subprocess.run([sys.executable, str(RUN)], capture_output=True, text=True, timeout=60, check=False,
+                       env={**os.environ, "HEARTH_OPTIONS": str(tmp_path / "none.json")})
+    assert r.returncode == 2 and "Configuration tab" in r.stderr and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(("flags", "said"), [
+    (["--voice", "nobody"], "--voice"),
+    (["--language", "klingon"], "--language"),
+])
+def test_wyoming_checks_its_default_voice_and_language_before_loading(tiny_dir, flags, said):
+    r = hearth("wyoming", "--model", str(tiny_dir), "--uri", "tcp://127.0.0.1:0", *flags, timeout=60)
+    assert r.returncode != 0 and said.encode() in r.stderr and b"Traceback" not in r.stderr, r.stderr
+
+
+def test_the_containerfile_stages_are_the_ones_the_readme_names():
+    containerfile = (ROOT / "Containerfile").read_text()
+    stages = re.findall(r"^FROM \S+ AS (\w+)$", containerfile, re.M)
+    assert stages == ["build", "runtime"]
+    readme = (ROOT / "README.md").read_text()
+    for stage in stages:
+        assert f"`{stage}`" in readme, stage
+    assert "USER hearth" in containerfile and "HEALTHCHECK" in containerfile and "STOPSIGNAL SIGTERM" in containerfile
+    assert "ca-certificates.crt" not in containerfile.replace("build-ca.crt", "")  # the CA is a build secret only
