@@ -24,8 +24,8 @@ RUN = ADDON / "run"
 # The Supervisor's add-on arches and option types (its schema: str, bool, int, float with an optional
 # range, list(a|b), email, url, port, password, match(...); a trailing ? makes an option optional).
 ARCHES = {"armhf", "armv7", "aarch64", "amd64", "i386"}
-TYPE = re.compile(r"^(str|bool|email|url|port|password|(int|float)(\((-?[\d.]*),(-?[\d.]*)\))?|list\(([^|()]+(\|[^|()]+)*)\)"
-                  r"|match\(.+\))(\?)?$")
+TYPE = re.compile(r"^(str|bool|email|url|port|password|(int|float)(\((-?[\d.]*),(-?[\d.]*)\))?"
+                  r"|list\(([^|()]+(\|[^|()]+)*)\)|match\(.+\))(\?)?$")
 
 
 def config() -> dict:
@@ -94,7 +94,8 @@ def test_the_run_script_maps_the_options_to_the_server(tmp_path):
     assert "--zeroconf" not in supervised["command"] and "--language" not in supervised["command"]  # auto
     export = tmp_path / "my-export"
     export.mkdir()
-    assert json.loads(run_script(tmp_path, {**defaults, "model": str(export)}, "--check").stdout)["model"] == str(export)
+    given = json.loads(run_script(tmp_path, {**defaults, "model": str(export)}, "--check").stdout)
+    assert given["model"] == str(export)
 
 
 @pytest.mark.parametrize(("options", "said"), [
