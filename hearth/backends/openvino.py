@@ -171,8 +171,14 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         core_type: str = "ANY_CORE",
         rows: int = 1,
     ):
+        from ..errors import InputError
+        from ..topology import is_arm
         from .ov_paged import paged_talker_model
 
+        if is_arm() and device.split(".")[0] == "CPU":  # (before anything converts)
+            raise InputError("OpenVINO's CPU plugin has no paged-attention kernel on ARM ('AttentionExecutor "
+                             "creation fails'), so its language model cannot run here: use backend='onnxruntime' "
+                             "(ARM's default; --backend onnxruntime) or backend='torch'", "backend")
         core = _core(device)
         self.config = ckpt.config
         # The predictor's compiled batch: every call has exactly this many rows.
