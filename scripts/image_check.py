@@ -76,7 +76,8 @@ class Container:
             self.proc.wait(timeout=15)
         except subprocess.TimeoutExpired:
             os.killpg(self.proc.pid, 9)
-            raise AssertionError(f"not stopped 15 s after SIGTERM: {self.log.read_text()[-2000:]}") from None
+            logged = self.log.read_text(encoding="utf-8")[-2000:]
+            raise AssertionError(f"not stopped 15 s after SIGTERM: {logged}") from None
         return time.monotonic() - t0
 
     def remove(self) -> None:
@@ -90,7 +91,7 @@ def server_pids(root: int) -> list[int]:
     children: dict[int, list[int]] = {}
     for status in Path("/proc").glob("[0-9]*/stat"):
         try:
-            fields = status.read_text().rsplit(")", 1)[1].split()
+            fields = status.read_text(encoding='utf-8').rsplit(")", 1)[1].split()
             children.setdefault(int(fields[1]), []).append(int(status.parent.name))
         except (OSError, IndexError, ValueError):
             continue
@@ -108,7 +109,7 @@ def server_pids(root: int) -> list[int]:
 
 
 def rss_mb(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+    for line in Path(f"/proc/{pid}/status").read_text(encoding='utf-8').splitlines():
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return 0.0
@@ -126,7 +127,8 @@ async def wyoming_speaks(port: int) -> tuple[int, int]:
         while not Info.is_type((event := await client.read_event()).type):
             pass
         voices = len(Info.from_event(event).tts[0].voices)
-        await client.write_event(Synthesize(text="Hello from the container.", voice=SynthesizeVoice(name="ryan")).event())
+        synthesize = Synthesize(text="Hello from the container.", voice=SynthesizeVoice(name="ryan"))
+        await client.write_event(synthesize.event())
         audio = 0
         while not AudioStop.is_type((event := await client.read_event()).type):
             if AudioChunk.is_type(event.type):
@@ -138,14 +140,14 @@ def wait_ready(check, proc: subprocess.Popen, log: Path, timeout: float = 300) -
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
         if proc.poll() is not None:
-            raise AssertionError(f"the container exited ({proc.returncode}): {log.read_text()[-3000:]}")
+            raise AssertionError(f"the container exited ({proc.returncode}): {log.read_text(encoding='utf-8')[-3000:]}")
         try:
             if check():
                 return time.monotonic() - t0
         except OSError:
             pass
         time.sleep(0.5)
-    raise AssertionError(f"not ready in {timeout:.0f} s: {log.read_text()[-3000:]}")
+    raise AssertionError(f"not ready in {timeout:.0f} s: {log.read_text(encoding='utf-8')[-3000:]}")
 
 
 def describes(port: int) -> bool:
@@ -233,12 +235,13 @@ def main() -> int:
     opts = data / "options.json"
     c = Container(mounts, {})
     try:
-        opts.write_text(json.dumps({"model": "/models/nowhere", "preset": "fastest", "speed": 9, "voice": ""}))
+        bad_options = {"model": "/models/nowhere", "preset": "fastest", "speed": 9, "voice": ""}
+        opts.write_text(json.dumps(bad_options), encoding="utf-8")
         bad = c.run(["hearth-addon"])
         assert bad.returncode == 2 and "preset 'fastest'" in bad.stderr and "speed 9" in bad.stderr, bad
         assert "Traceback" not in bad.stderr, bad.stderr
         opts.write_text(json.dumps({"model": "/models/tiny", "preset": "default", "voice": "aiden",
-                                    "language": "en", "speed": 1.0, "playback": "eager"}))
+                                    "language": "en", "speed": 1.0, "playback": "eager"}), encoding="utf-8")
         checked = json.loads(c.run(["hearth-addon", "--check"]).stdout)
         assert checked["model"] == "/models/tiny" and "--zeroconf" in checked["command"], checked
         if socket.socket().connect_ex(("127.0.0.1", port)) == 0:
@@ -283,7 +286,7 @@ def main() -> int:
         exports = list((data / "exports").iterdir())
         assert [e.name for e in exports] == ["models-ckpt-default"], exports
         assert not (data / "converter").exists(), "the converter was left in the volume"
-        assert "exported on an earlier start" in (WORK / "convert-second.log").read_text()
+        assert "exported on an earlier start" in (WORK / "convert-second.log").read_text(encoding='utf-8')
         results.append(f"a checkpoint: {', '.join(starts)} (exported once into /data/exports, the converter "
                        f"removed; {sum(f.stat().st_size for f in exports[0].rglob('*') if f.is_file()) / 1e6:.0f} MB)")
 

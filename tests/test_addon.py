@@ -29,7 +29,7 @@ TYPE = re.compile(r"^(str|bool|email|url|port|password|(int|float)(\((-?[\d.]*),
 
 
 def config() -> dict:
-    return yaml.safe_load((ADDON / "config.yaml").read_text())
+    return yaml.safe_load((ADDON / "config.yaml").read_text(encoding="utf-8"))
 
 
 def fits(value: object, kind: str) -> bool:
@@ -65,14 +65,14 @@ def test_the_addon_config_follows_the_supervisors_rules():
     for key, value in options.items():
         assert key in schema and fits(value, schema[key]), (key, value)
     assert (ROOT / "homeassistant" / "repository.yaml").is_file() and (ADDON / "DOCS.md").is_file()
-    assert yaml.safe_load((ROOT / "homeassistant" / "repository.yaml").read_text())["name"]
-    assert set(yaml.safe_load((ADDON / "build.yaml").read_text())["build_from"]) == set(c["arch"])
+    assert yaml.safe_load((ROOT / "homeassistant" / "repository.yaml").read_text(encoding="utf-8"))["name"]
+    assert set(yaml.safe_load((ADDON / "build.yaml").read_text(encoding="utf-8"))["build_from"]) == set(c["arch"])
     assert os.access(RUN, os.X_OK)
 
 
 def run_script(tmp_path: Path, options: object, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     path = tmp_path / "options.json"
-    path.write_text(options if isinstance(options, str) else json.dumps(options))
+    path.write_text(options if isinstance(options, str) else json.dumps(options), encoding="utf-8")
     return subprocess.run([sys.executable, str(RUN), *args], capture_output=True, text=True, timeout=60, check=False,
                           env={**os.environ, **(env or {}), "HEARTH_OPTIONS": str(path)})
 
@@ -139,10 +139,10 @@ def test_wyoming_checks_its_default_voice_and_language_before_loading(tiny_dir, 
 
 
 def test_the_containerfile_stages_are_the_ones_the_readme_names():
-    containerfile = (ROOT / "Containerfile").read_text()
+    containerfile = (ROOT / "Containerfile").read_text(encoding="utf-8")
     stages = re.findall(r"^FROM \S+ AS (\w+)$", containerfile, re.M)
     assert stages == ["build", "runtime"]
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     for stage in stages:
         assert f"`{stage}`" in readme, stage
     assert "USER hearth" in containerfile and "HEALTHCHECK" in containerfile and "STOPSIGNAL SIGTERM" in containerfile
