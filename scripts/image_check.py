@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shlex
 import shutil
 import socket
 import subprocess
@@ -50,12 +51,42 @@ class Container:
         self.proc: subprocess.Popen | None = None
 
     def _args(self, command: list[str]) -> list[str]:
+        if EMULATED:
+            return self._emulated(command)
         args = ["buildah", "run", "--isolation", "chroot"]
         for host, inside in self.mounts.items():
             args += ["-v", f"{host}:{inside}"]
         for key, value in self.env.items():
             args += ["--env", f"{key}={value}"]
         return [*args, self.name, "--", *command]
+
+    def _emulated(self, command: list[str]) -> list[str]:
+        """Another architecture's image (qemu-user), run as scripts/arm64.sh runs its root: in a mount
+        namespace of its own, /proc with an ARM cpuinfo over the host's x86 one (ONNX Runtime and
+        torch crash on that; `buildah run` mounts /proc over any volume), the image's environment, its
+        user, on the host's network. qemu's default core has SME, which torch does not survive."""
+        root = buildah("mount", self.name).stdout.strip()
+        config = json.loads(subprocess.run(["podman", "image", "inspect", IMAGE, "--format", "{{json .Config}}"],
+                                           env=ENV, capture_output=True, text=True, check=True).stdout)
+        env = [*config.get("Env", []), *(f"{k}={v}" for k, v in self.env.items()),
+               f"QEMU_CPU={os.environ.get('QEMU_CPU', 'neoverse-n1')}", "HOME=/data"]
+        lines = ["set -e", f"R={shlex.quote(root)}", 'mount -t proc proc "$R/proc"',
+                 f'mount --bind {shlex.quote(str(fake_cpuinfo()))} "$R/proc/cpuinfo"', 'mount --bind /dev "$R/dev"',
+                 'cp /etc/resolv.conf "$R/etc/resolv.conf"']
+        for host, inside in self.mounts.items():
+            target, _, mode = inside.partition(":")
+            kind = "-d" if Path(host).is_dir() else "-f"
+            lines.append(f'[ {kind} "$R{target}" ] || {{ mkdir -p "$R{target}" 2>/dev/null || touch "$R{target}"; }}')
+            if kind == "-f":
+                lines[-1] = f'mkdir -p "$(dirname "$R{target}")"; [ -e "$R{target}" ] || touch "$R{target}"'
+            lines.append(f'mount --bind {shlex.quote(str(host))} "$R{target}"')
+            if mode == "ro":
+                lines.append(f'mount -o remount,bind,ro "$R{target}"')
+        user = config.get("User") or "root"
+        inner = "cd /data && exec " + " ".join(shlex.quote(c) for c in command)
+        lines.append(f'cd "$R"; exec chroot "$R" /usr/bin/env -i {" ".join(shlex.quote(e) for e in env)} '
+                     f'setpriv --reuid={user} --regid={user} --init-groups sh -c {shlex.quote(inner)}')
+        return ["unshare", "--mount", "--fork", "sh", "-c", "\n".join(lines)]
 
     def run(self, command: list[str], timeout: float = 120) -> subprocess.CompletedProcess:
         return subprocess.run(self._args(command), env=ENV, text=True, capture_output=True, timeout=timeout,
@@ -83,7 +114,28 @@ class Container:
     def remove(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             os.killpg(self.proc.pid, 9)
+        if EMULATED:
+            buildah("umount", self.name, check=False)
         buildah("rm", self.name, check=False)
+
+
+def _image_arch() -> str:
+    out = subprocess.run(["podman", "image", "inspect", IMAGE, "--format", "{{.Architecture}}"], env=ENV,
+                         capture_output=True, text=True, check=False).stdout.strip()
+    return out or "amd64"
+
+
+EMULATED = _image_arch() != ("arm64" if os.uname().machine == "aarch64" else "amd64")
+
+
+def fake_cpuinfo() -> Path:
+    """/proc/cpuinfo as an arm64 kernel writes it for a Neoverse N1, one block per host CPU."""
+    path = WORK / "arm64-cpuinfo"
+    block = ("processor\t: {i}\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics "
+             "fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp ssbs\nCPU implementer\t: 0x41\nCPU architecture: 8\n"
+             "CPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n")
+    path.write_text("".join(block.format(i=i) for i in range(os.cpu_count() or 1)), encoding="utf-8")
+    return path
 
 
 def server_pids(root: int) -> list[int]:

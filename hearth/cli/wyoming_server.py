@@ -222,10 +222,15 @@ async def _announce(name: str, host: str, port: int) -> Any:
         log.warning("--zeroconf announces %s, a loopback address: Home Assistant on another machine cannot reach "
                     "it; listen on tcp://0.0.0.0:%d", host, port)
     name = name or "hearth-" + f"{uuid.getnode():012x}"
-    zc = AsyncZeroconf(ip_version=IPVersion.V6Only if ":" in host else IPVersion.V4Only,
-                       interfaces=InterfaceChoice.All if announced_on_all else [host])
-    info = AsyncServiceInfo("_wyoming._tcp.local.", f"{name}._wyoming._tcp.local.", addresses=[address], port=port,
-                            server=f"{name}.local.")
-    await zc.async_register_service(info)
+    try:
+        zc = AsyncZeroconf(ip_version=IPVersion.V6Only if ":" in host else IPVersion.V4Only,
+                           interfaces=InterfaceChoice.All if announced_on_all else [host])
+        info = AsyncServiceInfo("_wyoming._tcp.local.", f"{name}._wyoming._tcp.local.", addresses=[address],
+                                port=port, server=f"{name}.local.")
+        await zc.async_register_service(info)
+    except OSError as e:  # no multicast here (a container's network, an emulator): serve unannounced
+        log.warning("--zeroconf could not announce the server (%s); it serves all the same: add the Wyoming "
+                    "integration by hand, host %s, port %d", e, host, port)
+        return None
     log.info("announced as %s._wyoming._tcp.local. at %s:%d", name, host, port)
     return zc
