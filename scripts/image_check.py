@@ -45,15 +45,15 @@ def buildah(*args: str, check: bool = True, **kwargs) -> subprocess.CompletedPro
 class Container:
     """One working container of the image, and a process run in it (`buildah run`)."""
 
-    def __init__(self, mounts: dict[Path, str], env: dict[str, str]):
+    def __init__(self, mounts: dict[Path, str], env: dict[str, str], user: str | None = None):
         self.name = buildah("from", "--pull-never", IMAGE).stdout.strip()
-        self.mounts, self.env = mounts, env
+        self.mounts, self.env, self.user = mounts, env, user
         self.proc: subprocess.Popen | None = None
 
     def _args(self, command: list[str]) -> list[str]:
         if EMULATED:
             return self._emulated(command)
-        args = ["buildah", "run", "--isolation", "chroot"]
+        args = ["buildah", "run", "--isolation", "chroot", *(["--user", self.user] if self.user else [])]
         for host, inside in self.mounts.items():
             args += ["-v", f"{host}:{inside}"]
         for key, value in self.env.items():
@@ -303,8 +303,21 @@ def main() -> int:
         voices, audio = asyncio.run(wyoming_speaks(port))
         assert audio > 0
         stopped = c.stop()
+    finally:
+        c.remove()
+    # ... and started as root, as the Supervisor starts it: /data handed over, the server run as hearth.
+    c = Container(mounts, {}, user="0:0")
+    try:
+        c.start(["hearth-addon"], WORK / "addon-root.log")
+        wait_ready(lambda: describes(port), c.proc, c.log)
+        server = server_pids(c.proc.pid)[-1]
+        uid = next(line.split()[1] for line in Path(f"/proc/{server}/status").read_text(encoding="utf-8").splitlines()
+                   if line.startswith("Uid:"))
+        assert uid == "1000" and data.stat().st_uid == 1000, (uid, data.stat().st_uid)
+        c.stop()
         results.append(f"add-on: a bad options.json refused (exit 2: {bad.stderr.strip()[:160]}...); a good one "
-                       f"ready in {ready:.1f} s, {audio} bytes of audio, stopped {stopped:.1f} s after SIGTERM")
+                       f"ready in {ready:.1f} s, {audio} bytes of audio, stopped {stopped:.1f} s after SIGTERM; "
+                       "started as root, its server ran as the user hearth")
     finally:
         c.remove()
 
