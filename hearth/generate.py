@@ -21,6 +21,7 @@ import numpy as np
 from . import faults
 from .backends import LanguageModel, LMBatch, LMSession
 from .config import ModelConfig
+from .frames import FRAME_S
 from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 
 if TYPE_CHECKING:
@@ -161,7 +162,7 @@ class Utterance:
         if self._budget_frames is not None and made >= self._budget_frames:
             log.warning(
                 "runaway guard: no end of speech after %d frames (%.1f s) for %d text tokens; stopping",
-                made, made * 0.08, self.embeds.final_tokens(),
+                made, made * FRAME_S, self.embeds.final_tokens(),
             )
             return "frame_budget"
         return None

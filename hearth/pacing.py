@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from .frames import FRAME_S
+
 __all__ = ["FRAMES_PER_TOKEN", "PLAYBACK", "Pacer", "SpeechRate", "paced"]
 
 PLAYBACK = ("auto", "smooth", "eager")
@@ -60,7 +62,7 @@ class Pacer:
 
     policy: str = "auto"
     rate: SpeechRate = field(default_factory=SpeechRate)
-    frame_s: float = 0.08
+    frame_s: float = FRAME_S
     expected_frames: float = 0.0  # for the text known so far
     received_frames: int = 0
     playing: bool = False

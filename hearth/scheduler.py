@@ -53,6 +53,7 @@ from . import faults
 from .backends.lm_rows import paired
 from .batch import FrameBatcher
 from .engine import Engine, InputError, LiveUtterance
+from .frames import FRAME_S
 from .health import Health, Supervisor
 from .options import SpeechOptions, speech_for
 from .pacing import SpeechRate
@@ -415,7 +416,7 @@ class Scheduler:
                         # The engine's own pace: its compute (not the time a live sentence waited for text).
                         g = item.stats
                         busy = g.prefill_s + g.talker_s + g.predictor_s + run.decode_s
-                        self.rate.sentence(sentence.frames * 0.08, busy, sentence.frames,
+                        self.rate.sentence(sentence.frames * FRAME_S, busy, sentence.frames,
                                            len(self.engine.tokenizer.encode(sentence.text)))
                 if request.keep_codes and run.codes and error is None:
                     sentence.codes = np.concatenate(run.codes)

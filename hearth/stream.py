@@ -30,6 +30,7 @@ import numpy as np
 
 from . import faults
 from .backends import Vocoder
+from .frames import FRAME_S
 from .generate import FrameGenerator, GenerationStats, Stop
 from .stretch import Stretcher
 
@@ -60,7 +61,7 @@ class ChunkPlan:
     # already sent runs out (estimated from the measured frame and decode times), never larger
     # than `size`. For real-time playback; off, the sizes follow `length` exactly.
     paced: bool = False
-    frame_s: float = 0.08  # audio per frame
+    frame_s: float = FRAME_S  # audio per frame
 
     def paced_length(self, index: int, lead_s: float, frame_cost_s: float, decode_s: float) -> int:
         """Frames for chunk `index` when `lead_s` of sent audio is still to play."""

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..audio import SAMPLE_FORMATS, DeviceSink, NullSink, RawSink, WavWriter, default_output_available
 from ..engine import Engine, InputError, load
+from ..frames import FRAME_S
 from ..player import PlayerRequest
 from ..scheduler import Busy
 from ..service import Service
@@ -110,7 +111,7 @@ def _open_sink(kind: str, args: argparse.Namespace, sample_rate: int) -> Any:
 
 
 def _report(request: PlayerRequest) -> None:
-    spoken = sum(s.frames for s in request.sentences if s.status == "done") * 0.08
+    spoken = sum(s.frames for s in request.sentences if s.status == "done") * FRAME_S
     first = f"{request.first_audio_s:.2f} s" if request.first_audio_s is not None else "-"
     line = (f"[{request.number}] {request.status}: {len(request.sentences)} sentence(s), {spoken:.1f} s of audio, "
             f"first audio after {first}")

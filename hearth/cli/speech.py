@@ -16,6 +16,7 @@ from ..aliases import alias_list, voice_aliases
 from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
 from ..checkpoint import open_checkpoint
 from ..engine import Engine, InputError, load
+from ..frames import FRAME_S
 from ..pacing import Pacer, paced
 from ..sampling import FrameBudget
 from ..scheduler import MAX_REQUEST_CHARS, Scheduler
@@ -168,7 +169,7 @@ def _codes(args: argparse.Namespace) -> int:
             budget=None if args.no_guard else FrameBudget(),
         )
     s = result.stats
-    log.info("%d frames (%.2f s of audio), stopped by %s%s", s.frames, s.frames * 0.08, s.stop_reason,
+    log.info("%d frames (%.2f s of audio), stopped by %s%s", s.frames, s.frames * FRAME_S, s.stop_reason,
              f", seed {result.seed}" if result.seed is not None else ", greedy")
     json.dump({
         "codes": result.codes.tolist(),

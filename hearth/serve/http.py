@@ -32,6 +32,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
 from ..engine import Engine, InputError
+from ..frames import FRAME_S
 from ..prompt import ClonedVoice, Speaker
 from ..scheduler import Busy, RequestChunk, Scheduler, SentenceFailed
 from ..scheduler import Request as SpeechRequest
@@ -458,9 +459,9 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
                 frames = sum(s.frames for s in request.sentences)
                 elapsed = time.monotonic() - t0
                 if request.status == "done" and frames:
-                    state.metrics.real_time_factor(elapsed / (frames * 0.08))
+                    state.metrics.real_time_factor(elapsed / (frames * FRAME_S))
                 log.info("request %d: %s after %d frames (%.2f s of audio) in %.2f s", request.id, request.status,
-                         frames, frames * 0.08, elapsed)
+                         frames, frames * FRAME_S, elapsed)
 
         if body.stream_format == "sse":
             return StreamingResponse(_sse(audio(), stream, engine, body.input), media_type="text/event-stream",

@@ -35,6 +35,7 @@ from .. import __version__
 from ..audio import to_pcm
 from ..config import ModelConfig
 from ..engine import Engine, InputError
+from ..frames import FRAME_S
 from ..pacing import Pacer, SpeechRate
 from ..scheduler import Busy, Request, Scheduler, SentenceFailed
 from ..voice_rules import VoiceRules
@@ -478,7 +479,7 @@ class Session(AsyncEventHandler):
                 await self._write(SynthesizeStopped().event())
             frames = sum(s.frames for s in request.sentences)
             log.info("wyoming request %d: %s, %d sentence(s), %.2f s of audio", request.id, request.status,
-                     len(request.sentences), frames * 0.08)
+                     len(request.sentences), frames * FRAME_S)
         except (ConnectionError, OSError, RuntimeError):  # the client went away mid-stream
             if not request.finished:
                 log.info("wyoming request %d: cancelled, the client went away (%d sentence(s) started of %d)",
