@@ -216,6 +216,15 @@ def healthy(port: int) -> bool:
         return r.status == 200
 
 
+def healthy_then_stopped(c: Container) -> float:
+    """The image's health check passes on `c`'s server, and SIGTERM stops it within 10 s: the seconds."""
+    health = c.run(["hearth-container", "health"])
+    assert health.returncode == 0, health
+    stopped = c.stop()
+    assert stopped < 10, stopped
+    return stopped
+
+
 def tiny_export() -> Path:
     out = WORK / "tiny-export"
     if (out / "hearth-export.json").is_file():
@@ -247,10 +256,7 @@ def main() -> int:
         ready = wait_ready(lambda: describes(port), c.proc, c.log)
         voices, audio = asyncio.run(wyoming_speaks(port))
         assert voices > 0 and audio > 0, (voices, audio)
-        health = c.run(["hearth-container", "health"])
-        assert health.returncode == 0, health
-        stopped = c.stop()
-        assert stopped < 10, stopped
+        stopped = healthy_then_stopped(c)
         results.append(f"wyoming: ready in {ready:.1f} s, info with {voices} voices, {audio} bytes of audio from "
                        f"the wyoming client, health check 0, stopped {stopped:.1f} s after SIGTERM")
     finally:
@@ -274,9 +280,7 @@ def main() -> int:
             raise AssertionError("a wrong API key was served")
         except openai.AuthenticationError:
             pass
-        assert c.run(["hearth-container", "health"]).returncode == 0
-        stopped = c.stop()
-        assert stopped < 10, stopped
+        stopped = healthy_then_stopped(c)
         results.append(f"serve: ready in {ready:.1f} s, {len(speech.content)} bytes of WAV from the OpenAI SDK, "
                        f"a wrong key refused (401), health check 0, stopped {stopped:.1f} s after SIGTERM")
     finally:
@@ -306,6 +310,7 @@ def main() -> int:
     finally:
         c.remove()
     # ... and started as root, as the Supervisor starts it: /data handed over, the server run as hearth.
+    os.chown(data, 0, 0)  # as the Supervisor hands it over
     c = Container(mounts, {}, user="0:0")
     try:
         c.start(["hearth-addon"], WORK / "addon-root.log")
