@@ -1,16 +1,17 @@
 """Hearth: on-device streaming speech synthesis for Qwen3-TTS-12Hz (CustomVoice, Base voice cloning, VoiceDesign)."""
 
 # First of all: nothing Hearth imports may report home (OpenVINO's telemetry is chosen at its import).
-from .privacy import block_telemetry  # isort: skip
+from hearth.platform.privacy import block_telemetry  # isort: skip
 
 block_telemetry()
 
-from .backends import BackendOptions  # noqa: E402
-from .checkpoint import DEFAULT_MODEL, CheckpointError  # noqa: E402
-from .engine import Audio, AudioChunk, AudioStream, Engine, Generation, InputError, load  # noqa: E402
-from .options import SpeechOptions  # noqa: E402
-from .prompt import ClonedVoice  # noqa: E402
-from .sampling import FrameBudget, SamplingOptions  # noqa: E402
+from hearth.backends import BackendOptions  # noqa: E402
+from hearth.checkpoint.loading import DEFAULT_MODEL, CheckpointError  # noqa: E402
+from hearth.checkpoint.sampling import FrameBudget, SamplingOptions  # noqa: E402
+from hearth.engine import Audio, AudioChunk, AudioStream, Engine, Generation, load  # noqa: E402
+from hearth.errors import InputError  # noqa: E402
+from hearth.options import SpeechOptions  # noqa: E402
+from hearth.text.prompt import ClonedVoice  # noqa: E402
 
 __all__ = [
     "DEFAULT_MODEL",

@@ -18,22 +18,23 @@ from typing import Any
 
 import numpy as np
 
-from . import aliases, faults, settings
-from .backends import Backend, BackendOptions, create, prepare_side_by_side
-from .batch import FrameBatcher
-from .checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
-from .config import ModelConfig
-from .errors import InputError
-from .exported import export_options
-from .generate import Audio, FrameGenerator, Generation, TurnTaking
-from .live import BatchInvariance, LiveEmbeds, LiveUtterance
-from .options import SpeechOptions, check_speech_options, speech_for
-from .primed import PrimedStates
-from .prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
-from .sampling import SamplingOptions
-from .stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
-from .voice_rules import VoiceRules
-from .voices import Cloner, VoiceProfile
+from hearth.backends import Backend, BackendOptions, create, prepare_side_by_side, settings
+from hearth.checkpoint.config import ModelConfig
+from hearth.checkpoint.exported import export_options
+from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
+from hearth.checkpoint.sampling import SamplingOptions
+from hearth.errors import InputError
+from hearth.generation.batch import FrameBatcher
+from hearth.generation.frame_loop import Audio, FrameGenerator, Generation, TurnTaking
+from hearth.options import SpeechOptions, check_speech_options, speech_for
+from hearth.reliability import faults
+from hearth.streaming.audio_stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
+from hearth.streaming.live import BatchInvariance, LiveEmbeds, LiveUtterance
+from hearth.text.prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
+from hearth.voices import openai_names as aliases
+from hearth.voices.cloning import Cloner, VoiceProfile
+from hearth.voices.primed_states import PrimedStates
+from hearth.voices.rules import VoiceRules
 
 __all__ = [
     "MAX_TEXT_TOKENS", "Audio", "AudioChunk", "AudioStream", "ChunkPlan", "Engine", "Generation", "InputError",
@@ -53,13 +54,13 @@ class Engine:
 
     Requests may come from several threads: each stream and each generation has its own session,
     vocoder state and worker threads. Several at once share the CPU, so each runs slower; the
-    scheduler (`hearth.scheduler`) decides who goes first. `close()` stops every stream.
+    scheduler (`hearth.runtime.scheduler`) decides who goes first. `close()` stops every stream.
     """
 
     def __init__(self, checkpoint: Checkpoint, options: BackendOptions | None = None, *,
                  voice_aliases: Mapping[str, str] | Iterable[str] | None = None):
         options = options or BackendOptions()
-        # Other names for voices (OpenAI's, by default, on a CustomVoice checkpoint): see hearth.aliases.
+        # Other names for voices (OpenAI's, by default, on a CustomVoice checkpoint): see hearth.voices.openai_names.
         self.voice_aliases = aliases.voice_aliases(checkpoint.config, voice_aliases)
         settings.configure_process(options)
         try:
@@ -244,7 +245,7 @@ class Engine:
         `chunk_frames`) so that it is ready before the audio already sent has played, for gapless
         real-time playback. Close the stream (or use it in a `with` block) to stop early;
         generation then stops within one frame. `turn` lets a scheduler decide, frame by frame, when
-        this stream may compute (see `generate.TurnTaking`); with a `batcher` (`hearth.batch.FrameBatcher`)
+        this stream may compute (see `generate.TurnTaking`); with a `batcher` (`hearth.generation.batch.FrameBatcher`)
         its frames are computed together with other streams'. `speed` (0.25 to 4.0) changes the
         speaking rate and keeps the pitch; 1.0 leaves the audio untouched. `deliver` makes it a
         pushing stream (see `AudioStream`): chunks go to it as they are decoded, and the speed is
@@ -367,9 +368,9 @@ def load(
     "bf16"/"fp16"/"fp32"/"onnxruntime"/"onnxruntime-int8"/"torch", vocoder_device, vocoder_threads,
     overlap, batch_rows: the most rows a batching scheduler will step at once, its `max_batch`). Settings saved by
     `hearth tune` fill what is not given, exactly as for the `hearth` command
-    (`hearth.settings.backend_options`). voice_aliases: other names for voices, over OpenAI's
+    (`hearth.backends.settings.backend_options`). voice_aliases: other names for voices, over OpenAI's
     names that a CustomVoice checkpoint answers by default ({"alloy": "ryan"}; see
-    `hearth.aliases`).
+    `hearth.voices.openai_names`).
     """
     try:
         given = export_options(model, {"backend": backend, "dtype": dtype, "fast": fast or None, "small": small or None,

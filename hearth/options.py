@@ -13,11 +13,11 @@ import secrets
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from .errors import InputError
-from .prompt import Speaker, TextMode
-from .sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
-from .stream import ChunkPlan
-from .stretch import check_speed
+from hearth.checkpoint.sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
+from hearth.errors import InputError
+from hearth.streaming.audio_stream import ChunkPlan
+from hearth.streaming.stretch import check_speed
+from hearth.text.prompt import Speaker, TextMode
 
 __all__ = ["SpeechOptions", "check_seed", "check_speech_options", "speech_for"]
 

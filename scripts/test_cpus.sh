@@ -1,7 +1,7 @@
 #!/bin/sh
 # The determinism tests as every x86 level the runtimes dispatch on, on this one machine (`make test-cpus`).
 #
-# Each level runs in processes whose CPUID shows only that level's features (hearth/cpu_mask.c,
+# Each level runs in processes whose CPUID shows only that level's features (hearth/platform/cpu_mask.c,
 # preloaded; Linux x86-64 with CPUID faulting: 'cpuid_fault' in /proc/cpuinfo), so OpenVINO and ONNX
 # Runtime take the kernels of such a CPU at this machine's speed. A level above this CPU's own shows
 # what the CPU has of it. Prints one line a level (what the runtimes saw, passed or failed, seconds)
@@ -26,7 +26,7 @@ LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.topology import CPU_LEVELS
 TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-${CC:-cc} -O2 -shared -fPIC hearth/cpu_mask.c -o "$WORK/cpu_mask.so"  # (named cpu_mask*: `--cpu` replaces it)
+${CC:-cc} -O2 -shared -fPIC hearth/platform/cpu_mask.c -o "$WORK/cpu_mask.so"  # (named cpu_mask*: `--cpu` replaces it)
 
 failed=0
 start=$(date +%s)

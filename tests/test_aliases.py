@@ -1,4 +1,4 @@
-"""OpenAI's voice names as aliases of a checkpoint's voices (hearth.aliases), in the engine and the CLI."""
+"""OpenAI's voice names as aliases of a checkpoint's voices (hearth.voices.openai_names), in the engine and the CLI."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 import hearth
-from hearth.aliases import OPENAI_VOICES, parse_alias
-from hearth.checkpoint import open_checkpoint
+from hearth.checkpoint.loading import open_checkpoint
 from hearth.errors import InputError
+from hearth.voices.openai_names import OPENAI_VOICES, parse_alias
 
 # The voice names OpenAI's speech API documents (written out here, not taken from the code under test).
 DOCUMENTED = {"alloy", "ash", "ballad", "coral", "echo", "fable", "onyx", "nova", "sage", "shimmer", "verse",

@@ -21,9 +21,9 @@ from threads import at_once
 
 import hearth
 from hearth.backends import ov_paged
-from hearth.backends.lm_rows import paired
-from hearth.batch import FrameBatcher
-from hearth.scheduler import Scheduler
+from hearth.backends.row_pairs import paired
+from hearth.generation.batch import FrameBatcher
+from hearth.runtime.scheduler import Scheduler
 
 # Different lengths and sentence counts, so rows end at different frames and others join mid-batch.
 REQUESTS = [
@@ -245,11 +245,12 @@ def test_a_scheduler_wider_than_the_compiled_predictor_says_how_to_load(fast_eng
     """An engine loaded for lone rows still serves batches (its predictor steps them a pair at a
     time), and says how to load it for them; a batch of two fits its pair."""
     assert fast_engine.options.batch_rows == 1
-    with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=3):
+    with caplog.at_level(logging.WARNING, logger="hearth.runtime.scheduler"), Scheduler(fast_engine, max_batch=3):
         pass
     assert "load it with batch_rows=3" in caplog.text
     caplog.clear()
     for fits in (1, 2):
-        with caplog.at_level(logging.WARNING, logger="hearth.scheduler"), Scheduler(fast_engine, max_batch=fits):
+        with (caplog.at_level(logging.WARNING, logger="hearth.runtime.scheduler"),
+              Scheduler(fast_engine, max_batch=fits)):
             pass
     assert "batch_rows" not in caplog.text

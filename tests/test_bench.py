@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from hearth.settings import backend_options
-from hearth.topology import simd
+from hearth.backends.settings import backend_options
+from hearth.platform.topology import simd
 
 REQUIRED = ["ttfa_s", "ttfa_p95_s", "rtf", "cpu_s_per_audio_s", "peak_rss_mb", "audio_s", "load_s"]
 STAGES = ["prefill_ms", "talker_step_ms", "predictor_frame_ms", "vocoder_chunk_ms"]

@@ -18,8 +18,8 @@ import pytest
 import soundfile as sf  # noqa: E402
 from fake_llm import FakeLLM
 
-from hearth.sentences import split_sentences
-from hearth.tools.agent import ChatStream, chat_url
+from hearth.runtime.agent import ChatStream, chat_url
+from hearth.text.sentences import split_sentences
 
 
 class Chat:

@@ -12,7 +12,8 @@ import torch
 from official import official_codes
 
 import hearth
-from hearth.checkpoint import CheckpointError, open_checkpoint, resolve, talker_tensor_shapes
+from hearth.checkpoint.loading import CheckpointError, open_checkpoint, resolve
+from hearth.model.weights import talker_tensor_shapes
 
 
 @pytest.mark.slow

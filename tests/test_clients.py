@@ -4,7 +4,7 @@ pipecat's `OpenAITTSService` in a pipeline run (pcm at 24 kHz, one of OpenAI's v
 and instructions), LiveKit Agents' `openai.TTS` with `base_url` (prewarm, synthesize, and streamed
 text through its `StreamAdapter`; gpt-4o-mini-tts asks for SSE, tts-1 for audio bytes). Each run's
 audio is checked against what the server says it made: a sentence of F frames at speed s is
-round(F x 1920 / s) samples (`hearth.stretch`), so at the speeds used here (1920 / s whole) the total
+round(F x 1920 / s) samples (`hearth.streaming.stretch`), so at the speeds used here (1920 / s whole) the total
 must be the frames in the server's log times 1920 / s. Open WebUI's and Home Assistant's requests
 (no SDK) are in test_serve.py.
 """

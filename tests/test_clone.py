@@ -10,8 +10,8 @@ import torch
 from official import load_official, official_codes
 
 import hearth
-from hearth.primed import prime_on_disk
 from hearth.tools.random_checkpoint import as_model_type, tiny_configs, write_checkpoint
+from hearth.voices.primed_states import prime_on_disk
 
 TEXT = "The kettle is on. Come in and sit down."
 
@@ -175,7 +175,7 @@ def test_in_context_clone_codes_equal_the_official_ones(base, official_base, ref
 def test_in_context_clone_audio_equals_the_official_voice_clone(base, official_base):
     """The whole path of `generate_voice_clone` (its own prompt building, generation, decoding of
     reference + new codes, and cut) against Hearth's stream, whose vocoder hears the reference first."""
-    from hearth.audio import snr_db
+    from hearth.streaming.sinks import snr_db
 
     audio = reference_audio(2.2, 23)
     voice = base.clone_voice(audio, 24000, REF_TEXT)

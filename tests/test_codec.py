@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from hearth.audio import snr_db as audio_snr_db
-from hearth.checkpoint import load_codec, open_checkpoint
+from hearth.checkpoint.loading import open_checkpoint
+from hearth.model.weights import load_codec
+from hearth.streaming.sinks import snr_db as audio_snr_db
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 
 

@@ -15,8 +15,8 @@ import torch
 from test_official_equality import assert_same_codes
 
 import hearth
-from hearth.model.sampling import warp
-from hearth.prompt import embed_prompt
+from hearth.model.torch_sampling import warp
+from hearth.text.prompt import embed_prompt
 from hearth.tools.accuracy import compare_formats, teacher_forced_logits
 
 BACKENDS = ["openvino", "onnxruntime"]
@@ -79,7 +79,7 @@ def _openvino_sampler(vocab: int):
     import openvino as ov
     import openvino.opset13 as ops
 
-    from hearth.convert import recipe
+    from hearth.convert import networks as recipe
     from hearth.convert.ov_graphs import Builder
 
     logits_in = ops.parameter([1, vocab], ov.Type.f32)
@@ -103,7 +103,7 @@ def _onnxruntime_sampler(vocab: int):
     from onnx import TensorProto as T
     from onnx import helper
 
-    from hearth.convert import recipe
+    from hearth.convert import networks as recipe
     from hearth.convert.ort_graphs import Graph, Writer, onnx_model
 
     g = Graph()
@@ -179,7 +179,7 @@ import json, sys
 import hearth
 from hearth.backends import create, prepare_side_by_side
 from hearth.checkpoint import open_checkpoint
-from hearth.settings import backend_options
+from hearth.backends.settings import backend_options
 
 def libraries():
     return {line.split()[-1] for line in open("/proc/self/maps") if ".so" in line}

@@ -16,12 +16,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import hearth
-from hearth.backends.lm_rows import paired
 from hearth.backends.ort import check_shapes
-from hearth.checkpoint import open_checkpoint
+from hearth.backends.row_pairs import paired
+from hearth.checkpoint.loading import open_checkpoint
 from hearth.errors import InputError
+from hearth.platform.topology import is_arm
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
-from hearth.topology import is_arm
 
 pytestmark = pytest.mark.slow
 
@@ -103,9 +103,9 @@ def test_every_row_of_any_batch_equals_itself_alone(engines, rows, inputs_seed):
 def test_openvinos_language_model_is_refused_on_arm_before_converting(tiny_dir, monkeypatch):
     """On ARM OpenVINO's CPU plugin fails to compile the paged talker; the load says what runs there
     (as an ARM machine shows itself: really under scripts/arm64.sh, here through the platform fact)."""
-    import hearth.topology
+    import hearth.platform.topology
 
-    monkeypatch.setattr(hearth.topology, "is_arm", lambda: True)
+    monkeypatch.setattr(hearth.platform.topology, "is_arm", lambda: True)
     with pytest.raises(InputError, match="backend='onnxruntime'"):
         hearth.load(tiny_dir, backend="openvino", vocoder="onnxruntime")
 

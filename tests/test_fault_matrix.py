@@ -1,4 +1,4 @@
-"""One client's failure never reaches the others: faults injected at each stage (`hearth.faults`,
+"""One client's failure never reaches the others: faults injected at each stage (`hearth.reliability.faults`,
 `HEARTH_FAULTS=all`: a stage fails for text holding its marker) for one of four concurrent requests,
 over HTTP (the openai client), the WebSocket (websockets) and Wyoming (the wyoming package's client),
 against live servers.
@@ -31,9 +31,9 @@ from websockets.sync.client import connect
 from wyoming.client import AsyncTcpClient
 from wyoming.tts import Synthesize, SynthesizeVoice
 
-from hearth import faults
-from hearth.audio import to_pcm
-from hearth.sentences import split_sentences
+from hearth.reliability import faults
+from hearth.streaming.sinks import to_pcm
+from hearth.text.sentences import split_sentences
 
 FRAMES = 8
 CLEAN = [  # (text, voice, language, seed)

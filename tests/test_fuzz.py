@@ -14,7 +14,7 @@ import time
 import websockets.sync.client as ws_client  # noqa: E402
 from servers import Server, WyomingServer
 
-from hearth.audio import to_pcm  # noqa: E402
+from hearth.streaming.sinks import to_pcm  # noqa: E402
 
 CASES = 150  # per protocol
 TEXT, SEED, FRAMES = "Still here after all that.", 5, 6

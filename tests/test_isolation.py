@@ -1,6 +1,6 @@
 """A failure stays with its request, in this process: the scheduler and the batcher over the torch
 reference (whose batch computes each row alone, so every other request's codes must equal its solo
-codes), with faults injected at each stage (`hearth.faults`) for one request of four.
+codes), with faults injected at each stage (`hearth.reliability.faults`) for one request of four.
 
 Also the defect that stopped `hearth serve` for everybody: a live sentence's text rows are final by
 a rule measured from the machine's kernels (`BatchInvariance`), and a rule with `block` 0 (which
@@ -18,10 +18,10 @@ import pytest
 from threads import at_once
 
 import hearth
-from hearth import faults
-from hearth.health import Health, Supervisor
-from hearth.live import BatchInvariance
-from hearth.scheduler import Scheduler
+from hearth.reliability import faults
+from hearth.reliability.health import Health, Supervisor
+from hearth.runtime.scheduler import Scheduler
+from hearth.streaming.live import BatchInvariance
 
 # -- the rule, for every value a machine can measure ---------------------------------------------------
 
@@ -161,7 +161,7 @@ def _marked_text(stage):
 
 
 def _solo(engine, text, voice, language, seed, frames, live):
-    from hearth.sentences import split_sentences
+    from hearth.text.sentences import split_sentences
 
     mode = "interleaved" if live else "whole"
     return [engine.generate_codes(t, voice, language, seed=seed + i, max_new_tokens=frames, text_mode=mode).codes

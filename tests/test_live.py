@@ -18,7 +18,7 @@ from official import official_codes
 from test_official_equality import reference_ids
 
 from hearth import InputError
-from hearth.live import BatchInvariance
+from hearth.streaming.live import BatchInvariance
 
 TEXTS = [
     "Hi.",  # fewer text tokens than the batch-invariance threshold: rows wait for the end

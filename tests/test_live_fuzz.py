@@ -33,7 +33,7 @@ from servers import Server
 from threads import at_once
 from websockets.sync.client import connect
 
-from hearth.sentences import clean_text, split_sentences
+from hearth.text.sentences import clean_text, split_sentences
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 from hearth.tools.reference import write_official_checkpoint
 

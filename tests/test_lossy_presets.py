@@ -18,8 +18,8 @@ from solo import solo_codes
 from threads import at_once
 
 import hearth
-from hearth.prompt import embed_prompt
-from hearth.scheduler import Scheduler
+from hearth.runtime.scheduler import Scheduler
+from hearth.text.prompt import embed_prompt
 from hearth.tools.accuracy import compare_formats, teacher_forced_logits
 
 pytestmark = pytest.mark.slow

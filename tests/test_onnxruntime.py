@@ -16,8 +16,8 @@ import pytest
 import torch
 
 import hearth
-from hearth.audio import snr_db
-from hearth.prompt import embed_prompt
+from hearth.streaming.sinks import snr_db
+from hearth.text.prompt import embed_prompt
 
 
 @pytest.fixture(scope="module")
@@ -59,8 +59,8 @@ def test_small_is_fast_with_the_vocoders_products_in_8_bits(tiny_dir):
     fp32's; the same codes as fast, audio within 8-bit rounding of the fp32 vocoder's."""
     import onnx
 
-    from hearth.settings import backend_options
-    from hearth.tools.export import PRESETS
+    from hearth.backends.settings import backend_options
+    from hearth.convert.export_model import PRESETS
 
     fp32, small = hearth.load(tiny_dir, fast=True, vocoder="onnxruntime"), hearth.load(tiny_dir, small=True)
     assert (small.options.backend, small.options.weights, small.options.vocoder_precision) == \
@@ -161,7 +161,7 @@ def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8
     other 15 codebooks) as int4 does, byte for byte; it speaks, and OpenVINO refuses it by name."""
     from hearth.backends.ort import convert_language_model
 
-    int4 = convert_language_model(hearth.checkpoint.open_checkpoint(tiny_dir), "int4").directory
+    int4 = convert_language_model(hearth.checkpoint.loading.open_checkpoint(tiny_dir), "int4").directory
     mix = hearth.load(tiny_dir, backend="onnxruntime", weights="mix", threads=2)
     here = mix.lm.converted.directory
     assert here not in (int4, ort_int8.lm.converted.directory)
@@ -195,7 +195,7 @@ def test_a_kept_prefix_changes_the_prompt_only_by_rounding(tiny_dir, ort_int8):
     """Prefill logits with the prefix computed apart equal one-piece prefill's up to rounding (a
     wrong position or slot would change them completely)."""
     from hearth.backends.ort import SlotBatch
-    from hearth.sampling import SamplingOptions
+    from hearth.checkpoint.sampling import SamplingOptions
 
     lm = ort_int8.lm
     embeds = embed_prompt(lm, ort_int8.config, ort_int8.prompt("Split or whole, the same sentence."), "serena",
@@ -214,7 +214,7 @@ def ort_vocoder(tiny_dir):
     has no bf16 arithmetic)."""
     from hearth.backends.ort_vocoder import ORTVocoder
 
-    return ORTVocoder(hearth.checkpoint.open_checkpoint(tiny_dir), threads=2)
+    return ORTVocoder(hearth.checkpoint.loading.open_checkpoint(tiny_dir), threads=2)
 
 
 def test_the_onnxruntime_vocoder_is_the_torch_decoder_in_any_chunking(engine, ort_vocoder):
@@ -292,7 +292,7 @@ def test_an_export_copied_to_another_machine_loads_with_no_conversion(tiny_dir, 
     import shutil
 
     from hearth.cli import main
-    from hearth.tools.export import export_model
+    from hearth.convert.export_model import export_model
 
     manifest = export_model(str(tiny_dir), tmp_path / "export", "default", ["onnxruntime"])
     assert [p["what"] for p in manifest["converted"]] == ["onnxruntime language model (int8)", "onnxruntime vocoder"]
@@ -356,7 +356,7 @@ def test_tune_tries_the_onnxruntime_vocoder(tiny_dir, fast_engine, ort_int8, ort
     saved = json.loads((cache / "tuned.json").read_text())["options"]
     assert saved == tuned["best"]
     # what a load then takes from it (the options only: nothing is loaded)
-    script = ("from hearth.settings import backend_options\n"
+    script = ("from hearth.backends.settings import backend_options\n"
               "print(backend_options().vocoder_precision)\n")
     env.pop("HEARTH_IGNORE_TUNED")
     r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300, check=False,

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import hearth
-from hearth.prompt import embed_prompt
+from hearth.text.prompt import embed_prompt
 from hearth.tools.accuracy import compare_formats, snr_db, teacher_forced_logits
 
 
@@ -62,7 +62,7 @@ def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(tiny_dir, copy)
     (copy / "model.safetensors").touch()
-    other = convert_language_model(hearth.checkpoint.open_checkpoint(copy), "fp32")
+    other = convert_language_model(hearth.checkpoint.loading.open_checkpoint(copy), "fp32")
     assert other.directory != first.directory
 
 
@@ -192,10 +192,10 @@ def test_predictor_loop_equals_the_unrolled_steps(tiny17_dir, weights):
     import openvino as ov
 
     from hearth.backends.openvino import runtime_properties
-    from hearth.checkpoint import open_checkpoint
+    from hearth.checkpoint.loading import open_checkpoint
+    from hearth.checkpoint.safetensors_mmap import SafetensorsFile
     from hearth.convert.ov_int4 import compress_int4, int4_candidates
     from hearth.convert.ov_predictor import build_predictor_loop
-    from hearth.safetensors_mmap import SafetensorsFile
 
     ckpt = open_checkpoint(tiny17_dir)
     cfg = ckpt.config.talker

@@ -1,4 +1,4 @@
-"""When playback starts (`hearth.pacing`), on a simulated clock: a generator slower than real time,
+"""When playback starts (`hearth.streaming.pacing`), on a simulated clock: a generator slower than real time,
 played eagerly, stutters; played smoothly it plays through without a gap, starting not much later
 than the arithmetic allows (playback ends as generation does: a start at L / r - L, for a rate taken
 10 % below the measured one); a machine ahead of real time plays at once."""
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hearth.pacing import Pacer, SpeechRate, paced
+from hearth.streaming.pacing import Pacer, SpeechRate, paced
 
 FRAME_S = 0.08
 

@@ -104,7 +104,7 @@ def test_codes_speak_voice_add(audited, tiny_dir, base_dir):
 
 def test_onnx_runtime_alone_records_nothing(tmp_path, tiny_dir):
     """`--small` runs on ONNX Runtime alone, whose import records a usage event to upload (a device
-    ID, the OS, the Python path) under ~/.cache/Microsoft unless told not to (hearth.privacy): the
+    ID, the OS, the Python path) under ~/.cache/Microsoft unless told not to (hearth.platform.privacy): the
     same run with ONNX Runtime's own switch set to "0" by the user writes there, ours nothing."""
     (tmp_path / "told").mkdir(), (tmp_path / "user").mkdir()
     probe = Audited(tmp_path / "told", keep_cache=True)  # (the session's conversions: HOME stays empty)

@@ -21,7 +21,7 @@ import pytest
 from servers import Server, WyomingServer
 
 import hearth
-from hearth.audio import to_pcm
+from hearth.streaming.sinks import to_pcm
 
 WITHOUT = "torch,onnx,onnxscript,nncf"
 TEXT = "Spoken on a board with no torch."
@@ -34,7 +34,7 @@ def runtime_env(cache) -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def exported(tiny_dir, tmp_path_factory):
-    from hearth.tools.export import export_model
+    from hearth.convert.export_model import export_model
 
     out = tmp_path_factory.mktemp("runtime-only") / "export"
     export_model(str(tiny_dir), out, "default", ["openvino", "onnxruntime"])
@@ -128,7 +128,7 @@ def test_every_file_of_an_export_is_readable_by_all(exported, tmp_path):
     """An export is copied to other machines and read by other users (a container's, a service's):
     all its files are readable by all, also where the checkpoint's are not (safetensors writes 0600;
     such a file is copied and made readable, not linked)."""
-    from hearth.tools.export import _copy_tree
+    from hearth.convert.export_model import _copy_tree
 
     # (What the runtimes add while the module's other tests use it, their compiled blobs and primed
     # states, is this machine's own, not the export's.)

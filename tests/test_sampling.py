@@ -1,5 +1,5 @@
-"""The compiled backends' sampler (numpy, `hearth.sampling`) against the torch reference's
-(`hearth.model.sampling`, the official pipeline): the same processed scores, the same codes kept
+"""The compiled backends' sampler (numpy, `hearth.checkpoint.sampling`) against the torch reference's
+(`hearth.model.torch_sampling`, the official pipeline): the same processed scores, the same codes kept
 by temperature, top-k and top-p, and draws that follow the kept distribution and never leave it."""
 
 from __future__ import annotations
@@ -10,10 +10,10 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hearth.checkpoint import open_checkpoint
-from hearth.model.sampling import TorchSampler, process_talker_logits
-from hearth.model.sampling import warp as torch_warp
-from hearth.sampling import FirstCodeRule, Sampler, SamplingOptions, pick, warp
+from hearth.checkpoint.loading import open_checkpoint
+from hearth.checkpoint.sampling import FirstCodeRule, Sampler, SamplingOptions, pick, warp
+from hearth.model.torch_sampling import TorchSampler, process_talker_logits
+from hearth.model.torch_sampling import warp as torch_warp
 
 
 @pytest.fixture(scope="module")

@@ -19,8 +19,8 @@ from solo import solo_codes
 from threads import at_once
 
 from hearth import InputError
-from hearth.scheduler import Busy, Scheduler, SentenceFailed
-from hearth.sentences import split_sentences
+from hearth.runtime.scheduler import Busy, Scheduler, SentenceFailed
+from hearth.text.sentences import split_sentences
 
 TEXTS = [
     ("First client speaks. It has two sentences.", "ryan", "english", 11),

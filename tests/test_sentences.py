@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hearth.sentences import MAX_SENTENCE_CHARS, SentenceSplitter, clean_text, is_speakable, split_sentences
+from hearth.text.sentences import MAX_SENTENCE_CHARS, SentenceSplitter, clean_text, is_speakable, split_sentences
 
 
 @pytest.mark.parametrize(

@@ -30,7 +30,7 @@ SEED, FRAMES = 41, 9  # max_new_tokens 9: 8 frames per sentence
 
 @pytest.fixture(scope="module")
 def expected_pcm(fast_engine):
-    from hearth.audio import to_pcm
+    from hearth.streaming.sinks import to_pcm
 
     parts = [fast_engine.synthesize(t, "ryan", seed=SEED + i, max_new_tokens=FRAMES).samples
              for i, t in enumerate(SENTENCES)]
@@ -39,8 +39,8 @@ def expected_pcm(fast_engine):
 
 def at_speed(engine, speed):
     """What the server must send at `speed`: each sentence's audio stretched as one stream."""
-    from hearth.audio import to_pcm
-    from hearth.stretch import stretch
+    from hearth.streaming.sinks import to_pcm
+    from hearth.streaming.stretch import stretch
 
     parts = [stretch(engine.synthesize(t, "ryan", seed=SEED + i, max_new_tokens=FRAMES).samples, speed, 24000)
              for i, t in enumerate(SENTENCES)]

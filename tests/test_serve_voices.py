@@ -22,8 +22,8 @@ from servers import Server, WyomingServer
 from test_clone import REF_TEXT, reference_audio
 
 import hearth
-from hearth.audio import to_pcm
-from hearth.voices import read_reference
+from hearth.streaming.sinks import to_pcm
+from hearth.voices.cloning import read_reference
 
 TEXT = "Good morning. The bread is warm."
 SENTENCES = ["Good morning.", "The bread is warm."]
@@ -205,7 +205,7 @@ def test_stored_voices_through_wyoming(base_dir, base, tmp_path):
     from wyoming.info import Describe, Info
     from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice
 
-    from hearth.voices import Cloner, VoiceStore
+    from hearth.voices.cloning import Cloner, VoiceStore
 
     samples, rate = read_reference(REF)
     Cloner(base.checkpoint, VoiceStore(tmp_path / "voices")).add("Bea", samples, rate, REF_TEXT)

@@ -11,8 +11,8 @@ import pytest
 from faults import failing_rows, failing_vocoder
 
 from hearth import InputError
-from hearth.audio import NullSink
-from hearth.service import Service
+from hearth.runtime.service import Service
+from hearth.streaming.sinks import NullSink
 
 
 class RecordingSink(NullSink):

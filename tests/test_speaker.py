@@ -21,7 +21,7 @@ ASOUNDRC = "pcm.!default {\n    type null\n}\n"
 def null_device_home(tmp_path):
     (tmp_path / ".asoundrc").write_text(ASOUNDRC)
     env = dict(os.environ, HOME=str(tmp_path))
-    probe = subprocess.run([sys.executable, "-c", "from hearth.audio import default_output_available as f; "
+    probe = subprocess.run([sys.executable, "-c", "from hearth.streaming.sinks import default_output_available as f; "
                             "print(f())"], env=env, capture_output=True, text=True, check=False)
     if probe.stdout.strip() != "True":
         reason = "no PortAudio output device: install the library (apt-get install libportaudio2)"

@@ -16,8 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from hearth.engine import InputError
-from hearth.scheduler import Scheduler
-from hearth.stretch import Stretcher, check_speed, stretch
+from hearth.runtime.scheduler import Scheduler
+from hearth.streaming.stretch import Stretcher, check_speed, stretch
 
 RATE = 24000
 

@@ -12,8 +12,8 @@ import pytest
 from faults import failing_rows, failing_vocoder
 
 import hearth
-from hearth.audio import snr_db
-from hearth.stream import ChunkPlan
+from hearth.streaming.audio_stream import ChunkPlan
+from hearth.streaming.sinks import snr_db
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from hearth.prompt import LiveText, build_prompt
-from hearth.text import TextTokenizer
+from hearth.checkpoint.tokenizer import TextTokenizer
+from hearth.text.prompt import LiveText, build_prompt
 
 TEXTS = [
     "你好，欢迎回家。今天的天气怎么样？",

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from hearth.backends.settings import load_tuned, save_tuned
 from hearth.cli import main
-from hearth.settings import load_tuned, save_tuned
-from hearth.topology import arm_features, detect, parse_cpu_list, plan
+from hearth.platform.topology import arm_features, detect, parse_cpu_list, plan
 
 
 def fake_sysfs(root: Path, siblings: dict[int, str], *, atom: str | None = None, core: str | None = None,
@@ -84,9 +84,9 @@ def test_no_sysfs_falls_back_to_cpu_count(tmp_path):
 
 
 def test_tuned_settings_round_trip_and_apply_to_cli_and_api_alike(tmp_path, monkeypatch):
+    from hearth.backends.settings import backend_options, chunk_frames, max_batch
     from hearth.cli import parser
     from hearth.cli.arguments import backend_flags
-    from hearth.settings import backend_options, chunk_frames, max_batch
 
     monkeypatch.setenv("HEARTH_CACHE", str(tmp_path))
     monkeypatch.delenv("HEARTH_IGNORE_TUNED", raising=False)

@@ -1,4 +1,4 @@
-"""The one voice rule (hearth.voice_rules): each checkpoint kind, aliases, defaults, and what a
+"""The one voice rule (hearth.voices.rules): each checkpoint kind, aliases, defaults, and what a
 server ignores; pure, on the configs of the released kinds (tiny shapes)."""
 
 from __future__ import annotations
@@ -8,12 +8,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hearth.aliases import voice_aliases
-from hearth.config import ModelConfig
+from hearth.checkpoint.config import ModelConfig
 from hearth.errors import InputError
-from hearth.prompt import ClonedVoice
+from hearth.text.prompt import ClonedVoice
 from hearth.tools.random_checkpoint import as_model_type, tiny_configs
-from hearth.voice_rules import DEFAULT_VOICE, VoiceRules
+from hearth.voices.openai_names import voice_aliases
+from hearth.voices.rules import DEFAULT_VOICE, VoiceRules
 
 
 def _config(kind: str) -> ModelConfig:

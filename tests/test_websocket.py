@@ -15,7 +15,7 @@ import pytest
 import websockets.sync.client as ws_client  # noqa: E402
 from servers import Server
 
-from hearth.sentences import split_sentences
+from hearth.text.sentences import split_sentences
 
 TEXT = "Hello there, my good friend, welcome back home tonight. 你好，欢迎回家。 The third one, with 3.5 cups!"
 SEED, FRAMES = 17, 12
@@ -69,8 +69,8 @@ def by_sentence(messages):
 
 
 def expected(engine, speed=1.0):
-    from hearth.audio import to_pcm
-    from hearth.stretch import stretch
+    from hearth.streaming.sinks import to_pcm
+    from hearth.streaming.stretch import stretch
 
     return [to_pcm(stretch(engine.synthesize(t, "ryan", "english", seed=SEED + i, max_new_tokens=FRAMES,
                                              text_mode="interleaved").samples, speed, 24000), "s16")

@@ -21,7 +21,7 @@ from wyoming.event import Event, read_event, write_event  # noqa: E402
 from wyoming.info import Describe, Info  # noqa: E402
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeVoice  # noqa: E402
 
-from hearth.audio import to_pcm  # noqa: E402
+from hearth.streaming.sinks import to_pcm  # noqa: E402
 
 TEXT = "Good evening, the lights are off. The door is locked!"
 SENTENCES = ["Good evening, the lights are off.", "The door is locked!"]
@@ -141,7 +141,7 @@ def test_streamed_text_speaks_before_it_ends(server, expected):
 def test_languages_and_stdio(tiny_dir, fast_engine):
     """stdio://, as wyoming-piper's tests run it; a language code picks the model's language; the
     server's --speed (Wyoming carries no rate) stretches every synthesis."""
-    from hearth.stretch import stretch
+    from hearth.streaming.stretch import stretch
 
     proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(tiny_dir), "--uri",
                              "stdio://", "--seed", "3", "--max-new-tokens", "4", "--speed", "1.25"],

@@ -12,7 +12,7 @@ threads at once.
 
 from __future__ import annotations
 
-from .choices import (
+from hearth.backends.choices import (
     BACKENDS,
     COMPILED_VOCODERS,
     CORE_TYPES,
@@ -26,8 +26,8 @@ from .choices import (
     onnxruntime_available,
     openvino_available,
 )
-from .factory import Backend, create, create_vocoder, prepare_side_by_side
-from .interfaces import LanguageModel, LMBatch, LMSession, SequentialBatch, Vocoder
+from hearth.backends.factory import Backend, create, create_vocoder, prepare_side_by_side
+from hearth.backends.interfaces import LanguageModel, LMBatch, LMSession, SequentialBatch, Vocoder
 
 __all__ = [
     "BACKENDS",

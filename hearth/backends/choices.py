@@ -5,8 +5,8 @@ from __future__ import annotations
 import importlib.util
 from dataclasses import dataclass
 
-from ..errors import CONVERT_EXTRA
-from .formats import OPENVINO_VOCODERS, ORT_VOCODERS, VOCODER_FRAMES
+from hearth.backends.formats import OPENVINO_VOCODERS, ORT_VOCODERS, VOCODER_FRAMES
+from hearth.errors import CONVERT_EXTRA
 
 __all__ = ["BACKENDS", "COMPILED_VOCODERS", "CORE_TYPES", "DEVICES", "LM_WEIGHTS", "ORT_WEIGHTS", "TORCH_DTYPES",
            "VOCODER_PRECISIONS", "BackendOptions", "default_vocoder", "onnxruntime_available", "openvino_available",
@@ -36,7 +36,7 @@ def default_vocoder() -> str:
     OpenVINO turns a bf16 network into f16 on ARM, and oneDNN there has no f16 MatMul for the
     one-position steps of the streaming vocoder ("could not create a primitive descriptor"), so
     the x86 default never ran on a Neoverse N1 (arm64 under qemu-user; scripts/arm64.sh)."""
-    from ..topology import is_arm
+    from hearth.platform.topology import is_arm
 
     if not is_arm():
         return "bf16"
@@ -46,7 +46,7 @@ def default_vocoder() -> str:
 def torch_available() -> bool:
     """Installed (by its package metadata; not imported): it converts models and runs the reference.
     The runtime alone (`pip install hearth-tts`) has none."""
-    from .conversions import tool_version
+    from hearth.backends.conversions import tool_version
 
     return tool_version("torch") is not None
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ..errors import CONVERT_EXTRA, ConversionUnavailable
+from hearth.errors import CONVERT_EXTRA, ConversionUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -36,8 +36,8 @@ __all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "co
 
 
 def cache_root() -> Path:
-    """Converted models live in <cache>/openvino (see `hearth.process.cache_dir`)."""
-    from ..process import cache_dir
+    """Converted models live in <cache>/openvino (see `hearth.platform.process.cache_dir`)."""
+    from hearth.platform.process import cache_dir
 
     return cache_dir() / "openvino"
 
@@ -111,7 +111,7 @@ def cache_entry(
     """The cache directory for converting `weights_file` (with the config.json beside it) with
     `options` (and OpenVINO's version, for its conversions), the full key it is named after, and its
     conversion if one was finished before."""
-    from ..exported import find_export
+    from hearth.checkpoint.exported import find_export
 
     key_source = {
         **options,

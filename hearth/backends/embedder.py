@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..checkpoint import Checkpoint
-from ..safetensors_mmap import SafetensorsFile, widen
+from hearth.checkpoint.loading import Checkpoint
+from hearth.checkpoint.safetensors_mmap import SafetensorsFile, widen
 
 __all__ = ["PromptEmbedder", "load_embedder"]
 

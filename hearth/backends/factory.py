@@ -6,13 +6,13 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
-from .choices import BackendOptions
-from .formats import ORT_VOCODERS
-from .interfaces import LanguageModel, Vocoder
+from hearth.backends.choices import BackendOptions
+from hearth.backends.formats import ORT_VOCODERS
+from hearth.backends.interfaces import LanguageModel, Vocoder
 
 if TYPE_CHECKING:
-    from ..checkpoint import Checkpoint
-    from .vocoder_step import SteppedVocoder
+    from hearth.backends.vocoder_step import SteppedVocoder
+    from hearth.checkpoint.loading import Checkpoint
 
 __all__ = ["Backend", "create", "create_vocoder", "prepare_side_by_side"]
 
@@ -33,7 +33,7 @@ class Backend:
 
     def warm_up(self) -> None:
         """Run each network once, so the first request does not pay for lazy set-up."""
-        from ..process import trim_heap
+        from hearth.platform.process import trim_heap
 
         self.lm.warm_up()
         self.vocoder.warm_up()
@@ -50,12 +50,12 @@ class Backend:
 
 def _overlap_default(options: BackendOptions) -> bool:
     """With OpenVINO on CPU, where the vocoder shares the language model's cores (the plan of
-    `hearth.topology`), the two take turns: run at once, each slows the other by about what the
+    `hearth.platform.topology`), the two take turns: run at once, each slows the other by about what the
     overlap gains (2 vCPUs, three pairs of 5-run benches: real-time factor 1.21-1.27 taking
     turns, 1.25-1.28 overlapped), and taking turns costs less CPU. The torch reference overlaps."""
     if options.backend == "torch" or options.vocoder_device != "CPU" or options.device != "CPU":
         return True
-    from ..topology import detect, plan
+    from hearth.platform.topology import detect, plan
 
     p = plan(detect())
     return set(p.vocoder_cpus).isdisjoint(p.lm_cpus)
@@ -71,12 +71,12 @@ def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> Non
 
     options.validate()
     if options.backend == "onnxruntime":
-        from . import ort, ort_vocoder
+        from hearth.backends import ort, ort_vocoder
 
         ort.convert_language_model(checkpoint, options.weights)
         ort_vocoder.convert_vocoder(checkpoint, weights=ORT_VOCODERS[options.vocoder_precision])
     else:
-        from . import openvino
+        from hearth.backends import openvino
 
         openvino.open_runtime(options.device, options.vocoder_device)
         openvino.convert_language_model(checkpoint, options.weights)
@@ -94,15 +94,15 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
     if options.backend == "torch":
         import torch
 
-        from .pytorch import TorchLanguageModel
+        from hearth.backends.pytorch import TorchLanguageModel
 
         lm = TorchLanguageModel.load(checkpoint, getattr(torch, options.dtype))
         vocoder = create_vocoder(checkpoint, options)
     elif options.backend == "onnxruntime":
-        from .ort import ORTLanguageModel, convert_language_model
+        from hearth.backends.ort import ORTLanguageModel, convert_language_model
 
         if options.loads_side_by_side:
-            from .ort_vocoder import ORTVocoder
+            from hearth.backends.ort_vocoder import ORTVocoder
 
             prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
             with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
@@ -122,7 +122,7 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
             vocoder = create_vocoder(checkpoint, options)
             lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
     else:
-        from .openvino import OpenVINOLanguageModel
+        from hearth.backends.openvino import OpenVINOLanguageModel
 
         # OpenVINO's vocoder compiles beside the language model (each compile runs on one thread):
         # start to ready 1.1-1.4 s shorter for the 0.6B. Safe once every library the runtime opens
@@ -149,16 +149,16 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
 def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
     """The vocoder `create` makes for these options (alone: `hearth voice add` primes it)."""
     if options.vocoder_precision == "torch":
-        from .pytorch import TorchVocoder
+        from hearth.backends.pytorch import TorchVocoder
 
         return TorchVocoder.load(checkpoint)
     stepped: SteppedVocoder
     if options.vocoder_on_onnxruntime:
-        from .ort_vocoder import ORTVocoder
+        from hearth.backends.ort_vocoder import ORTVocoder
 
         stepped = ORTVocoder(checkpoint, options.vocoder_threads, weights=ORT_VOCODERS[options.vocoder_precision])
     else:
-        from .openvino import OpenVINOVocoder
+        from hearth.backends.openvino import OpenVINOVocoder
 
         stepped = OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device,
                                   options.vocoder_threads, core_type=options.vocoder_core_type)

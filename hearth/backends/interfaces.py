@@ -9,13 +9,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from ..sampling import SamplingOptions
+    from hearth.checkpoint.sampling import SamplingOptions
 
 __all__ = ["Draws", "LMBatch", "LMSession", "LanguageModel", "SequentialBatch", "Vocoder"]
 
 
 class Draws(Protocol):
-    """A session's sampler (`hearth.sampling.Sampler`; the torch reference's `TorchSampler`)."""
+    """A session's sampler (`hearth.checkpoint.sampling.Sampler`; the torch reference's `TorchSampler`)."""
 
     def first(self, logits: np.ndarray, history: list[int]) -> int:
         """Codebook 0 of the next frame from the talker's fp32 logits [1, vocab]."""

@@ -17,10 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..checkpoint import Checkpoint
-from ..safetensors_mmap import SafetensorsFile
-from ..topology import simd
-from .conversions import (
+from hearth.backends.conversions import (
     ConvertedModel,
     bounded_mapping,
     cache_entry,
@@ -30,16 +27,19 @@ from .conversions import (
     tool_version,
     weights_mb,
 )
-from .embedder import load_embedder
-from .formats import INT4_RATIO, OPENVINO_FORMATS
-from .lm_rows import ROW_PAIR, PooledLanguageModel, paired
-from .rotary import RotaryTable
-from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
+from hearth.backends.embedder import load_embedder
+from hearth.backends.formats import INT4_RATIO, OPENVINO_FORMATS
+from hearth.backends.rotary import RotaryTable
+from hearth.backends.row_pairs import ROW_PAIR, PooledLanguageModel, paired
+from hearth.backends.vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
+from hearth.checkpoint.loading import Checkpoint
+from hearth.checkpoint.safetensors_mmap import SafetensorsFile
+from hearth.platform.topology import simd
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "predictor_for_rows", "runtime_properties"]
 
 if TYPE_CHECKING:
-    from .ov_paged import PagedBatch
+    from hearth.backends.ov_paged import PagedBatch
 
 log = logging.getLogger(__name__)
 
@@ -105,7 +105,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
                          "(or choose weights int8, the default)")
 
-    from ..convert.openvino import build_language_model
+    from hearth.convert.to_openvino import build_language_model
 
     return build_language_model(ckpt, weights, directory, key_source)
 
@@ -171,9 +171,9 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         core_type: str = "ANY_CORE",
         rows: int = 1,
     ):
-        from ..errors import InputError
-        from ..topology import is_arm
-        from .ov_paged import paged_talker_model
+        from hearth.backends.ov_paged import paged_talker_model
+        from hearth.errors import InputError
+        from hearth.platform.topology import is_arm
 
         if is_arm() and device.split(".")[0] == "CPU":  # (before anything converts)
             raise InputError("OpenVINO's CPU plugin has no paged-attention kernel on ARM ('AttentionExecutor "
@@ -218,7 +218,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         return core.compile_model(predictor_for_rows(core.read_model(path), self.rows), device, props)
 
     def _new_batch(self, max_rows: int) -> PagedBatch:
-        from .ov_paged import PagedBatch
+        from hearth.backends.ov_paged import PagedBatch
 
         return PagedBatch(self, max_rows)
 
@@ -250,7 +250,7 @@ def convert_vocoder(
         return done
     require_converter("The vocoder (OpenVINO)")
 
-    from ..convert.openvino import build_vocoder
+    from hearth.convert.to_openvino import build_vocoder
 
     return build_vocoder(ckpt, stored, frames, directory, key_source)
 

@@ -22,15 +22,23 @@ from typing import Any
 
 import numpy as np
 
-from ..checkpoint import Checkpoint
-from ..errors import InputError
-from ..safetensors_mmap import SafetensorsFile
-from ..sampling import SamplingOptions
-from . import LMSession
-from .conversions import ConvertedModel, cache_entry, release_mapped_files, require_converter, weights_mb
-from .embedder import load_embedder
-from .formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
-from .lm_rows import PooledBatch, PooledLanguageModel, SampledRow, own_rows, padded_rows, paired, predict_rows
+from hearth.backends import LMSession
+from hearth.backends.conversions import ConvertedModel, cache_entry, release_mapped_files, require_converter, weights_mb
+from hearth.backends.embedder import load_embedder
+from hearth.backends.formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
+from hearth.backends.row_pairs import (
+    PooledBatch,
+    PooledLanguageModel,
+    SampledRow,
+    own_rows,
+    padded_rows,
+    paired,
+    predict_rows,
+)
+from hearth.checkpoint.loading import Checkpoint
+from hearth.checkpoint.safetensors_mmap import SafetensorsFile
+from hearth.checkpoint.sampling import SamplingOptions
+from hearth.errors import InputError
 
 __all__ = ["ORTLanguageModel", "SlotBatch", "SlotRow", "check_shapes", "convert_language_model"]
 
@@ -41,7 +49,7 @@ START_CAPACITY = 256  # key/value positions per slot at first; doubled when a ro
 
 
 def cache_root() -> Path:
-    from ..process import cache_dir
+    from hearth.platform.process import cache_dir
 
     return cache_dir() / "onnxruntime"
 
@@ -63,7 +71,7 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
         return done
     require_converter("The language model (ONNX Runtime)", ("torch", "onnx"))
 
-    from ..convert.onnxruntime import build_language_model
+    from hearth.convert.to_onnxruntime import build_language_model
 
     return build_language_model(ckpt, weights, directory, key_source)
 
@@ -72,7 +80,7 @@ def check_shapes(ckpt: Checkpoint) -> None:
     """Refuses, before anything converts, a checkpoint whose attention ONNX Runtime cannot run: its
     GroupQueryAttention takes head sizes that are multiples of 8 only (the released models' are
     128; the official classes also write others, which OpenVINO and torch run)."""
-    from ..topology import is_arm
+    from hearth.platform.topology import is_arm
 
     talker = ckpt.config.talker
     instead = ("backend='torch' (`--backend torch`; OpenVINO's language model does not run on ARM)" if is_arm() else

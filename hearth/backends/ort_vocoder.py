@@ -19,11 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from ..checkpoint import Checkpoint
-from ..errors import CONVERT_EXTRA
-from .conversions import ConvertedModel, cache_entry, require_converter, tool_version
-from .formats import ORT_VOCODERS
-from .vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
+from hearth.backends.conversions import ConvertedModel, cache_entry, require_converter, tool_version
+from hearth.backends.formats import ORT_VOCODERS
+from hearth.backends.vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
+from hearth.checkpoint.loading import Checkpoint
+from hearth.errors import CONVERT_EXTRA
 
 __all__ = ["ORTVocoder", "convert_vocoder"]
 
@@ -36,7 +36,7 @@ def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VO
     call, built once, then cached."""
     import onnxruntime as ort
 
-    from .ort import cache_root
+    from hearth.backends.ort import cache_root
 
     if weights not in ORT_VOCODERS.values():
         raise ValueError(f"the onnxruntime vocoder's weights are {', '.join(ORT_VOCODERS.values())}, got {weights!r}")
@@ -55,7 +55,7 @@ def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VO
         raise ValueError(f"the onnxruntime vocoder is converted by torch's ONNX exporter, which needs onnxscript: "
                          f"{CONVERT_EXTRA} (or choose vocoder bf16)")
 
-    from ..convert.onnxruntime import build_vocoder
+    from hearth.convert.to_onnxruntime import build_vocoder
 
     return build_vocoder(ckpt, frames, directory, key_source, weights)
 
@@ -68,7 +68,7 @@ class ORTVocoder(SteppedVocoder):
                  frames: int = VOCODER_FRAMES, weights: str = "fp32"):
         import onnxruntime as ort
 
-        from .ort import session_options
+        from hearth.backends.ort import session_options
 
         super().__init__(ckpt.codec, convert_vocoder(ckpt, cache, frames, weights), frames, "CPU")
         t0 = time.perf_counter()

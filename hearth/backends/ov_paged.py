@@ -19,12 +19,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ..sampling import SamplingOptions
-from . import LMSession
-from .lm_rows import PooledBatch, SampledRow, own_rows, padded_rows, paired, predict_rows
+from hearth.backends import LMSession
+from hearth.backends.row_pairs import PooledBatch, SampledRow, own_rows, padded_rows, paired, predict_rows
+from hearth.checkpoint.sampling import SamplingOptions
 
 if TYPE_CHECKING:
-    from .openvino import OpenVINOLanguageModel
+    from hearth.backends.openvino import OpenVINOLanguageModel
 
 __all__ = ["PagedBatch", "PagedRow", "paged_talker_model"]
 

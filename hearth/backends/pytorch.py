@@ -12,12 +12,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ..checkpoint import Checkpoint, load_codec, load_talker
-from ..model.codec import CodecDecoder, CodecState
-from ..model.sampling import TorchSampler
-from ..model.talker import Talker
-from ..sampling import SamplingOptions
-from .interfaces import SequentialBatch
+from hearth.backends.interfaces import SequentialBatch
+from hearth.checkpoint.loading import Checkpoint
+from hearth.checkpoint.sampling import SamplingOptions
+from hearth.model.codec import CodecDecoder, CodecState
+from hearth.model.talker import Talker
+from hearth.model.torch_sampling import TorchSampler
+from hearth.model.weights import load_codec, load_talker
 
 __all__ = ["TorchLanguageModel", "TorchSession", "TorchVocoder"]
 

@@ -11,9 +11,9 @@ from typing import cast
 
 import numpy as np
 
-from ..config import CodecDecoderConfig
-from .conversions import ConvertedModel, weights_mb
-from .formats import VOCODER_FRAMES
+from hearth.backends.conversions import ConvertedModel, weights_mb
+from hearth.backends.formats import VOCODER_FRAMES
+from hearth.checkpoint.config import CodecDecoderConfig
 
 __all__ = ["VOCODER_FRAMES", "VOCODER_VERSION", "SteppedVocoder", "VocoderState"]
 

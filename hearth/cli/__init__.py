@@ -16,9 +16,9 @@ import sys
 import threading
 from typing import NoReturn
 
-from ..checkpoint import CheckpointError
-from ..engine import InputError
-from . import chat, export, measure, serve, speak, speech, voice, wyoming_server
+from hearth.checkpoint.loading import CheckpointError
+from hearth.cli import chat, export, measure, serve, speak, speech, voice, wyoming_server
+from hearth.errors import InputError
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "Terminated", "main", "parser", "run"]
 

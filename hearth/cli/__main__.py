@@ -1,3 +1,3 @@
-from . import run
+from hearth.cli import run
 
 run()

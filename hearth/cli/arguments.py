@@ -3,7 +3,7 @@
 Every value a user can get wrong is checked here, in the parser or just after it, so that a typo
 costs a second, not a model load: numbers by their argparse types, voices and languages against
 the checkpoint's config (a JSON read), output paths against the file system, backend options by
-`hearth.settings.backend_options`.
+`hearth.backends.settings.backend_options`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..backends import BACKENDS, LM_WEIGHTS, VOCODER_PRECISIONS
-from ..checkpoint import DEFAULT_MODEL, open_checkpoint
-from ..config import ModelConfig
-from ..engine import MAX_TEXT_TOKENS, InputError
+from hearth.backends import BACKENDS, LM_WEIGHTS, VOCODER_PRECISIONS
+from hearth.checkpoint.config import ModelConfig
+from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
+from hearth.engine import MAX_TEXT_TOKENS
+from hearth.errors import InputError
 
 __all__ = [
     "add_backend",
@@ -75,7 +76,7 @@ def seconds(allow_zero: bool) -> Callable[[str], float]:
 
 def speed(text: str) -> float:
     """An argparse type: a speaking rate, 0.25 .. 4.0."""
-    from ..stretch import check_speed
+    from hearth.streaming.stretch import check_speed
 
     try:
         return check_speed(float(text))
@@ -142,7 +143,7 @@ def add_backend(p: argparse.ArgumentParser) -> None:
 
 
 def add_cpu_mask(p: argparse.ArgumentParser, what: str = "measure") -> None:
-    from ..topology import CPU_LEVELS
+    from hearth.platform.topology import CPU_LEVELS
 
     p.add_argument("--cpu", choices=tuple(CPU_LEVELS), default=None,
                    help=f"{what} as on an older x86 CPU: the runtimes' code path for that level (avx2: Zen 1-3, "
@@ -155,7 +156,7 @@ def apply_cpu_mask(args: argparse.Namespace) -> None:
     """With --cpu: run this command again in a process that sees such a CPU (returns in that one)."""
     if getattr(args, "cpu", None) is None:
         return
-    from ..tools.bench import exec_with_cpu_mask
+    from hearth.tools.bench import exec_with_cpu_mask
 
     try:
         exec_with_cpu_mask(args.cpu)
@@ -186,7 +187,7 @@ def load_flags(args: argparse.Namespace) -> dict[str, Any]:
 
 def check_backend(args: argparse.Namespace) -> None:
     """Resolve the backend options now (cheap): a bad combination fails before any loading."""
-    from ..settings import backend_options
+    from hearth.backends.settings import backend_options
 
     try:
         backend_options(**backend_flags(args))
@@ -242,9 +243,9 @@ def check_voice_language(args: argparse.Namespace) -> ModelConfig:
     """The checkpoint's config (reading JSON only), with `args.voice` (None: the checkpoint kind's
     default, set in place) and `args.language` checked against it. A Base checkpoint's voices are
     stored profiles: the engine checks those when it loads."""
-    from ..aliases import voice_aliases
-    from ..voice_rules import DEFAULT_VOICE, VoiceRules
-    from ..voices import VoiceStore
+    from hearth.voices.cloning import VoiceStore
+    from hearth.voices.openai_names import voice_aliases
+    from hearth.voices.rules import DEFAULT_VOICE, VoiceRules
 
     config = open_checkpoint(args.model).config
     language = args.language

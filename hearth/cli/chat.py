@@ -18,11 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
-from ..engine import InputError, load
-from ..scheduler import Scheduler
-from ..tools.agent import BargeIn, ChatStream, chat_url, speak_turn
-from .arguments import (
+from hearth.cli.arguments import (
     add_backend,
     add_model,
     add_playback,
@@ -34,7 +30,12 @@ from .arguments import (
     count,
     load_flags,
 )
-from .arguments import seed as seed_type
+from hearth.cli.arguments import seed as seed_type
+from hearth.engine import load
+from hearth.errors import InputError
+from hearth.runtime.agent import BargeIn, ChatStream, chat_url, speak_turn
+from hearth.runtime.scheduler import Scheduler
+from hearth.streaming.sinks import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
 
 __all__ = ["add_parsers"]
 

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..engine import InputError
+from hearth.errors import InputError
 
 __all__ = ["add_parsers"]
 
@@ -17,7 +17,7 @@ log = logging.getLogger("hearth")
 
 
 def add_parsers(sub: Any) -> None:
-    from ..tools.export import PRESETS, RUNTIMES
+    from hearth.convert.export_model import PRESETS, RUNTIMES
 
     p = sub.add_parser("export", help="a self-contained model directory: converted once, loaded anywhere with --model")
     p.add_argument("model", help="checkpoint directory or hub id (an export is exported again from its files)")
@@ -34,7 +34,7 @@ def add_parsers(sub: Any) -> None:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..tools.export import export_model
+    from hearth.convert.export_model import export_model
 
     runtimes = [r.strip() for r in args.runtimes.split(",") if r.strip()]
     try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..backends import BACKENDS, COMPILED_VOCODERS, LM_WEIGHTS
-from ..checkpoint import open_checkpoint
-from ..engine import InputError
-from ..tools.doctor import TUNED
-from .arguments import add_backend, add_cpu_mask, apply_cpu_mask, backend_flags, check_backend, count, seconds
+from hearth.backends import BACKENDS, COMPILED_VOCODERS, LM_WEIGHTS
+from hearth.checkpoint.loading import open_checkpoint
+from hearth.cli.arguments import add_backend, add_cpu_mask, apply_cpu_mask, backend_flags, check_backend, count, seconds
+from hearth.errors import InputError
+from hearth.tools.doctor import TUNED
 
 
 def add_parsers(sub: Any) -> None:
@@ -120,8 +120,8 @@ def _check_model(model: str | None) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from ..tools.bench import SENTENCE, BenchSettings, main_bench
-    from ..voices import MAX_REFERENCE_S, MIN_REFERENCE_S
+    from hearth.tools.bench import SENTENCE, BenchSettings, main_bench
+    from hearth.voices.cloning import MAX_REFERENCE_S, MIN_REFERENCE_S
 
     if args.against is not None:
         return _against(args)
@@ -146,7 +146,7 @@ def _against(args: argparse.Namespace) -> int:
     """`bench --against REF`: the same arguments, but for --against, --pairs and --json, from both trees."""
     import sys
 
-    from ..tools.against import main_against
+    from hearth.tools.against import main_against
 
     if args.compare_official or args.streams or args.clone is not None:
         raise InputError("--against compares the standard bench (first audio, real-time factor, stages, memory); "
@@ -170,14 +170,14 @@ def _against(args: argparse.Namespace) -> int:
 
 
 def _doctor(args: argparse.Namespace) -> int:
-    from ..tools.doctor import main_doctor
+    from hearth.tools.doctor import main_doctor
 
     return main_doctor(args.json)
 
 
 def _tune(args: argparse.Namespace) -> int:
-    from ..settings import backend_options
-    from ..tools.doctor import main_tune
+    from hearth.backends.settings import backend_options
+    from hearth.tools.doctor import main_tune
 
     _check_model(args.model)
     try:
@@ -188,14 +188,14 @@ def _tune(args: argparse.Namespace) -> int:
 
 
 def _accuracy(args: argparse.Namespace) -> int:
-    from ..backends import openvino_available
-    from ..tools.accuracy import main_accuracy
-    from ..tools.bench import bench_checkpoint
+    from hearth.backends import openvino_available
+    from hearth.tools.accuracy import main_accuracy
+    from hearth.tools.bench import bench_checkpoint
 
     if not openvino_available():
         raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "
                          "pip install openvino")
-    from ..settings import backend_options
+    from hearth.backends.settings import backend_options
 
     try:
         options = backend_options(backend=args.backend, weights=args.weights, fast=args.fast, small=args.small)

@@ -19,10 +19,8 @@ import threading
 from collections.abc import Iterator
 from typing import Any
 
-from ..aliases import voice_aliases
-from ..checkpoint import DEFAULT_MODEL, Checkpoint, open_checkpoint
-from ..engine import InputError
-from .arguments import (
+from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
+from hearth.cli.arguments import (
     add_backend,
     add_cpu_mask,
     add_model,
@@ -33,6 +31,8 @@ from .arguments import (
     load_flags,
     seconds,
 )
+from hearth.errors import InputError
+from hearth.voices.openai_names import voice_aliases
 
 __all__ = ["add_parsers"]
 
@@ -105,11 +105,11 @@ def add_parsers(sub: Any) -> None:
 
 
 def _loadtest(args: argparse.Namespace) -> int:
-    from ..tools.loadtest import LoadSettings, main_loadtest
+    from hearth.tools.loadtest import LoadSettings, main_loadtest
 
     if args.max_new_tokens is not None and args.url.startswith("tcp://"):
         raise InputError("--max-new-tokens is for http:// servers; start `hearth wyoming` with it instead")
-    from ..serve.encoders import FORMATS
+    from hearth.serve.encoders import FORMATS
 
     formats = tuple(f.strip() for f in args.formats.split(",") if f.strip())
     if not formats or set(formats) - set(FORMATS):
@@ -134,7 +134,7 @@ def _cluster(args: argparse.Namespace) -> int:
         import ray  # noqa: F401
         from ray import serve  # noqa: F401
 
-        from ..serve.cluster import ClusterSettings, run
+        from hearth.serve.cluster import ClusterSettings, run
     except ImportError as e:
         raise InputError(f"hearth cluster needs the 'cluster' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[cluster]'") from None
@@ -180,7 +180,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         import uvicorn
 
-        from ..serve.http import ServerState, create_app
+        from hearth.serve.http import ServerState, create_app
     except ImportError as e:
         raise InputError(f"hearth serve needs the 'serve' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[serve]'") from None

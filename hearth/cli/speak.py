@@ -17,13 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..audio import SAMPLE_FORMATS, DeviceSink, NullSink, RawSink, WavWriter, default_output_available
-from ..engine import Engine, InputError, load
-from ..frames import FRAME_S
-from ..player import PlayerRequest
-from ..scheduler import Busy
-from ..service import Service
-from .arguments import (
+from hearth.cli.arguments import (
     add_backend,
     add_model,
     add_playback,
@@ -37,6 +31,13 @@ from .arguments import (
     seconds,
     seed,
 )
+from hearth.engine import Engine, load
+from hearth.errors import InputError
+from hearth.frames import FRAME_S
+from hearth.runtime.player import PlayerRequest
+from hearth.runtime.scheduler import Busy
+from hearth.runtime.service import Service
+from hearth.streaming.sinks import SAMPLE_FORMATS, DeviceSink, NullSink, RawSink, WavWriter, default_output_available
 
 __all__ = ["add_parsers"]
 
@@ -203,7 +204,7 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
 
 
 def _soak(args: argparse.Namespace) -> int:
-    from ..tools.soak import SoakSettings, main_soak
+    from hearth.tools.soak import SoakSettings, main_soak
 
     check_backend(args)
     settings = SoakSettings(sentences=args.sentences, idle_s=args.idle, max_new_tokens=args.max_new_tokens,

@@ -12,15 +12,9 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..aliases import alias_list, voice_aliases
-from ..audio import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
-from ..checkpoint import open_checkpoint
-from ..engine import Engine, InputError, load
-from ..frames import FRAME_S
-from ..pacing import Pacer, paced
-from ..sampling import FrameBudget
-from ..scheduler import MAX_REQUEST_CHARS, Scheduler
-from .arguments import (
+from hearth.checkpoint.loading import open_checkpoint
+from hearth.checkpoint.sampling import FrameBudget
+from hearth.cli.arguments import (
     add_generation,
     add_model,
     add_playback,
@@ -33,6 +27,13 @@ from .arguments import (
     load_flags,
     read_text,
 )
+from hearth.engine import Engine, load
+from hearth.errors import InputError
+from hearth.frames import FRAME_S
+from hearth.runtime.scheduler import MAX_REQUEST_CHARS, Scheduler
+from hearth.streaming.pacing import Pacer, paced
+from hearth.streaming.sinks import SAMPLE_FORMATS, DeviceSink, WavWriter, default_output_available
+from hearth.voices.openai_names import alias_list, voice_aliases
 
 __all__ = ["add_parsers"]
 
@@ -190,7 +191,7 @@ def _voices(args: argparse.Namespace) -> int:
     cfg = ckpt.config
     voices = cfg.voices
     if cfg.model_type == "base":  # its voices are the profiles stored for it
-        from ..voices import Cloner
+        from hearth.voices.cloning import Cloner
 
         voices = Cloner(ckpt).usable()
     aliases = voice_aliases(cfg, args.voice_alias)

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from ..checkpoint import open_checkpoint
-from ..voices import Cloner, ReferenceAudioError, VoiceStore, checkpoint_identity, read_reference
-from .arguments import add_model
+from hearth.checkpoint.loading import open_checkpoint
+from hearth.cli.arguments import add_model
+from hearth.voices.cloning import Cloner, ReferenceAudioError, VoiceStore, checkpoint_identity, read_reference
 
 __all__ = ["add_parsers"]
 
@@ -77,9 +77,9 @@ def _add(args: argparse.Namespace) -> int:
 def _prime(ckpt: Any, codes: Any) -> None:  # noqa: ANN401
     """Let the default vocoder hear the reference now and keep its state, so that the voice's first
     sentence in any later process starts as fast as the next ones."""
-    from ..backends import create_vocoder
-    from ..primed import prime_on_disk
-    from ..settings import backend_options
+    from hearth.backends import create_vocoder
+    from hearth.backends.settings import backend_options
+    from hearth.voices.primed_states import prime_on_disk
 
     options = backend_options()
     if not options.uses_openvino or options.vocoder_precision == "torch":

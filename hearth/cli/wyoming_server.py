@@ -17,10 +17,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..aliases import voice_aliases
-from ..checkpoint import DEFAULT_MODEL, open_checkpoint
-from ..engine import InputError
-from .arguments import (
+from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
+from hearth.cli.arguments import (
     add_backend,
     add_cpu_mask,
     add_model,
@@ -33,6 +31,8 @@ from .arguments import (
     load_flags,
     seed,
 )
+from hearth.errors import InputError
+from hearth.voices.openai_names import voice_aliases
 
 __all__ = ["add_parsers"]
 
@@ -101,7 +101,7 @@ def _wyoming(args: argparse.Namespace) -> int:
     try:
         import wyoming  # noqa: F401
 
-        from ..serve.wyoming import WyomingState
+        from hearth.serve.wyoming import WyomingState
     except ImportError as e:
         raise InputError(f"hearth wyoming needs the 'wyoming' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[wyoming]'") from None
@@ -132,7 +132,7 @@ async def _run(args: argparse.Namespace, service: Any, path: Path, kind: str, wh
     from wyoming.event import async_get_stdin, async_get_stdout
     from wyoming.server import AsyncServer, AsyncTcpServer, AsyncUnixServer
 
-    from ..serve.wyoming import Session
+    from hearth.serve.wyoming import Session
 
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
-from ..backends.formats import BLOCKS
-from ..config import TalkerConfig, TransformerConfig
-from . import recipe
+from hearth.backends.formats import BLOCKS
+from hearth.checkpoint.config import TalkerConfig, TransformerConfig
+from hearth.convert import networks as recipe
 
 __all__ = ["BLOCKS", "Graph", "Writer", "build_predictor_loop", "build_talker", "onnx_model"]
 

@@ -19,7 +19,7 @@ from typing import cast
 import torch
 from torch import nn
 
-from ..model.codec import (
+from hearth.model.codec import (
     CausalConv,
     CausalTransConv,
     CodecDecoder,

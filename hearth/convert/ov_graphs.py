@@ -19,12 +19,12 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
-from ..config import TalkerConfig, TransformerConfig
-from . import recipe
-from .recipe import stored_rows
+from hearth.checkpoint.config import TalkerConfig, TransformerConfig
+from hearth.convert import networks as recipe
+from hearth.convert.networks import stored_rows
 
 if TYPE_CHECKING:
-    from .ov_int4 import Int4Weights
+    from hearth.convert.ov_int4 import Int4Weights
 
 __all__ = ["F32", "Builder", "WeightSource", "attend", "build_talker", "int_const", "ints_const"]
 

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 import openvino as ov
 import openvino.opset13 as ops
 
-from ..config import TalkerConfig
-from .recipe import WeightSource
+from hearth.checkpoint.config import TalkerConfig
+from hearth.convert.networks import WeightSource
 
 __all__ = ["INT4_GROUP", "Int4Weights", "compress_int4", "int4_candidates"]
 

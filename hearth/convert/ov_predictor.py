@@ -16,12 +16,12 @@ import numpy as np
 import openvino as ov
 import openvino.opset13 as ops
 
-from ..config import TalkerConfig, TransformerConfig
-from . import recipe
-from .ov_graphs import F32, Builder, WeightSource, attend, int_const, ints_const
+from hearth.checkpoint.config import TalkerConfig, TransformerConfig
+from hearth.convert import networks as recipe
+from hearth.convert.ov_graphs import F32, Builder, WeightSource, attend, int_const, ints_const
 
 if TYPE_CHECKING:
-    from .ov_int4 import Int4Weights
+    from hearth.convert.ov_int4 import Int4Weights
 
 __all__ = ["build_predictor_loop"]
 

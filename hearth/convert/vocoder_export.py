@@ -8,8 +8,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..backends.conversions import ConvertedModel, publish
-from ..checkpoint import Checkpoint
+from hearth.backends.conversions import ConvertedModel, publish
+from hearth.checkpoint.loading import Checkpoint
 
 if TYPE_CHECKING:
     import torch
@@ -26,8 +26,8 @@ def export_step(ckpt: Checkpoint, frames: int, polynomial_sine: bool = True
     torch with 1 to `frames` frames per call; its fresh state; its fp32 weight bytes."""
     import torch
 
-    from ..checkpoint import load_codec
-    from .ov_codec import StreamingStep, initial_state
+    from hearth.convert.ov_codec import StreamingStep, initial_state
+    from hearth.model.weights import load_codec
 
     decoder = load_codec(ckpt, torch.float32)
     fp32_bytes = sum(p.numel() * 4 for p in decoder.parameters())

@@ -19,8 +19,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import CodecDecoderConfig
-from .layers import GatedMLP, RMSNorm, Rotary, rotate_half
+from hearth.checkpoint.config import CodecDecoderConfig
+from hearth.model.layers import GatedMLP, RMSNorm, Rotary, rotate_half
 
 __all__ = ["CodecDecoder", "CodecState"]
 

@@ -16,8 +16,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import CodecEncoderConfig
-from .layers import Rotary
+from hearth.checkpoint.config import CodecEncoderConfig
+from hearth.model.layers import Rotary
 
 __all__ = ["CodecEncoder"]
 

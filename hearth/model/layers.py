@@ -11,7 +11,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import TransformerConfig
+from hearth.checkpoint.config import TransformerConfig
 
 __all__ = ["Attention", "DecoderLayer", "GatedMLP", "KVCache", "RMSNorm", "Rotary", "embedding_table", "rotate_half"]
 

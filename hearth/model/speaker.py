@@ -17,7 +17,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import SpeakerEncoderConfig
+from hearth.checkpoint.config import SpeakerEncoderConfig
 
 __all__ = ["MelSettings", "SpeakerEncoder", "log_mel", "mel_filterbank"]
 

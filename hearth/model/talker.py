@@ -13,8 +13,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ..config import TalkerConfig
-from .layers import DecoderStack, KVCache, embedding_table
+from hearth.checkpoint.config import TalkerConfig
+from hearth.model.layers import DecoderStack, KVCache, embedding_table
 
 __all__ = ["CodePredictor", "Talker", "TextProjection"]
 

@@ -20,8 +20,8 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..privacy import quiet_local_ray
-from ..process import cache_dir
+from hearth.platform.privacy import quiet_local_ray
+from hearth.platform.process import cache_dir
 
 __all__ = ["ClusterSettings", "application"]
 
@@ -58,7 +58,7 @@ def _build_app(s: ClusterSettings) -> Any:  # noqa: ANN401 - a FastAPI app
     the app of `hearth serve`."""
     from ray import serve
 
-    from .http import ServerState, create_app
+    from hearth.serve.http import ServerState, create_app
 
     state = ServerState(model_name=s.model_name)
     _replica_state[:] = [state]

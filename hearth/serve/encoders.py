@@ -3,7 +3,7 @@
 `pcm` (s16le) and `wav` (a header with "unknown length", then s16le) concatenate byte-wise; mp3,
 Ogg/Opus, ADTS/AAC and FLAC are encoded incrementally with PyAV (FFmpeg's libraries), the
 container's pages and frames taken from an in-memory sink after every chunk. All formats start from
-the same s16 samples (`hearth.audio.to_pcm`), so pcm, wav and flac carry identical sample values.
+the same s16 samples (`hearth.streaming.sinks.to_pcm`), so pcm, wav and flac carry identical sample values.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..audio import to_pcm
+from hearth.streaming.sinks import to_pcm
 
 __all__ = ["FORMATS", "MEDIA_TYPES", "StreamEncoder", "encoder"]
 
@@ -63,7 +63,7 @@ class _Wav(_Pcm):
     media_type = MEDIA_TYPES["wav"]
 
     def __init__(self, sample_rate: int):
-        from ..audio import wav_header
+        from hearth.streaming.sinks import wav_header
 
         self._header: bytes | None = wav_header(0xFFFFFFFF - 36, sample_rate, "s16")
 

@@ -31,19 +31,20 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
 from starlette.routing import Route
 
-from ..engine import Engine, InputError
-from ..frames import FRAME_S
-from ..prompt import ClonedVoice, Speaker
-from ..scheduler import Busy, RequestChunk, Scheduler, SentenceFailed
-from ..scheduler import Request as SpeechRequest
-from ..voices import read_reference
-from . import jsonbody
-from .encoders import FORMATS, encoder
-from .metrics import Metrics
-from .openapi import allowed, document
-from .resident import Resident
-from .voice_routes import MAX_UPLOAD_BYTES, add_voice_routes
-from .websocket import speech_stream
+from hearth.engine import Engine
+from hearth.errors import InputError
+from hearth.frames import FRAME_S
+from hearth.runtime.scheduler import Busy, RequestChunk, Scheduler, SentenceFailed
+from hearth.runtime.scheduler import Request as SpeechRequest
+from hearth.serve import jsonbody
+from hearth.serve.encoders import FORMATS, encoder
+from hearth.serve.metrics import Metrics
+from hearth.serve.openapi import allowed, document
+from hearth.serve.shared_engine import Resident
+from hearth.serve.voice_routes import MAX_UPLOAD_BYTES, add_voice_routes
+from hearth.serve.websocket import speech_stream
+from hearth.text.prompt import ClonedVoice, Speaker
+from hearth.voices.cloning import read_reference
 
 __all__ = ["MAX_BODY_BYTES", "MAX_INPUT_CHARS", "ServerState", "create_app"]
 

@@ -2,7 +2,7 @@
 
 Requests by status code, first-byte latency and per-request real-time factor as histograms, the
 scheduler's queue depth, active streams and the process's resident memory as gauges, and failed
-sentences by the stage they failed at, worker restarts and workers down (`hearth.health`).
+sentences by the stage they failed at, worker restarts and workers down (`hearth.reliability.health`).
 """
 
 from __future__ import annotations

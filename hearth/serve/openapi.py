@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine import Engine
-from ..stretch import MAX_SPEED, MIN_SPEED
-from .encoders import FORMATS, MEDIA_TYPES
+from hearth.engine import Engine
+from hearth.serve.encoders import FORMATS, MEDIA_TYPES
+from hearth.streaming.stretch import MAX_SPEED, MIN_SPEED
 
 __all__ = ["allowed", "document"]
 

@@ -24,9 +24,10 @@ from fastapi.responses import JSONResponse
 from starlette.datastructures import UploadFile
 from starlette.formparsers import MultiPartException, MultiPartParser
 
-from ..engine import Engine, InputError
-from ..scheduler import Scheduler
-from ..voices import VoiceStore, read_reference
+from hearth.engine import Engine
+from hearth.errors import InputError
+from hearth.runtime.scheduler import Scheduler
+from hearth.voices.cloning import VoiceStore, read_reference
 
 __all__ = ["MAX_UPLOAD_BYTES", "add_voice_routes"]
 

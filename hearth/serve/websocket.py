@@ -34,11 +34,11 @@ from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
-from ..engine import InputError
-from ..scheduler import Busy, SentenceFailed
-from ..scheduler import Request as SpeechRequest
-from . import jsonbody
-from .encoders import encoder
+from hearth.errors import InputError
+from hearth.runtime.scheduler import Busy, SentenceFailed
+from hearth.runtime.scheduler import Request as SpeechRequest
+from hearth.serve import jsonbody
+from hearth.serve.encoders import encoder
 
 __all__ = ["speech_stream"]
 

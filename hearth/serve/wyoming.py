@@ -31,16 +31,17 @@ from wyoming.ping import Ping, Pong
 from wyoming.server import AsyncEventHandler
 from wyoming.tts import Synthesize, SynthesizeChunk, SynthesizeStart, SynthesizeStop, SynthesizeStopped
 
-from .. import __version__
-from ..audio import to_pcm
-from ..config import ModelConfig
-from ..engine import Engine, InputError
-from ..frames import FRAME_S
-from ..pacing import Pacer, SpeechRate
-from ..scheduler import Busy, Request, Scheduler, SentenceFailed
-from ..voice_rules import VoiceRules
-from . import jsonbody
-from .resident import Resident
+from hearth import __version__
+from hearth.checkpoint.config import ModelConfig
+from hearth.engine import Engine
+from hearth.errors import InputError
+from hearth.frames import FRAME_S
+from hearth.runtime.scheduler import Busy, Request, Scheduler, SentenceFailed
+from hearth.serve import jsonbody
+from hearth.serve.shared_engine import Resident
+from hearth.streaming.pacing import Pacer, SpeechRate
+from hearth.streaming.sinks import to_pcm
+from hearth.voices.rules import VoiceRules
 
 __all__ = ["LANGUAGE_CODES", "WyomingState", "Session", "describe"]
 
@@ -117,9 +118,9 @@ class WyomingState(Resident):
     seed: int | None = None
     max_new_tokens: int | None = None
     instruct: str | None = None  # every synthesis's instruction (a VoiceDesign checkpoint's voice)
-    voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.aliases)
+    voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.voices.openai_names)
     speed: float = 1.0  # every synthesis's speaking rate (Wyoming carries none)
-    playback: str = "auto"  # when a synthesis's audio starts (`hearth.pacing`): held where the machine is slow
+    playback: str = "auto"  # when a synthesis's audio starts (streaming.pacing): held where the machine is slow
     default_voice: str | None = None  # a synthesis that names no voice: this one (None: the first)
     default_language: str | None = None  # ... and no language: this one (None: auto)
     sessions: set[Session] = field(default_factory=set)
@@ -150,7 +151,7 @@ class WyomingState(Resident):
             return self.config.voices
         if self.engine is not None:
             return self.engine.voices
-        from ..voices import VoiceStore
+        from hearth.voices.cloning import VoiceStore
 
         return VoiceStore().names()  # while loading: before the checkpoint's own are known
 
@@ -414,7 +415,7 @@ class Session(AsyncEventHandler):
     async def _speak(self, request: Request, streamed: bool, before: asyncio.Task[None] | None) -> None:
         """Audio events for one request, as its chunks come; after the synthesis before it. Where
         the machine is slower than real time, a request's audio is held until the rest can play
-        without a gap at the client (`hearth.pacing`, the server's --playback), as a local player's."""
+        without a gap at the client (`hearth.streaming.pacing`, the server's --playback), as a local player's."""
         open_block = False
         scheduler = self.service.scheduler
         pacer = Pacer(self.service.playback, scheduler.rate if scheduler is not None else SpeechRate())

@@ -13,11 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from ..audio import snr_db
-from ..checkpoint import Checkpoint
-from ..prompt import PromptEmbeds
-from ..safetensors_mmap import SafetensorsFile
-from ..sampling import SamplingOptions
+from hearth.checkpoint.loading import Checkpoint
+from hearth.checkpoint.safetensors_mmap import SafetensorsFile
+from hearth.checkpoint.sampling import SamplingOptions
+from hearth.streaming.sinks import snr_db
+from hearth.text.prompt import PromptEmbeds
 
 __all__ = ["CodebookAgreement", "snr_db", "teacher_forced_logits", "compare_formats"]
 
@@ -67,8 +67,8 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
     if backend == "onnxruntime":
         import onnxruntime as ort
 
-        from ..backends.ort import ORTLanguageModel, SlotBatch, part_formats, session_options
-        from ..convert import ort_graphs
+        from hearth.backends.ort import ORTLanguageModel, SlotBatch, part_formats, session_options
+        from hearth.convert import ort_graphs
 
         lm = ORTLanguageModel(ckpt, weights, threads=threads)
         model = ort_graphs.build_predictor_loop(cfg, source, part_formats(weights)[1], teacher_forced=True)[0]
@@ -78,10 +78,10 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
         return (lambda inputs: session.run(["logits", "summed"], inputs)), row
     import openvino as ov
 
-    from ..backends.openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
-    from ..backends.ov_paged import PagedBatch
-    from ..convert.ov_int4 import compress_int4, int4_candidates
-    from ..convert.ov_predictor import build_predictor_loop
+    from hearth.backends.openvino import INT4_RATIO, OpenVINOLanguageModel, runtime_properties
+    from hearth.backends.ov_paged import PagedBatch
+    from hearth.convert.ov_int4 import compress_int4, int4_candidates
+    from hearth.convert.ov_predictor import build_predictor_loop
 
     compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO) if weights == "int4" else None
     props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
@@ -117,13 +117,13 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
     import json
     import sys
 
-    from .. import load
-    from ..backends.formats import ORT_VOCODERS
-    from ..backends.openvino import OpenVINOVocoder
-    from ..backends.ort_vocoder import ORTVocoder
-    from ..backends.vocoder_step import SteppedVocoder
-    from ..checkpoint import load_codec
-    from ..prompt import embed_prompt
+    from hearth import load
+    from hearth.backends.formats import ORT_VOCODERS
+    from hearth.backends.openvino import OpenVINOVocoder
+    from hearth.backends.ort_vocoder import ORTVocoder
+    from hearth.backends.vocoder_step import SteppedVocoder
+    from hearth.model.weights import load_codec
+    from hearth.text.prompt import embed_prompt
 
     text = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
     engine = load(model, backend="openvino", weights="fp32", vocoder="torch", progress=False)

@@ -20,12 +20,12 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..topology import CPU_LEVELS, shows_level
-from .bench_runs import batch_agreement, run_agent, run_clone, run_live, run_streams
-from .stats import p95, peak_rss_mb
+from hearth.platform.topology import CPU_LEVELS, shows_level
+from hearth.tools.bench_runs import batch_agreement, run_agent, run_clone, run_live, run_streams
+from hearth.tools.stats import p95, peak_rss_mb
 
 if TYPE_CHECKING:
-    from ..prompt import Speaker
+    from hearth.text.prompt import Speaker
 
 __all__ = ["CPU_MASKS", "BenchSettings", "bench_checkpoint", "exec_with_cpu_mask", "format_table", "run_hearth",
            "run_official"]
@@ -58,7 +58,7 @@ class BenchSettings:
 
     @property
     def uses_openvino(self) -> bool:
-        from ..settings import backend_options
+        from hearth.backends.settings import backend_options
 
         return backend_options(**self.backend).uses_openvino
 
@@ -69,13 +69,13 @@ def bench_checkpoint(size: str = "0.6b", kind: str = "custom_voice") -> Path:
 
     Written by a subprocess, so that its memory never shows in this process's peak RSS.
     """
-    from ..process import cache_dir
+    from hearth.platform.process import cache_dir
 
     name = f"random-{size}-seed0" if kind == "custom_voice" else f"random-{size}-{kind}-seed0"
     path = cache_dir() / "bench" / name
     if not (path / "speech_tokenizer" / "model.safetensors").is_file():
-        from ..backends.choices import torch_available
-        from ..errors import CONVERT_EXTRA, InputError
+        from hearth.backends.choices import torch_available
+        from hearth.errors import CONVERT_EXTRA, InputError
 
         if not torch_available():
             raise InputError(f"hearth bench writes its random {size} checkpoint with torch, which is not installed: "
@@ -118,7 +118,7 @@ def _torch_threads(threads: int | None) -> int | None:
     package); None where torch is not in use: importing it only to ask would put its import into
     the start-to-ready figure of engines that never touch it."""
     if threads:
-        from ..backends.choices import torch_available
+        from hearth.backends.choices import torch_available
 
         if not torch_available():
             return None
@@ -131,7 +131,7 @@ def _torch_threads(threads: int | None) -> int | None:
 
 def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str, Any]:
     """`setup_s`: time this process spent before loading that a user would not (writing the checkpoint)."""
-    from .. import load
+    from hearth import load
 
     torch_threads = _torch_threads(s.threads)
     rows = max(s.max_batch or max(s.streams), 2) if s.streams else 1  # the most rows stepped at once
@@ -230,7 +230,7 @@ def _official_worker(s: BenchSettings, model: Path) -> dict[str, Any]:
     """Runs inside the subprocess: the official path, text in hand to all audio out."""
     import torch
 
-    from .reference import load_official, official_generate, official_input_ids
+    from hearth.tools.reference import load_official, official_generate, official_input_ids
 
     if s.threads:
         torch.set_num_threads(s.threads)
@@ -350,7 +350,7 @@ def exec_with_cpu_mask(mask: str) -> None:
     import platform
     import shutil
 
-    from ..process import cache_dir
+    from hearth.platform.process import cache_dir
 
     if mask not in CPU_MASKS:
         raise ValueError(f"--cpu must be one of {', '.join(CPU_MASKS)}, got {mask!r}")
@@ -364,7 +364,7 @@ def exec_with_cpu_mask(mask: str) -> None:
     compiler = shutil.which("cc") or shutil.which("gcc")
     if compiler is None:
         raise ValueError("--cpu compiles a small preload library and needs a C compiler: apt-get install gcc")
-    source = Path(__file__).parent.parent / "cpu_mask.c"
+    source = Path(__file__).parent.parent / "platform" / "cpu_mask.c"
     import hashlib
 
     key = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
@@ -389,7 +389,7 @@ def exec_with_cpu_mask(mask: str) -> None:
 
 
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
-    from ..topology import simd
+    from hearth.platform.topology import simd
 
     mask = os.environ.get("HEARTH_CPU_MASK")
     if mask and not shows_level(mask, simd()):

@@ -10,13 +10,13 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .stats import median_or_none, p95, reset_peak_rss, rss_mb
+from hearth.tools.stats import median_or_none, p95, reset_peak_rss, rss_mb
 
 if TYPE_CHECKING:
-    from ..engine import Engine
-    from ..prompt import Speaker
-    from ..sampling import SamplingOptions
-    from .bench import BenchSettings
+    from hearth.checkpoint.sampling import SamplingOptions
+    from hearth.engine import Engine
+    from hearth.text.prompt import Speaker
+    from hearth.tools.bench import BenchSettings
 
 __all__ = ["batch_agreement", "run_agent", "run_clone", "run_live", "run_streams"]
 
@@ -57,7 +57,7 @@ def run_clone(engine: Engine, s: BenchSettings, options: SamplingOptions) -> tup
     once in use (the standard runs). Returns the stored voice and the figures."""
     import tempfile
 
-    from ..voices import Cloner, VoiceStore
+    from hearth.voices.cloning import Cloner, VoiceStore
 
     if engine.config.model_type != "base":
         raise ValueError(f"--clone needs a Base checkpoint; {engine.checkpoint.path} is {engine.config.kind}")
@@ -135,21 +135,21 @@ def _llm_tokens(text: str, rate: float) -> Any:
 
 
 def run_agent(engine: Engine, rates: tuple[float, ...], turns: int) -> dict[str, Any]:
-    """Voice-agent turns (`hearth.tools.agent.speak_turn`) with an LLM writing at each rate: the time from
+    """Voice-agent turns (`hearth.runtime.agent.speak_turn`) with an LLM writing at each rate: the time from
     its first token to the first audio, live (interleaved, sentences start before they end) beside
     a sentence-at-a-time pipeline (each sentence spoken once complete), the gaps inside an answer,
     and how soon a barge-in silences the speech; each pipeline played eagerly (as the audio comes)
-    and smoothly (held until the rest can play without a gap, `hearth.pacing`: "_smooth" keys).
+    and smoothly (held until the rest can play without a gap, `hearth.streaming.pacing`: "_smooth" keys).
     Random weights never say EOS, so each sentence
     stops at 4 + 4 frames per text token (0.32 s per token, about real speech)."""
     import threading
 
-    from ..sampling import FrameBudget
-    from ..scheduler import Scheduler
-    from .agent import BargeIn, speak_turn
+    from hearth.checkpoint.sampling import FrameBudget
+    from hearth.runtime.agent import BargeIn, speak_turn
+    from hearth.runtime.scheduler import Scheduler
 
     budget = FrameBudget(base=4, per_token=4)
-    logging.getLogger("hearth.generate").setLevel(logging.ERROR)  # the short budget is the point, not news
+    logging.getLogger("hearth.generation.frame_loop").setLevel(logging.ERROR)  # the short budget is the point, not news
     out: dict[str, Any] = {"answer": AGENT_ANSWER, "turns": turns, "frames_per_token": 4}
     with Scheduler(engine) as scheduler:
         def turn(rate: float, mode: str, seed: int, barge: BargeIn | None = None, playback: str = "eager") -> Any:
@@ -213,7 +213,7 @@ def run_streams(engine: Engine, s: BenchSettings, n: int) -> dict[str, Any]:
     Throughput is seconds of audio made per wall second, all streams together."""
     import threading
 
-    from ..scheduler import Scheduler
+    from hearth.runtime.scheduler import Scheduler
 
     batch = s.max_batch or n
     runs: list[dict[str, Any]] = []
@@ -276,8 +276,8 @@ def batch_agreement(engine: Engine, rows: int, frames: int) -> dict[str, Any]:
     given the same codebook 0, agree."""
     import numpy as np
 
-    from ..audio import snr_db
-    from ..prompt import embed_prompt
+    from hearth.streaming.sinks import snr_db
+    from hearth.text.prompt import embed_prompt
 
     options = engine.sampling(greedy=True)
     batch = engine.lm.batch(rows)

@@ -9,15 +9,15 @@ import sys
 from collections.abc import Collection
 from typing import Any
 
-from ..errors import CONVERT_EXTRA
-from ..settings import backend_options, load_tuned, save_tuned, tuned_path
-from ..topology import arm_features, describe, detect, is_arm, plan, simd
+from hearth.backends.settings import backend_options, load_tuned, save_tuned, tuned_path
+from hearth.errors import CONVERT_EXTRA
+from hearth.platform.topology import arm_features, describe, detect, is_arm, plan, simd
 
 __all__ = ["doctor_report", "main_doctor", "main_tune"]
 
 
 def doctor_report() -> dict[str, Any]:
-    from ..backends.conversions import tool_version
+    from hearth.backends.conversions import tool_version
 
     topo = detect()
     chosen = plan(topo)

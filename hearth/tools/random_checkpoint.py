@@ -21,8 +21,8 @@ from typing import Any
 import torch
 from safetensors.torch import save_file
 
-from ..checkpoint import codec_tensor_shapes, talker_tensor_shapes
-from ..config import CodecDecoderConfig, CodecEncoderConfig, ModelConfig
+from hearth.checkpoint.config import CodecDecoderConfig, CodecEncoderConfig, ModelConfig
+from hearth.model.weights import codec_tensor_shapes, talker_tensor_shapes
 
 __all__ = [
     "as_model_type",

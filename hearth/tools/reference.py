@@ -112,7 +112,7 @@ def write_official_checkpoint(out: Path | str, config: dict, codec: dict, seed: 
     must not depend on either writer's choices."""
     from safetensors.torch import save_file
 
-    from .random_checkpoint import write_checkpoint
+    from hearth.tools.random_checkpoint import write_checkpoint
 
     out = write_checkpoint(Path(out), config, codec, seed=seed)  # the files beside the weights
     qwen_tts, _, _ = import_official()

@@ -17,8 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from ..audio import NullSink
-from ..service import Service
+from hearth.runtime.service import Service
+from hearth.streaming.sinks import NullSink
 
 __all__ = ["SoakSettings", "run_soak"]
 

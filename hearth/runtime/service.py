@@ -1,0 +1,31 @@
+"""The resident speaker in one object: a scheduler of its own and a player on one sink.
+
+    with Service(engine, DeviceSink(engine.sample_rate), voice="ryan", language="english") as service:
+        job = service.say("First sentence. Second sentence.", seed=1)
+        job.wait()        # job.sentences: status, error, frames, seed of each; job.first_audio_s
+        service.cancel()  # silence now; queued requests are dropped
+
+A convenience over `hearth.runtime.scheduler.Scheduler` and `hearth.runtime.player.Player` for a process that has
+one speaker and nothing else; servers give each client a request of the shared scheduler instead.
+"""
+
+from __future__ import annotations
+
+from hearth.engine import Engine
+from hearth.runtime.player import Player, PlayerRequest, Sink
+from hearth.runtime.scheduler import MAX_REQUEST_CHARS, Scheduler, SentenceResult
+
+__all__ = ["MAX_REQUEST_CHARS", "Job", "SentenceResult", "Service", "Sink"]
+
+Job = PlayerRequest
+
+
+class Service(Player):
+    def __init__(self, engine: Engine, sink: Sink, *, voice: str = "vivian", language: str = "auto",
+                 chunk_frames: int | None = None, first_chunk_frames: int | None = None, keep_codes: bool = False,
+                 max_new_tokens: int | None = None, max_queued: int = 64, speed: float = 1.0,
+                 playback: str = "auto"):
+        super().__init__(Scheduler(engine, max_active=1, max_waiting=max_queued), sink, voice=voice,
+                         language=language, chunk_frames=chunk_frames, first_chunk_frames=first_chunk_frames,
+                         max_new_tokens=max_new_tokens, keep_codes=keep_codes, owns_scheduler=True, speed=speed,
+                         playback=playback)
