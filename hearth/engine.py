@@ -14,11 +14,13 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hearth.backends import Backend, BackendOptions, create, prepare_side_by_side, settings
+from hearth.backends.conversions import ConvertedModel
 from hearth.checkpoint.config import ModelConfig
 from hearth.checkpoint.exported import export_options
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
@@ -49,6 +51,39 @@ log = logging.getLogger(__name__)
 MAX_TEXT_TOKENS = 4096
 
 
+class ConvertOnFirstUse:
+    """The converter the engine hands to the backends (`hearth.backends.conversions.Converter`):
+    `hearth.convert`'s builders, imported only when a conversion is missing, so that a runtime-only
+    install (exports and cached conversions) never imports the converting code."""
+
+    def openvino_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
+                                key_source: dict[str, object]) -> ConvertedModel:
+        from hearth.convert.builders import BUILDERS
+
+        return BUILDERS.openvino_language_model(ckpt, weights, directory, key_source)
+
+    def openvino_vocoder(self, ckpt: Checkpoint, stored: str, frames: int, directory: Path,
+                         key_source: dict[str, object]) -> ConvertedModel:
+        from hearth.convert.builders import BUILDERS
+
+        return BUILDERS.openvino_vocoder(ckpt, stored, frames, directory, key_source)
+
+    def onnxruntime_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
+                                   key_source: dict[str, object]) -> ConvertedModel:
+        from hearth.convert.builders import BUILDERS
+
+        return BUILDERS.onnxruntime_language_model(ckpt, weights, directory, key_source)
+
+    def onnxruntime_vocoder(self, ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object],
+                            weights: str) -> ConvertedModel:
+        from hearth.convert.builders import BUILDERS
+
+        return BUILDERS.onnxruntime_vocoder(ckpt, frames, directory, key_source, weights)
+
+
+CONVERT_ON_FIRST_USE = ConvertOnFirstUse()
+
+
 class Engine:
     """A loaded checkpoint on a backend (see `hearth.backends`; the engine never asks which).
 
@@ -65,16 +100,16 @@ class Engine:
         settings.configure_process(options)
         try:
             if options.loads_side_by_side:  # one runtime for both: the tokenizer is read meanwhile,
-                prepare_side_by_side(checkpoint, options)  # once every library is open
+                prepare_side_by_side(checkpoint, options, CONVERT_ON_FIRST_USE)  # once every library is open
                 with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
                     tokenizer = pool.submit(checkpoint.tokenizer)
-                    backend = create(checkpoint, options)
+                    backend = create(checkpoint, options, CONVERT_ON_FIRST_USE)
                     self.tokenizer = tokenizer.result()
             else:
                 # Read before the networks load, not beside them: a thread starting its pools (the
                 # tokenizer's) while a runtime loads its libraries can trip glibc (see `backends.create`).
                 self.tokenizer = checkpoint.tokenizer()
-                backend = create(checkpoint, options)
+                backend = create(checkpoint, options, CONVERT_ON_FIRST_USE)
         except ValueError as e:
             raise InputError(str(e)) from e
         self.checkpoint = checkpoint

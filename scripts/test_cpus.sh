@@ -22,7 +22,7 @@ if ! grep -qw cpuid_fault /proc/cpuinfo; then
          "its features cannot be hidden, so only its own level can run here (make test)" >&2
     exit 2
 fi
-LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.topology import CPU_LEVELS; print(" ".join(CPU_LEVELS))')}
+LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.platform.topology import CPU_LEVELS; print(" ".join(CPU_LEVELS))')}
 TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
@@ -34,7 +34,7 @@ for level in $LEVELS; do
     t0=$(date +%s)
     # (pytest's fault handler would take the SIGSEGV through which every hidden CPUID passes)
     shown=$(HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -c \
-        'from hearth.topology import simd; print(simd())')
+        'from hearth.platform.topology import simd; print(simd())')
     if HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -m pytest -q -p no:faulthandler \
         -p no:cacheprovider -n 2 $TESTS >"$WORK/$level.log" 2>&1; then
         result=passed

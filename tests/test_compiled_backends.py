@@ -178,7 +178,8 @@ _LIBRARIES_OPENED_BY_LOADING = r"""
 import json, sys
 import hearth
 from hearth.backends import create, prepare_side_by_side
-from hearth.checkpoint import open_checkpoint
+from hearth.checkpoint.loading import open_checkpoint
+from hearth.convert.builders import BUILDERS
 from hearth.backends.settings import backend_options
 
 def libraries():
@@ -187,9 +188,9 @@ def libraries():
 ckpt = open_checkpoint(sys.argv[1])
 options = backend_options(**json.loads(sys.argv[2]))
 assert options.loads_side_by_side, options
-prepare_side_by_side(ckpt, options)
+prepare_side_by_side(ckpt, options, BUILDERS)
 before = libraries()
-backend = create(ckpt, options)
+backend = create(ckpt, options, BUILDERS)
 print(json.dumps(sorted(libraries() - before)))
 """
 

@@ -46,15 +46,16 @@ def test_streaming_vocoder_matches_torch_decoder(engine, ov_fp32, ov_int8, preci
 
 def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
     from hearth.backends.openvino import convert_language_model
+    from hearth.convert.builders import BUILDERS
 
     first = ov_fp32.lm.converted
-    again = convert_language_model(ov_fp32.checkpoint, "fp32")
+    again = convert_language_model(ov_fp32.checkpoint, "fp32", converter=BUILDERS)
     assert again.directory == first.directory
     assert again.manifest == first.manifest  # read back, not rebuilt
-    assert convert_language_model(ov_fp32.checkpoint, "int8").directory != first.directory
+    assert convert_language_model(ov_fp32.checkpoint, "int8", converter=BUILDERS).directory != first.directory
     parts = first.manifest["parts"]
     assert parts["talker"]["stored_bytes"] == parts["talker"]["fp32_bytes"]
-    int8 = convert_language_model(ov_fp32.checkpoint, "int8").manifest["parts"]
+    int8 = convert_language_model(ov_fp32.checkpoint, "int8", converter=BUILDERS).manifest["parts"]
     assert int8["talker"]["stored_bytes"] < 0.3 * int8["talker"]["fp32_bytes"]
     # A different checkpoint (here: the same files, rewritten) gets a new key.
     import shutil
@@ -62,7 +63,7 @@ def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(tiny_dir, copy)
     (copy / "model.safetensors").touch()
-    other = convert_language_model(hearth.checkpoint.loading.open_checkpoint(copy), "fp32")
+    other = convert_language_model(hearth.checkpoint.loading.open_checkpoint(copy), "fp32", converter=BUILDERS)
     assert other.directory != first.directory
 
 
@@ -76,7 +77,7 @@ def test_bad_backend_options_are_refused_with_the_choices(tiny_dir):
 
 
 def _resident_kb(path) -> int:
-    """Resident kB of this process's mappings of `path` (from /proc/self/smaps)."""
+    """SharedEngine kB of this process's mappings of `path` (from /proc/self/smaps)."""
     total, current = 0, None
     with open("/proc/self/smaps") as fh:
         for line in fh:

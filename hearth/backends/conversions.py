@@ -25,14 +25,17 @@ from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from hearth.errors import CONVERT_EXTRA, ConversionUnavailable
 
+if TYPE_CHECKING:
+    from hearth.checkpoint.loading import Checkpoint
+
 log = logging.getLogger(__name__)
 
-__all__ = ["ConvertedModel", "bounded_mapping", "cache_entry", "cache_root", "compiled_dir", "progress", "publish",
-           "release_mapped_files", "staging", "weights_mb"]
+__all__ = ["ConvertedModel", "Converter", "bounded_mapping", "cache_entry", "cache_root", "compiled_dir", "handed_in",
+           "progress", "publish", "release_mapped_files", "staging", "weights_mb"]
 
 
 def cache_root() -> Path:
@@ -75,6 +78,34 @@ def tool_version(package: str) -> str | None:
         return version(package)
     except PackageNotFoundError:
         return None
+
+
+class Converter(Protocol):
+    """What builds a conversion the cache lacks, handed in by whoever loads: the backends never
+    import the converter (`hearth.convert`, which needs torch); `hearth.engine.ConvertOnFirstUse`
+    imports it only when something must be converted. Each writes into `directory` (staged) and
+    returns the published conversion."""
+
+    def openvino_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
+                                key_source: dict[str, object]) -> ConvertedModel: ...
+
+    def openvino_vocoder(self, ckpt: Checkpoint, stored: str, frames: int, directory: Path,
+                         key_source: dict[str, object]) -> ConvertedModel: ...
+
+    def onnxruntime_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
+                                   key_source: dict[str, object]) -> ConvertedModel: ...
+
+    def onnxruntime_vocoder(self, ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object],
+                            weights: str) -> ConvertedModel: ...
+
+
+def handed_in(converter: Converter | None, what: str) -> Converter:
+    """The converter for `what`, which is missing from the cache (a clear error when none was given)."""
+    if converter is None:
+        raise ConversionUnavailable(
+            f"{what} has not been converted and no converter was handed in: load through hearth.load (which "
+            "converts on first use), or convert once with `hearth export MODEL DIR` and load that directory")
+    return converter
 
 
 def require_converter(what: str, tools: tuple[str, ...] = ("torch",)) -> None:

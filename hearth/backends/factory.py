@@ -11,6 +11,7 @@ from hearth.backends.formats import ORT_VOCODERS
 from hearth.backends.interfaces import LanguageModel, Vocoder
 
 if TYPE_CHECKING:
+    from hearth.backends.conversions import Converter
     from hearth.backends.vocoder_step import SteppedVocoder
     from hearth.checkpoint.loading import Checkpoint
 
@@ -61,7 +62,7 @@ def _overlap_default(options: BackendOptions) -> bool:
     return set(p.vocoder_cpus).isdisjoint(p.lm_cpus)
 
 
-def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> None:
+def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions, converter: Converter | None = None) -> None:
     """For options that load side by side: convert what `create` loads, or find it in the cache,
     and open the runtime's libraries, on this thread. Converting imports onnx, torch's exporter or
     NNCF, the first lookup imports the runtime, and OpenVINO opens its plugins and IR reader on
@@ -73,18 +74,19 @@ def prepare_side_by_side(checkpoint: Checkpoint, options: BackendOptions) -> Non
     if options.backend == "onnxruntime":
         from hearth.backends import ort, ort_vocoder
 
-        ort.convert_language_model(checkpoint, options.weights)
-        ort_vocoder.convert_vocoder(checkpoint, weights=ORT_VOCODERS[options.vocoder_precision])
+        ort.convert_language_model(checkpoint, options.weights, converter=converter)
+        ort_vocoder.convert_vocoder(checkpoint, weights=ORT_VOCODERS[options.vocoder_precision], converter=converter)
     else:
         from hearth.backends import openvino
 
         openvino.open_runtime(options.device, options.vocoder_device)
-        openvino.convert_language_model(checkpoint, options.weights)
-        openvino.convert_vocoder(checkpoint, options.vocoder_precision)
+        openvino.convert_language_model(checkpoint, options.weights, converter=converter)
+        openvino.convert_vocoder(checkpoint, options.vocoder_precision, converter=converter)
 
 
-def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
-    """Load `checkpoint` for `options` (validated first; ValueError names what to change, and a
+def create(checkpoint: Checkpoint, options: BackendOptions, converter: Converter | None = None) -> Backend:
+    """Load `checkpoint` for `options`, converting what the cache lacks with `converter` (handed in:
+    the backends never import `hearth.convert`). Options are validated first (ValueError names what to change, and a
     damaged or mismatched checkpoint raises CheckpointError before anything is converted: each
     conversion verifies the weight files first, and a cached one was made from files of the same
     identity, tensor table included; the torch loaders check as they read)."""
@@ -104,14 +106,14 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
         if options.loads_side_by_side:
             from hearth.backends.ort_vocoder import ORTVocoder
 
-            prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
+            prepare_side_by_side(checkpoint, options, converter)  # (cache hits when the engine prepared already)
             with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
                 later = pool.submit(ORTVocoder, checkpoint, options.vocoder_threads,
-                                    weights=ORT_VOCODERS[options.vocoder_precision])
-                lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
+                                    weights=ORT_VOCODERS[options.vocoder_precision], converter=converter)
+                lm = ORTLanguageModel(checkpoint, options.weights, options.threads, converter=converter)
                 vocoder = later.result()
         else:
-            convert_language_model(checkpoint, options.weights)
+            convert_language_model(checkpoint, options.weights, converter=converter)
             # One after the other. Loading them side by side (OpenVINO compiling the vocoder on one
             # thread while ONNX Runtime started its thread pools on another) saved about a second,
             # but it let a runtime's dlopen race the other's thread creation, which glibc does not
@@ -119,8 +121,8 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
             # ... failed", and the process exits with 127 (seen in 4 of 6 full test runs in a fresh
             # install). ONNX Runtime alone opens its libraries at its import (strace), so its own
             # sessions may load side by side.
-            vocoder = create_vocoder(checkpoint, options)
-            lm = ORTLanguageModel(checkpoint, options.weights, options.threads)
+            vocoder = create_vocoder(checkpoint, options, converter)
+            lm = ORTLanguageModel(checkpoint, options.weights, options.threads, converter=converter)
     else:
         from hearth.backends.openvino import OpenVINOLanguageModel
 
@@ -131,22 +133,23 @@ def create(checkpoint: Checkpoint, options: BackendOptions) -> Backend:
         # loads after.
         def language_model() -> LanguageModel:
             return OpenVINOLanguageModel(checkpoint, options.weights, options.device, options.threads,
-                                         core_type=options.lm_core_type, rows=options.batch_rows)
+                                         core_type=options.lm_core_type, rows=options.batch_rows,
+                                         converter=converter)
 
         if options.loads_side_by_side:
-            prepare_side_by_side(checkpoint, options)  # (cache hits when the engine prepared already)
+            prepare_side_by_side(checkpoint, options, converter)  # (cache hits when the engine prepared already)
             with ThreadPoolExecutor(1, thread_name_prefix="hearth-load") as pool:
-                compiled = pool.submit(create_vocoder, checkpoint, options)
+                compiled = pool.submit(create_vocoder, checkpoint, options, converter)
                 lm = language_model()
                 vocoder = compiled.result()
         else:
             lm = language_model()
-            vocoder = create_vocoder(checkpoint, options)
+            vocoder = create_vocoder(checkpoint, options, converter)
     overlap = options.overlap if options.overlap is not None else _overlap_default(options)
     return Backend(options, lm, vocoder, overlap)
 
 
-def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
+def create_vocoder(checkpoint: Checkpoint, options: BackendOptions, converter: Converter | None = None) -> Vocoder:
     """The vocoder `create` makes for these options (alone: `hearth voice add` primes it)."""
     if options.vocoder_precision == "torch":
         from hearth.backends.pytorch import TorchVocoder
@@ -156,12 +159,13 @@ def create_vocoder(checkpoint: Checkpoint, options: BackendOptions) -> Vocoder:
     if options.vocoder_on_onnxruntime:
         from hearth.backends.ort_vocoder import ORTVocoder
 
-        stepped = ORTVocoder(checkpoint, options.vocoder_threads, weights=ORT_VOCODERS[options.vocoder_precision])
+        stepped = ORTVocoder(checkpoint, options.vocoder_threads, weights=ORT_VOCODERS[options.vocoder_precision],
+                             converter=converter)
     else:
         from hearth.backends.openvino import OpenVINOVocoder
 
         stepped = OpenVINOVocoder(checkpoint, options.vocoder_precision, options.vocoder_device,
-                                  options.vocoder_threads, core_type=options.vocoder_core_type)
+                                  options.vocoder_threads, core_type=options.vocoder_core_type, converter=converter)
     if options.vocoder_call_frames is not None:
         stepped.call_frames = options.vocoder_call_frames
     return stepped

@@ -19,9 +19,11 @@ import numpy as np
 
 from hearth.backends.conversions import (
     ConvertedModel,
+    Converter,
     bounded_mapping,
     cache_entry,
     compiled_dir,
+    handed_in,
     release_mapped_files,
     require_converter,
     tool_version,
@@ -89,8 +91,10 @@ def open_runtime(*devices: str) -> None:
         _core(device)
 
 
-def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
-    """The talker and predictor-loop IRs for this checkpoint and weight format (built once, then cached)."""
+def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None,
+                           converter: Converter | None = None) -> ConvertedModel:
+    """The talker and predictor-loop IRs for this checkpoint and weight format (built once by
+    `converter`, then cached)."""
     if weights not in OPENVINO_FORMATS:
         raise ValueError(f"weights must be one of {', '.join(OPENVINO_FORMATS)}, got {weights!r}")
     path = ckpt.path / "model.safetensors"
@@ -100,14 +104,12 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root)
     if done is not None:
         return done
-    require_converter("The language model (OpenVINO)")
+    what = "The language model (OpenVINO)"
+    require_converter(what)
     if weights == "int4" and options["nncf"] is None:
         raise ValueError("int4 weights are made by NNCF, which is not installed: pip install 'hearth-tts[int4]' "
                          "(or choose weights int8, the default)")
-
-    from hearth.convert.to_openvino import build_language_model
-
-    return build_language_model(ckpt, weights, directory, key_source)
+    return handed_in(converter, what).openvino_language_model(ckpt, weights, directory, key_source)
 
 
 def predictor_for_rows(model: Any, rows: int) -> Any:  # noqa: ANN401 - the runtime's own type
@@ -170,6 +172,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         cache: Path | None = None,
         core_type: str = "ANY_CORE",
         rows: int = 1,
+        converter: Converter | None = None,
     ):
         from hearth.backends.ov_paged import paged_talker_model
         from hearth.errors import InputError
@@ -185,7 +188,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
         self.rows = paired(rows)
         self.weights = weights
         self.device = device
-        self.converted = convert_language_model(ckpt, weights, cache)
+        self.converted = convert_language_model(ckpt, weights, cache, converter)
         compiled = compiled_dir(self.converted, simd())  # blobs hold ISA-specific code
         props = runtime_properties(device, weights, threads, precise=weights == "fp32", core_type=core_type)
         f = SafetensorsFile(ckpt.path / "model.safetensors")
@@ -236,7 +239,8 @@ _RUNTIME_PRECISION = {"bf16": "bf16", "fp16": "f16", "fp32": "f32"}
 
 
 def convert_vocoder(
-    ckpt: Checkpoint, precision: str, root: Path | None = None, frames: int = VOCODER_FRAMES
+    ckpt: Checkpoint, precision: str, root: Path | None = None, frames: int = VOCODER_FRAMES,
+    converter: Converter | None = None,
 ) -> ConvertedModel:
     """The streaming vocoder step for 1 to `frames` frames per call as an IR (weights stored fp16 unless
     fp32), built once, then cached."""
@@ -248,11 +252,9 @@ def convert_vocoder(
     directory, key_source, done = cache_entry(f"vocoder-{stored}", options, path, root)
     if done is not None:
         return done
-    require_converter("The vocoder (OpenVINO)")
-
-    from hearth.convert.to_openvino import build_vocoder
-
-    return build_vocoder(ckpt, stored, frames, directory, key_source)
+    what = "The vocoder (OpenVINO)"
+    require_converter(what)
+    return handed_in(converter, what).openvino_vocoder(ckpt, stored, frames, directory, key_source)
 
 
 class OpenVINOVocoder(SteppedVocoder):
@@ -268,10 +270,11 @@ class OpenVINOVocoder(SteppedVocoder):
         cache: Path | None = None,
         core_type: str = "ANY_CORE",
         frames: int = VOCODER_FRAMES,
+        converter: Converter | None = None,
     ):
         core = _core(device)
         self.precision = precision
-        super().__init__(ckpt.codec, convert_vocoder(ckpt, precision, cache, frames), frames, device)
+        super().__init__(ckpt.codec, convert_vocoder(ckpt, precision, cache, frames, converter), frames, device)
         core.set_property({"CACHE_DIR": str(compiled_dir(self.converted, simd()))})  # ISA-specific blobs
         props: dict[str, object] = {
             "PERFORMANCE_HINT": "LATENCY", "INFERENCE_PRECISION_HINT": _RUNTIME_PRECISION[precision]

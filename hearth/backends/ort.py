@@ -22,10 +22,18 @@ from typing import Any
 
 import numpy as np
 
-from hearth.backends import LMSession
-from hearth.backends.conversions import ConvertedModel, cache_entry, release_mapped_files, require_converter, weights_mb
+from hearth.backends.conversions import (
+    ConvertedModel,
+    Converter,
+    cache_entry,
+    handed_in,
+    release_mapped_files,
+    require_converter,
+    weights_mb,
+)
 from hearth.backends.embedder import load_embedder
 from hearth.backends.formats import BLOCKS, MAX_POSITIONS, ONNXRUNTIME_FORMATS, PART_FORMATS, part_formats
+from hearth.backends.interfaces import LMSession
 from hearth.backends.row_pairs import (
     PooledBatch,
     PooledLanguageModel,
@@ -54,9 +62,10 @@ def cache_root() -> Path:
     return cache_dir() / "onnxruntime"
 
 
-def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None) -> ConvertedModel:
+def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None,
+                           converter: Converter | None = None) -> ConvertedModel:
     """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
-    weight format, built once, then cached."""
+    weight format, built once by `converter`, then cached."""
     import onnxruntime as ort
 
     predictor_format = part_formats(weights)[1]
@@ -69,11 +78,9 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     directory, key_source, done = cache_entry(f"lm-{weights}", options, path, root or cache_root(), openvino=False)
     if done is not None:
         return done
-    require_converter("The language model (ONNX Runtime)", ("torch", "onnx"))
-
-    from hearth.convert.to_onnxruntime import build_language_model
-
-    return build_language_model(ckpt, weights, directory, key_source)
+    what = "The language model (ONNX Runtime)"
+    require_converter(what, ("torch", "onnx"))
+    return handed_in(converter, what).onnxruntime_language_model(ckpt, weights, directory, key_source)
 
 
 def check_shapes(ckpt: Checkpoint) -> None:
@@ -110,13 +117,13 @@ class ORTLanguageModel(PooledLanguageModel):
     a batch of its own, taken from a small pool of idle ones and given back when it closes."""
 
     def __init__(self, ckpt: Checkpoint, weights: str = "int8", threads: int | None = None,
-                 cache: Path | None = None):
+                 cache: Path | None = None, converter: Converter | None = None):
         import onnxruntime as ort
 
         check_shapes(ckpt)
         self.config = ckpt.config
         self.weights = weights
-        self.converted = convert_language_model(ckpt, weights, cache)
+        self.converted = convert_language_model(ckpt, weights, cache, converter)
         self.embedder = load_embedder(ckpt, SafetensorsFile(ckpt.path / "model.safetensors"))
         super().__init__()
         self.prefixes = Prefixes()

@@ -19,7 +19,14 @@ from typing import Any
 
 import numpy as np
 
-from hearth.backends.conversions import ConvertedModel, cache_entry, require_converter, tool_version
+from hearth.backends.conversions import (
+    ConvertedModel,
+    Converter,
+    cache_entry,
+    handed_in,
+    require_converter,
+    tool_version,
+)
 from hearth.backends.formats import ORT_VOCODERS
 from hearth.backends.vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
 from hearth.checkpoint.loading import Checkpoint
@@ -31,7 +38,7 @@ log = logging.getLogger(__name__)
 
 
 def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VOCODER_FRAMES,
-                    weights: str = "fp32") -> ConvertedModel:
+                    weights: str = "fp32", converter: Converter | None = None) -> ConvertedModel:
     """vocoder.onnx (its weights beside it, in `weights`: fp32 or int8) for 1 to `frames` frames per
     call, built once, then cached."""
     import onnxruntime as ort
@@ -50,14 +57,12 @@ def convert_vocoder(ckpt: Checkpoint, root: Path | None = None, frames: int = VO
                                               openvino=False)
     if done is not None:
         return done
-    require_converter("The vocoder (ONNX Runtime)")
+    what = "The vocoder (ONNX Runtime)"
+    require_converter(what)
     if options["onnxscript"] is None:
         raise ValueError(f"the onnxruntime vocoder is converted by torch's ONNX exporter, which needs onnxscript: "
                          f"{CONVERT_EXTRA} (or choose vocoder bf16)")
-
-    from hearth.convert.to_onnxruntime import build_vocoder
-
-    return build_vocoder(ckpt, frames, directory, key_source, weights)
+    return handed_in(converter, what).onnxruntime_vocoder(ckpt, frames, directory, key_source, weights)
 
 
 class ORTVocoder(SteppedVocoder):
@@ -65,12 +70,12 @@ class ORTVocoder(SteppedVocoder):
     stream: ONNX Runtime runs a session from several threads at once."""
 
     def __init__(self, ckpt: Checkpoint, threads: int | None = None, cache: Path | None = None,
-                 frames: int = VOCODER_FRAMES, weights: str = "fp32"):
+                 frames: int = VOCODER_FRAMES, weights: str = "fp32", converter: Converter | None = None):
         import onnxruntime as ort
 
         from hearth.backends.ort import session_options
 
-        super().__init__(ckpt.codec, convert_vocoder(ckpt, cache, frames, weights), frames, "CPU")
+        super().__init__(ckpt.codec, convert_vocoder(ckpt, cache, frames, weights, converter), frames, "CPU")
         t0 = time.perf_counter()
         so = session_options(threads)
         # Without the arena, buffers go back to the allocator after each call: 100 MB less held

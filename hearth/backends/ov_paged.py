@@ -15,16 +15,29 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from hearth.backends import LMSession
+from hearth.backends.interfaces import LMSession
 from hearth.backends.row_pairs import PooledBatch, SampledRow, own_rows, padded_rows, paired, predict_rows
 from hearth.checkpoint.sampling import SamplingOptions
 
 if TYPE_CHECKING:
-    from hearth.backends.openvino import OpenVINOLanguageModel
+    from hearth.backends.rotary import RotaryTable
+    from hearth.checkpoint.config import ModelConfig
+
+
+class PagedModel(Protocol):
+    """What a `PagedBatch` uses of its language model (`openvino.OpenVINOLanguageModel`)."""
+
+    config: ModelConfig
+    rotary: RotaryTable
+    rows: int  # the predictor's compiled batch
+    talker: Any  # the compiled paged talker
+    predictor: Any  # the compiled predictor loop
+
+    def embed_codec(self, ids: list[int]) -> np.ndarray: ...
 
 __all__ = ["PagedBatch", "PagedRow", "paged_talker_model"]
 
@@ -61,7 +74,7 @@ class PagedBatch(PooledBatch):
 
     shared_calls = True  # one call for every row: its failure fails them all
 
-    def __init__(self, lm: OpenVINOLanguageModel, max_rows: int):
+    def __init__(self, lm: PagedModel, max_rows: int):
         self.lm = lm
         self.max_rows = max_rows
         compiled = lm.talker

@@ -120,7 +120,8 @@ def _check_model(model: str | None) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
-    from hearth.tools.bench import SENTENCE, BenchSettings, main_bench
+    from hearth.tools.bench import main_bench
+    from hearth.tools.bench_runs import SENTENCE, BenchSettings
     from hearth.voices.cloning import MAX_REFERENCE_S, MIN_REFERENCE_S
 
     if args.against is not None:

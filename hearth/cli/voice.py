@@ -79,6 +79,7 @@ def _prime(ckpt: Any, codes: Any) -> None:  # noqa: ANN401
     sentence in any later process starts as fast as the next ones."""
     from hearth.backends import create_vocoder
     from hearth.backends.settings import backend_options
+    from hearth.engine import CONVERT_ON_FIRST_USE
     from hearth.voices.primed_states import prime_on_disk
 
     options = backend_options()
@@ -86,7 +87,7 @@ def _prime(ckpt: Any, codes: Any) -> None:  # noqa: ANN401
         return  # a torch vocoder keeps no states on disk: the first sentence primes it
     t0 = time.perf_counter()
     try:
-        prime_on_disk(create_vocoder(ckpt, options), codes)
+        prime_on_disk(create_vocoder(ckpt, options, CONVERT_ON_FIRST_USE), codes)
     except Exception as e:  # noqa: BLE001 - the voice is stored; its first sentence will prime instead
         log.warning("could not prime the vocoder for this voice now (%s); its first sentence will", e)
         return

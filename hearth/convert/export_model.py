@@ -128,12 +128,13 @@ def _convert(ckpt: Checkpoint, runtime: str, weights: str | None, vocoder: str |
     when it was made before."""
     from hearth.backends import openvino, ort, ort_vocoder
     from hearth.backends.formats import ORT_VOCODERS
+    from hearth.convert.builders import BUILDERS
 
     if weights:
-        return (openvino if runtime == "openvino" else ort).convert_language_model(ckpt, weights)
+        return (openvino if runtime == "openvino" else ort).convert_language_model(ckpt, weights, converter=BUILDERS)
     if runtime == "openvino":
-        return openvino.convert_vocoder(ckpt, cast(str, vocoder))
-    return ort_vocoder.convert_vocoder(ckpt, weights=ORT_VOCODERS[cast(str, vocoder)])
+        return openvino.convert_vocoder(ckpt, cast(str, vocoder), converter=BUILDERS)
+    return ort_vocoder.convert_vocoder(ckpt, weights=ORT_VOCODERS[cast(str, vocoder)], converter=BUILDERS)
 
 
 def export_model(model: str, out: Path, preset: str = "default", runtimes: Iterable[str] = RUNTIMES,

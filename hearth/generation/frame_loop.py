@@ -14,7 +14,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -23,9 +23,6 @@ from hearth.checkpoint.config import ModelConfig
 from hearth.checkpoint.sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from hearth.frames import FRAME_S
 from hearth.reliability import faults
-
-if TYPE_CHECKING:
-    from hearth.generation.batch import FrameBatcher
 
 __all__ = ["Audio", "Embeds", "FrameGenerator", "Generation", "GenerationStats", "Outcome", "Step", "Stop",
            "TurnTaking", "Utterance", "step"]
@@ -63,6 +60,15 @@ class TurnTaking(Protocol):
     def take(self) -> bool: ...  # before each frame: wait until this utterance may compute; False: stop
 
     def waiting(self, idle: bool) -> None: ...  # the utterance waits for text (it computes nothing)
+
+
+class Batcher(Protocol):
+    """What a batched `FrameGenerator` asks of its batcher (`hearth.generation.batch.FrameBatcher`)."""
+
+    def run(self, utterance: Utterance, on_starve: Callable[[], None] | None = None, stop: Stop | None = None,
+            turn: TurnTaking | None = None) -> Iterator[np.ndarray]: ...  # its frames, stepped with others'
+
+    def wake(self) -> None: ...  # something a waiting row waits for has changed
 
 
 @dataclass
@@ -310,7 +316,7 @@ class FrameGenerator:
         seed: int | None = None,
         budget: FrameBudget | None = DEFAULT_BUDGET,
         turn: TurnTaking | None = None,
-        batcher: FrameBatcher | None = None,
+        batcher: Batcher | None = None,
     ):
         self.lm = lm
         self.config = config

@@ -14,7 +14,7 @@ import time
 from collections import deque
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -23,8 +23,35 @@ from hearth.options import SpeechOptions
 from hearth.text.prompt import Speaker
 
 if TYPE_CHECKING:
-    from hearth.runtime.scheduler import Scheduler
-    from hearth.runtime.text_feed import TextFeed
+    from hearth.engine import Engine
+    from hearth.streaming.pacing import SpeechRate
+
+
+class Owner(Protocol):
+    """The scheduler a request belongs to, as the request sees it (`hearth.runtime.scheduler.Scheduler`)."""
+
+    engine: Engine
+    rate: SpeechRate  # audio per wall second, lately
+
+    def push(self, request: Request, text: str) -> None: ...  # more text for an open request
+
+    def end_input(self, request: Request) -> None: ...  # no more text for it
+
+
+class TextFeed(Protocol):
+    """An open request's text so far, as the request sees it (`hearth.runtime.text_feed.TextFeed`)."""
+
+    @property
+    def partial(self) -> str: ...  # the certain start of the sentence being written
+
+    @property
+    def owed(self) -> object | None: ...  # the running sentence the next text belongs to
+
+    def push(self, text: str) -> list[str]: ...  # the sentences this piece completed
+
+    def end(self) -> list[str]: ...  # what remains, as sentences
+
+    def startable(self) -> bool: ...  # the sentence being written may start now
 
 __all__ = ["Busy", "Channel", "Request", "RequestChunk", "SentenceFailed", "SentenceFailure", "SentenceResult"]
 
@@ -277,7 +304,7 @@ class Request:
     status: str = "waiting"
     first_chunk_s: float | None = None  # submit to the first chunk ready for the consumer
     max_ahead: int = 0  # the most sentences made but not taken at once (its chain's, with `after`)
-    scheduler: Scheduler | None = field(default=None, repr=False)  # whose channel this is
+    scheduler: Owner | None = field(default=None, repr=False)  # whose channel this is
     channel: Channel = field(default_factory=Channel, repr=False)  # its sentences and audio
 
     @property

@@ -348,7 +348,7 @@ class Scheduler:
         request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
         if partial:
             feed = request.channel.feed
-            assert feed is not None
+            assert isinstance(feed, TextFeed)  # (the channel knows it by its protocol)
             feed.owed = live = LiveSentence(sentence, lambda: run.stopped, run.fail)
             try:  # under the lock, so that no text can come between its start and its first push
                 run.stream = live.utterance = self.engine.open(

@@ -40,7 +40,7 @@ from hearth.serve import jsonbody
 from hearth.serve.encoders import FORMATS, encoder
 from hearth.serve.metrics import Metrics
 from hearth.serve.openapi import allowed, document
-from hearth.serve.shared_engine import Resident
+from hearth.serve.shared_engine import SharedEngine
 from hearth.serve.voice_routes import MAX_UPLOAD_BYTES, add_voice_routes
 from hearth.serve.websocket import speech_stream
 from hearth.text.prompt import ClonedVoice, Speaker
@@ -57,7 +57,7 @@ _BUSY_RETRY_S = 2
 
 
 @dataclass(kw_only=True)
-class ServerState(Resident):
+class ServerState(SharedEngine):
     """What the endpoints share: the resident engine and scheduler, the model's name, the metrics."""
 
     model_name: str = "hearth"

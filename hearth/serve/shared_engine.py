@@ -18,13 +18,13 @@ from hearth.backends import settings
 from hearth.engine import Engine, load
 from hearth.runtime.scheduler import Scheduler
 
-__all__ = ["Resident"]
+__all__ = ["SharedEngine"]
 
 log = logging.getLogger("hearth")
 
 
 @dataclass(kw_only=True)
-class Resident:
+class SharedEngine:
     engine: Engine | None = None
     scheduler: Scheduler | None = None
     error: str | None = None  # why loading failed

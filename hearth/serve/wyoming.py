@@ -38,7 +38,7 @@ from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.runtime.scheduler import Busy, Request, Scheduler, SentenceFailed
 from hearth.serve import jsonbody
-from hearth.serve.shared_engine import Resident
+from hearth.serve.shared_engine import SharedEngine
 from hearth.streaming.pacing import Pacer, SpeechRate
 from hearth.streaming.sinks import to_pcm
 from hearth.voices.rules import VoiceRules
@@ -110,7 +110,7 @@ def model_language(code: Any, config: ModelConfig) -> str:
 
 
 @dataclass(kw_only=True)
-class WyomingState(Resident):
+class WyomingState(SharedEngine):
     """What the sessions share: the checkpoint's info (known before loading), then the engine."""
 
     config: ModelConfig

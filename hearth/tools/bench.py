@@ -16,12 +16,19 @@ import statistics
 import subprocess
 import sys
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from hearth.platform.topology import CPU_LEVELS, shows_level
-from hearth.tools.bench_runs import batch_agreement, run_agent, run_clone, run_live, run_streams
+from hearth.tools.bench_runs import (
+    BenchSettings,
+    batch_agreement,
+    run_agent,
+    run_clone,
+    run_live,
+    run_streams,
+)
 from hearth.tools.stats import p95, peak_rss_mb
 
 if TYPE_CHECKING:
@@ -32,35 +39,10 @@ __all__ = ["CPU_MASKS", "BenchSettings", "bench_checkpoint", "exec_with_cpu_mask
 
 CPU_MASKS = CPU_LEVELS
 
-SENTENCE = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
 VOICE, LANGUAGE = "ryan", "english"
 # An id the talker can never sample (it lies in the suppressed control range): passed to the
 # official generate as its end-of-speech id so that both engines run exactly --frames frames.
 _NEVER_SAMPLED = 3071
-
-
-@dataclass(frozen=True)
-class BenchSettings:
-    model: str | None = None
-    frames: int = 25
-    runs: int = 3
-    threads: int | None = None
-    chunk_frames: int = 5
-    first_chunk_frames: int | None = None  # None: the engine's default
-    text: str = SENTENCE
-    backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
-    live_wps: float | None = None  # also measure a live utterance fed this many words per second
-    agent_rates: tuple[float, ...] = ()  # also measure voice-agent turns with an LLM at these tokens per second
-    agent_turns: int = 4
-    streams: tuple[int, ...] = ()  # measure this many concurrent requests (each count in turn) instead
-    max_batch: int | None = None  # rows stepped together with --streams (None: as many as the streams)
-    clone_s: float | None = None  # speak in a voice cloned in context from a reference this long (Base)
-
-    @property
-    def uses_openvino(self) -> bool:
-        from hearth.backends.settings import backend_options
-
-        return backend_options(**self.backend).uses_openvino
 
 
 def bench_checkpoint(size: str = "0.6b", kind: str = "custom_voice") -> Path:

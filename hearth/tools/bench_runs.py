@@ -1,4 +1,4 @@
-"""`hearth bench`'s other measurements: a cloned voice, voice-agent turns, many streams at once
+"""`hearth bench`'s settings, and its other measurements: a cloned voice, voice-agent turns, many streams at once
 (and whether batching changes a row's codes), text arriving while it is spoken."""
 
 from __future__ import annotations
@@ -7,6 +7,7 @@ import logging
 import statistics
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,11 +17,35 @@ if TYPE_CHECKING:
     from hearth.checkpoint.sampling import SamplingOptions
     from hearth.engine import Engine
     from hearth.text.prompt import Speaker
-    from hearth.tools.bench import BenchSettings
 
-__all__ = ["batch_agreement", "run_agent", "run_clone", "run_live", "run_streams"]
+__all__ = ["SENTENCE", "BenchSettings", "batch_agreement", "run_agent", "run_clone", "run_live", "run_streams"]
 
+SENTENCE = "Hearth speaks for the small machine in the corner, and it starts within a third of a second."
 VOICE, LANGUAGE = "ryan", "english"
+
+
+@dataclass(frozen=True)
+class BenchSettings:
+    model: str | None = None
+    frames: int = 25
+    runs: int = 3
+    threads: int | None = None
+    chunk_frames: int = 5
+    first_chunk_frames: int | None = None  # None: the engine's default
+    text: str = SENTENCE
+    backend: dict[str, Any] = field(default_factory=dict)  # BackendOptions keywords
+    live_wps: float | None = None  # also measure a live utterance fed this many words per second
+    agent_rates: tuple[float, ...] = ()  # also measure voice-agent turns with an LLM at these tokens per second
+    agent_turns: int = 4
+    streams: tuple[int, ...] = ()  # measure this many concurrent requests (each count in turn) instead
+    max_batch: int | None = None  # rows stepped together with --streams (None: as many as the streams)
+    clone_s: float | None = None  # speak in a voice cloned in context from a reference this long (Base)
+
+    @property
+    def uses_openvino(self) -> bool:
+        from hearth.backends.settings import backend_options
+
+        return backend_options(**self.backend).uses_openvino
 
 
 CLONE_TRANSCRIPT = "This is my own voice, recorded in a quiet room for the small machine in the corner to speak with."

@@ -1,0 +1,35 @@
+"""The converter a loader hands to the backends (`hearth.backends.conversions.Converter`): each
+runtime's graphs built from the checkpoint into the cache entry the backend named."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from hearth.backends.conversions import ConvertedModel
+from hearth.checkpoint.loading import Checkpoint
+from hearth.convert import to_onnxruntime, to_openvino
+
+__all__ = ["BUILDERS", "Builders"]
+
+
+class Builders:
+    """`Converter` by `hearth.convert.to_openvino` and `hearth.convert.to_onnxruntime`."""
+
+    def openvino_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
+                                key_source: dict[str, object]) -> ConvertedModel:
+        return to_openvino.build_language_model(ckpt, weights, directory, key_source)
+
+    def openvino_vocoder(self, ckpt: Checkpoint, stored: str, frames: int, directory: Path,
+                         key_source: dict[str, object]) -> ConvertedModel:
+        return to_openvino.build_vocoder(ckpt, stored, frames, directory, key_source)
+
+    def onnxruntime_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
+                                   key_source: dict[str, object]) -> ConvertedModel:
+        return to_onnxruntime.build_language_model(ckpt, weights, directory, key_source)
+
+    def onnxruntime_vocoder(self, ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object],
+                            weights: str) -> ConvertedModel:
+        return to_onnxruntime.build_vocoder(ckpt, frames, directory, key_source, weights)
+
+
+BUILDERS = Builders()
