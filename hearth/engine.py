@@ -30,8 +30,10 @@ from hearth.generation.batch import FrameBatcher
 from hearth.generation.frame_loop import Audio, FrameGenerator, Generation, TurnTaking
 from hearth.options import SpeechOptions, check_speech_options, speech_for
 from hearth.reliability import faults
-from hearth.streaming.audio_stream import AudioChunk, AudioStream, ChunkPlan, StreamEnd, Workers
+from hearth.streaming.audio_stream import AudioStream
+from hearth.streaming.chunks import AudioChunk, ChunkPlan, StreamEnd
 from hearth.streaming.live import BatchInvariance, LiveEmbeds, LiveUtterance
+from hearth.streaming.workers import Workers
 from hearth.text.prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
 from hearth.voices import openai_names as aliases
 from hearth.voices.cloning import Cloner, VoiceProfile

@@ -15,7 +15,7 @@ from typing import Protocol
 
 from hearth.checkpoint.sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from hearth.errors import InputError
-from hearth.streaming.audio_stream import ChunkPlan
+from hearth.streaming.chunks import ChunkPlan
 from hearth.streaming.stretch import check_speed
 from hearth.text.prompt import Speaker, TextMode
 

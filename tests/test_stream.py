@@ -12,7 +12,7 @@ import pytest
 from faults import failing_rows, failing_vocoder
 
 import hearth
-from hearth.streaming.audio_stream import ChunkPlan
+from hearth.streaming.chunks import ChunkPlan
 from hearth.streaming.sinks import snr_db
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint
 

@@ -136,7 +136,7 @@ class Utterance:
 
     # -- the parts of a frame, in the order `step` runs them ----------------------------------------
 
-    def _talker_input(self, batch: LMBatch) -> tuple[np.ndarray, bool] | str:
+    def talker_input(self, batch: LMBatch) -> tuple[np.ndarray, bool] | str:
         """Its next talker input and whether it is the prompt (the session is opened with it), or
         the reason it ends here. Live text may wait for its row."""
         if self.session is None:
@@ -152,7 +152,7 @@ class Utterance:
             return "closed"
         return self._summed + extra, False
 
-    def _sampled(self, logits: np.ndarray) -> str | None:
+    def sampled(self, logits: np.ndarray) -> str | None:
         """Codebook 0 of the next frame from the talker's logits; then why generation ends before
         that frame, or None."""
         assert self.session is not None
@@ -173,7 +173,7 @@ class Utterance:
             return "frame_budget"
         return None
 
-    def _framed(self, rest: list[int], summed: np.ndarray) -> np.ndarray:
+    def framed(self, rest: list[int], summed: np.ndarray) -> np.ndarray:
         """The frame made of codebook 0 and the predictor's codebooks 1..G-1."""
         frame = np.array([self._cb0] + rest, dtype=np.int64)
         self._history.append(self._cb0)
@@ -213,7 +213,7 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
     for i, u in enumerate(utterances):
         try:
             faults.hit("embedding", u.embeds.marks)
-            got = u._talker_input(batch)
+            got = u.talker_input(batch)
         except Exception as e:  # noqa: BLE001 - this utterance fails, the others go on
             result.outcomes[i] = faults.tag(e, "embedding")
             continue
@@ -241,7 +241,7 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
             result.outcomes[i] = faults.tag(out, "talker")
             continue
         try:
-            reason = u._sampled(out)
+            reason = u.sampled(out)
         except Exception as e:  # noqa: BLE001 - as above
             result.outcomes[i] = faults.tag(e, "sampling")
             continue
@@ -263,7 +263,7 @@ def step(batch: LMBatch, utterances: list[Utterance]) -> Step:
             result.outcomes[i] = faults.tag(frame, "predictor")
             continue
         try:
-            result.outcomes[i] = u._framed(*frame)
+            result.outcomes[i] = u.framed(*frame)
         except Exception as e:  # noqa: BLE001 - as above
             result.outcomes[i] = faults.tag(e, "predictor")
     return result

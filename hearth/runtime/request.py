@@ -125,7 +125,7 @@ class Channel:
         self.generated = False  # no sentence left to start or running
         self.feed: TextFeed | None = None  # an open request's text as it arrives
         self.input_done = True  # no more text will come
-        self.run: Any = None  # its sentence being generated (the scheduler's `_Running`)
+        self.run: Any = None  # its sentence being generated (the scheduler's `SentenceRun`)
         self._chunks = 0
         self.ended = threading.Event()
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None  # an awaiting consumer
@@ -179,7 +179,7 @@ class Channel:
             return False
         return bool(self.texts) or (self.feed is not None and self.feed.startable())
 
-    def begin(self, run: Any) -> tuple[str, bool]:  # noqa: ANN401 - the scheduler's `_Running`
+    def begin(self, run: Any) -> tuple[str, bool]:  # noqa: ANN401 - the scheduler's `SentenceRun`
         """`run` generates the next sentence: (its text, whether it is still being written)."""
         partial = not self.texts
         text = self.feed.partial if partial and self.feed is not None else self.texts.popleft()

@@ -50,20 +50,20 @@ from typing import Any
 import numpy as np
 
 from hearth.backends.row_pairs import paired
-from hearth.engine import Engine, LiveUtterance
+from hearth.engine import Engine
 from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.generation.batch import FrameBatcher
-from hearth.generation.turn_taking import Turn, Turns
+from hearth.generation.turn_taking import Turns
 from hearth.options import SpeechOptions, speech_for
 from hearth.platform.process import trim_heap
 from hearth.reliability import faults
 from hearth.reliability.health import Health, Supervisor
 from hearth.runtime.request import Busy, Channel, Request, RequestChunk, SentenceFailed, SentenceResult
+from hearth.runtime.sentence_run import SentenceRun
 from hearth.runtime.text_feed import LiveSentence, TextFeed
-from hearth.streaming.audio_stream import AudioChunk, AudioStream, StreamEnd
+from hearth.streaming.chunks import AudioChunk, StreamEnd
 from hearth.streaming.pacing import SpeechRate
-from hearth.streaming.stretch import Stretcher
 from hearth.text.prompt import ClonedVoice, Speaker
 from hearth.text.sentences import clean_text, split_sentences
 
@@ -336,12 +336,12 @@ class Scheduler:
                 run = self._begin(request)
             self._start(run)
 
-    def _begin(self, request: Request) -> _Running:
+    def _begin(self, request: Request) -> SentenceRun:
         """Under the lock: the request's next sentence, registered as running."""
         index = len(request.sentences)
         seed = request.options.sentence(index).seed
         sentence = SentenceResult(index, "", seed, status="generating")
-        run = _Running(self, request, sentence, self._turns.join())
+        run = SentenceRun(request, sentence, self._turns.join(), self.engine.sample_rate, self._landed)
         sentence.text, partial = request.channel.begin(run)  # partial: a sentence still being written
         request.sentences.append(sentence)
         request.status = "active"
@@ -358,7 +358,7 @@ class Scheduler:
                 run.failed_to_start = e
         return run
 
-    def _start(self, run: _Running) -> None:
+    def _start(self, run: SentenceRun) -> None:
         """Start a whole sentence's stream (outside the lock). Its chunks land in the request's
         channel from the vocoder's own thread (`_landed`): no thread relays them."""
         if run.stream is None and run.failed_to_start is None:
@@ -377,7 +377,7 @@ class Scheduler:
         if run.failed_to_start is not None:
             self._landed(run, StreamEnd(error=run.failed_to_start))
 
-    def _landed(self, run: _Running, item: AudioChunk | StreamEnd) -> None:
+    def _landed(self, run: SentenceRun, item: AudioChunk | StreamEnd) -> None:
         """A sentence's chunk, or its end, arriving on its vocoder's thread: into the request's
         channel at once. Never blocks on the consumer (a request holds at most two sentences ahead,
         by the bound above)."""
@@ -434,52 +434,3 @@ class Scheduler:
                 request.channel.run_ended(request.cancelled)
                 self._settle(request)
                 request.channel.notify()
-
-
-class _Running:
-    """A sentence being generated: its stream and its turns at the CPU (`turns.Turn`). Fields are
-    guarded by the scheduler's lock."""
-
-    def __init__(self, scheduler: Scheduler, request: Request, sentence: SentenceResult, turn: Turn):
-        self.scheduler = scheduler
-        self.request = request
-        self.sentence = sentence
-        self.turn = turn
-        self.stream: AudioStream | LiveUtterance | None = None
-        self.stopped = False
-        self.failed_to_start: Exception | None = None
-        self.failure: BaseException | None = None  # why it was stopped, when it failed outside its stream
-        self.decode_s = 0.0  # the vocoder's time for its chunks so far
-        self.started = time.monotonic()
-        self.codes: list[np.ndarray] = []  # kept with keep_codes
-        speed = request.options.speed
-        self.stretcher = Stretcher(speed, scheduler.engine.sample_rate) if speed != 1.0 else None
-
-    def at_speed(self, chunk: AudioChunk) -> np.ndarray:
-        """`chunk`'s samples at the request's speed: the sentence is stretched as one stream (its
-        chunks join without seams) and flushed at its end, so a chunk holds only its sentence's
-        audio and a sentence lasts exactly its samples / speed. On the vocoder's thread."""
-        return chunk.samples if self.stretcher is None else self.stretcher.chunk(chunk.samples, chunk.is_last)
-
-    def landed(self, item: AudioChunk | StreamEnd) -> None:
-        """The stream's `deliver`: called on its vocoder's thread."""
-        self.scheduler._landed(self, item)
-
-    def fail(self, error: BaseException) -> None:
-        """Under the lock: the sentence fails for a reason outside its stream (the text pushed into
-        it): it stops, and its end carries this error."""
-        if self.failure is None:
-            self.failure = error
-        self.stop_turns()
-        threading.Thread(target=self.cancel_stream, name="hearth-stop", daemon=True).start()  # (outside the lock)
-
-    def stop_turns(self) -> None:
-        """Under the lock: no more turns, and no more text pushed (`cancel_stream` then stops its stream)."""
-        self.stopped = True
-        self.turn.stop()
-
-    def cancel_stream(self) -> None:
-        """Stop generating (outside the lock): within a frame, also while waiting for text."""
-        stream = self.stream
-        if stream is not None:
-            stream.cancel()

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -26,7 +26,7 @@ from starlette.formparsers import MultiPartException, MultiPartParser
 
 from hearth.engine import Engine
 from hearth.errors import InputError
-from hearth.runtime.scheduler import Scheduler
+from hearth.serve.server_state import ServerState, bad_request, error, state_of
 from hearth.voices.cloning import VoiceStore, read_reference
 
 __all__ = ["MAX_UPLOAD_BYTES", "add_voice_routes"]
@@ -96,124 +96,132 @@ def _voice_entries(engine: Engine) -> tuple[list[dict[str, Any]], list[dict[str,
     return listed, uploaded
 
 
-def add_voice_routes(app: FastAPI, *, authorize: Callable[[Request], None], key_ok: Callable[[Request], bool],
-                     loaded: Callable[[], tuple[Engine, Scheduler]], error: Callable[..., Exception],
-                     run: Callable[..., Any]) -> None:
-    """`error(status, message, param=None)` makes the server's error; `run(fn, *args)` awaits `fn`
-    on its thread pool; `key_ok(request)` says whether it carries the API key (or none is set)."""
-    uploading = asyncio.Lock()
-    priming: set[asyncio.Task[Any]] = set()
+def add_voice_routes(app: FastAPI) -> None:
+    """The voice routes on `app` (whose state is a `ServerState`)."""
+    app.add_api_route("/v1/audio/voices", _voices, methods=["GET"])
+    app.add_api_route("/v1/audio/voices", _upload, methods=["POST"])
+    app.add_api_route("/v1/audio/voices/{name}", _delete, methods=["DELETE"])
 
-    def bad(message: str, param: str | None = None) -> Exception:
-        return error(400, message, param)
 
-    def base(engine: Engine, what: str) -> None:
-        # 405: the method is not allowed on this server's resource (its OpenAPI document lists
-        # these routes on Base servers only), with what to do instead.
-        if engine.config.model_type != "base":
-            voices = ", ".join(engine.voices) or "described in the instructions"
-            raise error(405, f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this server "
-                             f"runs a {engine.config.kind} one, whose voices are: {voices}")
+def _base(engine: Engine, what: str) -> None:
+    # 405: the method is not allowed on this server's resource (its OpenAPI document lists
+    # these routes on Base servers only), with what to do instead.
+    if engine.config.model_type != "base":
+        voices = ", ".join(engine.voices) or "described in the instructions"
+        raise error(405, f"{what} needs a Base checkpoint (e.g. Qwen/Qwen3-TTS-12Hz-0.6B-Base); this server "
+                         f"runs a {engine.config.kind} one, whose voices are: {voices}")
 
-    @app.get("/v1/audio/voices")
-    async def voices(http: Request) -> JSONResponse:
-        # Open WebUI lists voices without its key. Without the key the answer holds what anyone who
-        # reaches the server could learn from the model's card: the built-in voices and their
-        # aliases. Stored (cloned) voices are the user's own: listed only with the key.
-        engine, _ = loaded()
-        listed, uploaded = await run(voice_entries, engine)
-        if not key_ok(http):
-            listed, uploaded = [entry for entry in listed if "cloned" not in entry], []
-        return JSONResponse({"voices": listed, "uploaded_voices": uploaded})
 
-    def too_large() -> Exception:
-        return error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
-                          "recording; 3 to 10 s of speech is enough")
+async def _voices(http: Request) -> JSONResponse:
+    # Open WebUI lists voices without its key. Without the key the answer holds what anyone who
+    # reaches the server could learn from the model's card: the built-in voices and their
+    # aliases. Stored (cloned) voices are the user's own: listed only with the key.
+    state = state_of(http)
+    engine, _ = state.loaded()
+    listed, uploaded = await state.run(voice_entries, engine)
+    if not state.key_ok(http):
+        listed, uploaded = [entry for entry in listed if "cloned" not in entry], []
+    return JSONResponse({"voices": listed, "uploaded_voices": uploaded})
 
-    async def limited(stream: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
-        total = 0
-        async for piece in stream:
-            total += len(piece)
-            if total > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
-                raise too_large()
-            yield piece
 
-    @app.post("/v1/audio/voices")
-    async def upload(http: Request) -> JSONResponse:
-        authorize(http)
-        engine, _ = loaded()
-        base(engine, "uploading a voice")
-        if not http.headers.get("content-type", "").lower().startswith("multipart/form-data"):
-            raise bad(_USAGE)
-        length = http.headers.get("content-length")
-        if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
-            raise too_large()
+def _too_large() -> Exception:
+    return error(413, f"the upload is over the {MAX_UPLOAD_BYTES // (1 << 20)} MB limit for a reference "
+                      "recording; 3 to 10 s of speech is enough")
+
+
+async def _limited(stream: AsyncIterator[bytes]) -> AsyncGenerator[bytes, None]:
+    total = 0
+    async for piece in stream:
+        total += len(piece)
+        if total > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
+            raise _too_large()
+        yield piece
+
+
+async def _upload(http: Request) -> JSONResponse:
+    state = state_of(http)
+    state.authorize(http)
+    engine, _ = state.loaded()
+    _base(engine, "uploading a voice")
+    if not http.headers.get("content-type", "").lower().startswith("multipart/form-data"):
+        raise bad_request(_USAGE)
+    length = http.headers.get("content-length")
+    if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES + _FORM_OVERHEAD:
+        raise _too_large()
+    try:
+        form = await MultiPartParser(http.headers, _limited(http.stream()), max_files=2, max_fields=16,
+                                     max_part_size=_FORM_OVERHEAD).parse()
+    except MultiPartException as e:
+        raise bad_request(f"the form cannot be read ({e.message}); {_USAGE}") from None
+    try:
+        return await _clone_upload(state, engine, form)
+    finally:
+        await form.close()
+
+
+def _form_fields(form: Any) -> tuple[str, UploadFile, str | None, str | None, bool]:  # noqa: ANN401
+    """The upload's name, file, transcript, consent and mode, checked."""
+    name, file = form.get("name"), form.get("audio_sample") or form.get("audio")
+    text, consent = form.get("ref_text") or form.get("text"), form.get("consent")
+    if not isinstance(name, str) or not name.strip():
+        raise bad_request(f"name is missing: {_USAGE}", "name")
+    if not isinstance(file, UploadFile):
+        raise bad_request(f"audio_sample is missing or not a file: {_USAGE}", "audio_sample")
+    if text is not None and not isinstance(text, str) or not isinstance(consent, str | None):
+        raise bad_request("ref_text and consent must be text fields, not files", "ref_text")
+    try:
+        name = VoiceStore.check_name(name)
+        x_vector_only = _truthy(form.get("x_vector_only_mode") or form.get("x_vector_only"), "x_vector_only_mode")
+    except InputError as e:
+        raise bad_request(str(e), "name") from None
+    text = text.strip() if text else None
+    if x_vector_only is None:
+        x_vector_only = not text  # no transcript: the speaker embedding alone, as vLLM-Omni's uploads
+    return name, file, text, consent, x_vector_only
+
+
+async def _clone_upload(state: ServerState, engine: Engine, form: Any) -> JSONResponse:  # noqa: ANN401
+    name, file, text, consent, x_vector_only = _form_fields(form)
+    data = await file.read()
+    if len(data) > MAX_UPLOAD_BYTES:
+        raise _too_large()
+    if not data:
+        raise bad_request("audio_sample is empty", "audio_sample")
+    async with state.uploading:  # one at a time: each runs two encoders on the CPU
+        store = engine.cloner.store
+        if store.path(name).exists():
+            other = "" if name in engine.voices else " (made with another checkpoint)"
+            raise bad_request(f"Voice '{name}' already exists{other}; delete it first (DELETE /v1/audio/voices/"
+                              f"{name}) or choose another name", "name")
+
+        def clone() -> Any:  # noqa: ANN401 - a VoiceProfile
+            samples, rate = read_reference(data)
+            return engine.add_voice(name, samples, rate, text, x_vector_only=x_vector_only, consent=consent)
+
         try:
-            form = await MultiPartParser(http.headers, limited(http.stream()), max_files=2, max_fields=16,
-                                         max_part_size=_FORM_OVERHEAD).parse()
-        except MultiPartException as e:
-            raise bad(f"the form cannot be read ({e.message}); {_USAGE}") from None
-        try:
-            return await _upload(engine, form)
-        finally:
-            await form.close()
-
-    async def _upload(engine: Engine, form: Any) -> JSONResponse:
-        name, file = form.get("name"), form.get("audio_sample") or form.get("audio")
-        text, consent = form.get("ref_text") or form.get("text"), form.get("consent")
-        if not isinstance(name, str) or not name.strip():
-            raise bad(f"name is missing: {_USAGE}", "name")
-        if not isinstance(file, UploadFile):
-            raise bad(f"audio_sample is missing or not a file: {_USAGE}", "audio_sample")
-        if text is not None and not isinstance(text, str) or not isinstance(consent, str | None):
-            raise bad("ref_text and consent must be text fields, not files", "ref_text")
-        try:
-            name = VoiceStore.check_name(name)
-            x_vector_only = _truthy(form.get("x_vector_only_mode") or form.get("x_vector_only"), "x_vector_only_mode")
+            profile = await state.run(clone)
         except InputError as e:
-            raise bad(str(e), "name") from None
-        text = text.strip() if text else None
-        if x_vector_only is None:
-            x_vector_only = not text  # no transcript: the speaker embedding alone, as vLLM-Omni's uploads
-        data = await file.read()
-        if len(data) > MAX_UPLOAD_BYTES:
-            raise too_large()
-        if not data:
-            raise bad("audio_sample is empty", "audio_sample")
-        async with uploading:  # one at a time: each runs two encoders on the CPU
-            store = engine.cloner.store
-            if store.path(name).exists():
-                other = "" if name in engine.voices else " (made with another checkpoint)"
-                raise bad(f"Voice '{name}' already exists{other}; delete it first (DELETE /v1/audio/voices/{name}) "
-                          "or choose another name", "name")
+            raise bad_request(str(e), "audio_sample" if "audio" in str(e) else "ref_text") from None
+    if profile.voice.in_context:  # its reference decoded now, not on its first request
+        state.priming.add(asyncio.create_task(state.run(_prime, engine, profile.name)))
+        for task in [t for t in state.priming if t.done()]:
+            state.priming.discard(task)
+    voice = {"name": profile.name, "consent": profile.consent or "", "created_at": profile.created_at,
+             "mime_type": file.content_type or "application/octet-stream", "file_size": len(data),
+             "ref_text": profile.transcript or "", "mode": "x-vector" if x_vector_only else "in-context",
+             "reference_s": round(profile.reference_s, 3)}
+    return JSONResponse({"success": True, "voice": voice})
 
-            def clone() -> Any:
-                samples, rate = read_reference(data)
-                return engine.add_voice(name, samples, rate, text, x_vector_only=x_vector_only, consent=consent)
 
-            try:
-                profile = await run(clone)
-            except InputError as e:
-                raise bad(str(e), "audio_sample" if "audio" in str(e) else "ref_text") from None
-        if profile.voice.in_context:  # its reference decoded now, not on its first request
-            priming.add(asyncio.create_task(run(_prime, engine, profile.name)))
-            for task in [t for t in priming if t.done()]:
-                priming.discard(task)
-        voice = {"name": profile.name, "consent": profile.consent or "", "created_at": profile.created_at,
-                 "mime_type": file.content_type or "application/octet-stream", "file_size": len(data),
-                 "ref_text": profile.transcript or "", "mode": "x-vector" if x_vector_only else "in-context",
-                 "reference_s": round(profile.reference_s, 3)}
-        return JSONResponse({"success": True, "voice": voice})
-
-    @app.delete("/v1/audio/voices/{name}")
-    async def delete(name: str, http: Request) -> JSONResponse:
-        authorize(http)
-        engine, _ = loaded()
-        base(engine, "deleting a voice")
-        key = name.strip().lower()
-        async with uploading:
-            if key not in await run(lambda: engine.voices):
-                raise error(404, f"Voice '{name}' not found; the stored voices: {', '.join(engine.voices) or 'none'}",
-                            "name")
-            await run(engine.cloner.store.remove, key)
-        return JSONResponse({"success": True, "message": f"Voice '{name}' deleted successfully"})
+async def _delete(name: str, http: Request) -> JSONResponse:
+    state = state_of(http)
+    state.authorize(http)
+    engine, _ = state.loaded()
+    _base(engine, "deleting a voice")
+    key = name.strip().lower()
+    async with state.uploading:
+        if key not in await state.run(lambda: engine.voices):
+            raise error(404, f"Voice '{name}' not found; the stored voices: {', '.join(engine.voices) or 'none'}",
+                        "name")
+        await state.run(engine.cloner.store.remove, key)
+    return JSONResponse({"success": True, "message": f"Voice '{name}' deleted successfully"})

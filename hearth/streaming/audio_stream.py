@@ -29,85 +29,19 @@ from typing import Any
 import numpy as np
 
 from hearth.backends import Vocoder
-from hearth.frames import FRAME_S
-from hearth.generation.frame_loop import FrameGenerator, GenerationStats, Stop
+from hearth.generation.frame_loop import FrameGenerator, Stop
 from hearth.reliability import faults
+from hearth.streaming.chunks import AudioChunk, ChunkPlan, ChunkTiming, StreamEnd
 from hearth.streaming.stretch import Stretcher
+from hearth.streaming.workers import Workers
 
-__all__ = ["ChunkPlan", "ChunkTiming", "AudioChunk", "AudioStream", "StreamEnd", "Workers"]
+__all__ = ["AudioChunk", "AudioStream", "ChunkPlan", "ChunkTiming", "StreamEnd", "Workers"]
 
 log = logging.getLogger(__name__)
 
 _POLL_S = 0.05  # how often a blocked worker re-checks the stop flag
 _SHUTDOWN_S = 10.0
-
-
-@dataclass(frozen=True)
-class ChunkPlan:
-    """How frames are grouped: `first` frames for the first chunk (earlier audio), then doubling up
-    to `size` each (2, 4, 5, 5, ... by default).
-
-    The ramp matters for gapless playback: once the small first chunk starts playing, the next one
-    must be generated within its duration. A second chunk as large as the rest would need the
-    engine to run at `first / size` of real time; doubling needs only half.
-    """
-
-    size: int = 5
-    first: int = 2
-    # Generation pauses while every chunk is decoded: for a language model and a vocoder that share
-    # the same few cores, where running both at once makes each slower than taking turns.
-    hold_all: bool = False
-    # Paced: after the first chunk, each chunk is cut early enough to be decoded before the audio
-    # already sent runs out (estimated from the measured frame and decode times), never larger
-    # than `size`. For real-time playback; off, the sizes follow `length` exactly.
-    paced: bool = False
-    frame_s: float = FRAME_S  # audio per frame
-
-    def paced_length(self, index: int, lead_s: float, frame_cost_s: float, decode_s: float) -> int:
-        """Frames for chunk `index` when `lead_s` of sent audio is still to play."""
-        if index == 0 or not self.paced or frame_cost_s <= 0:
-            return self.length(index)
-        if lead_s <= 0:
-            return self.size  # behind real time already: larger chunks cost less per frame
-        fit = int((0.6 * lead_s - decode_s) / frame_cost_s)
-        return max(1, min(self.length(index), fit))
-
-    def __post_init__(self) -> None:
-        if self.size < 1 or self.first < 1:
-            raise ValueError("chunk sizes must be at least one frame")
-
-    def length(self, index: int) -> int:
-        if index == 0:
-            return self.first
-        if self.first >= self.size:
-            return self.size
-        return min(self.size, self.first << min(index, 16))
-
-
-@dataclass(frozen=True)
-class ChunkTiming:
-    """Seconds since the request started, and the work done for this chunk."""
-
-    generated_at: float  # the chunk's last frame existed
-    decoded_at: float  # its audio was ready for the consumer
-    generate_s: float  # language-model time spent on this chunk's frames
-    decode_s: float  # vocoder time for this chunk
-
-
-@dataclass(frozen=True)
-class AudioChunk:
-    samples: np.ndarray  # float32 mono in [-1, 1]: frames * samples_per_frame long (at speed 1.0)
-    sample_rate: int
-    index: int  # 0, 1, 2, ... in playback order
-    start_frame: int
-    frames: int
-    codes: np.ndarray  # [frames, 16]
-    is_last: bool
-    timing: ChunkTiming
-
-    @property
-    def duration_s(self) -> float:
-        return len(self.samples) / self.sample_rate
+DEFAULT_PLAN = ChunkPlan()  # 2, 4, 5, 5, ... frames per chunk
 
 
 @dataclass
@@ -128,130 +62,6 @@ class _WorkerFailure:
 @dataclass
 class _End:
     pass
-
-
-@dataclass(frozen=True)
-class StreamEnd:
-    """What a pushing stream (`AudioStream(deliver=...)`) delivers last, exactly once: the end of
-    its audio (`error` None, `stopped` False), a failure, or a stop before the end."""
-
-    error: BaseException | None = None
-    stopped: bool = False
-    stats: GenerationStats | None = None
-
-
-class _Worker:
-    """One daemon thread running submitted calls in order. Daemon: whatever happens, a stuck call
-    can never keep the process from exiting (the engine also stops its streams on close)."""
-
-    def __init__(self, name: str):
-        self._tasks: queue.SimpleQueue[tuple[Callable[[], object], concurrent.futures.Future] | None] = (
-            queue.SimpleQueue()
-        )
-        self.dying = False
-        self.thread = threading.Thread(target=self._run, name=name, daemon=True)
-        self.thread.start()
-
-    def _run(self) -> None:
-        while (task := self._tasks.get()) is not None:
-            fn, future = task
-            if not future.set_running_or_notify_cancel():
-                continue
-            try:
-                result = fn()
-            except BaseException as e:  # noqa: BLE001 - handed to whoever waits on the future
-                if isinstance(e, faults.InjectedFault) and e.stage == "vocoder_thread":
-                    self.dying = True  # (before the future's callbacks run: its pair is not kept)
-                    future.set_exception(e)
-                    raise  # the thread dies (supervision's test: its pair is replaced)
-                future.set_exception(e)
-            else:
-                future.set_result(result)
-
-    @property
-    def alive(self) -> bool:
-        return self.thread.is_alive() and not self.dying
-
-    def submit(self, fn: Callable[[], object]) -> concurrent.futures.Future:
-        future: concurrent.futures.Future = concurrent.futures.Future()
-        self._tasks.put((fn, future))
-        return future
-
-    def close(self) -> None:
-        self._tasks.put(None)
-
-
-class Workers:
-    """Pairs of long-lived worker threads a pipeline runs on: one generates, one vocodes.
-
-    Each live stream holds a pair of its own, so streams on several threads run side by side; a
-    finished stream's pair is kept for the next (a fresh thread pays for its math library's thread
-    pool on its first heavy call: about 80 ms of first-audio latency here), up to `keep` idle pairs.
-    """
-
-    def __init__(self, keep: int = 2) -> None:
-        self.keep = keep
-        self._idle: list[tuple[_Worker, _Worker]] = []
-        self._lock = threading.Lock()
-        self._count = 0
-        self._closed = False
-        self._live: set[threading.Event] = set()  # the stop flags of streams running on a pair
-        self.replaced = 0  # idle pairs found with a dead thread, and replaced
-
-    def acquire(self) -> tuple[_Worker, _Worker]:
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("the engine is closed")
-            while self._idle:
-                pair = self._idle.pop()
-                if all(w.alive for w in pair):
-                    return pair
-                self.replaced += 1  # a thread died (it must not take the next stream with it)
-                log.warning("a stream worker thread had died; the next stream starts new ones")
-                for worker in pair:
-                    worker.close()
-            self._count += 1
-            n = self._count
-        return _Worker(f"hearth-generate-{n}"), _Worker(f"hearth-vocoder-{n}")
-
-    def release(self, pair: tuple[_Worker, _Worker]) -> None:
-        with self._lock:
-            if not all(w.alive for w in pair):
-                self.replaced += 1  # a thread died: the next stream gets new ones
-                log.warning("a stream worker thread died; the next stream starts new ones")
-            elif not self._closed and len(self._idle) < self.keep:
-                self._idle.append(pair)
-                return
-        for worker in pair:
-            worker.close()
-
-    def warm(self, fn: Callable[[], object]) -> None:
-        """Run `fn` on the generate thread of an idle pair (and keep the pair), raising its error."""
-        pair = self.acquire()
-        try:
-            pair[0].submit(fn).result()
-        finally:
-            self.release(pair)
-
-    def track(self, stop: threading.Event) -> None:
-        with self._lock:
-            self._live.add(stop)
-
-    def untrack(self, stop: threading.Event) -> None:
-        with self._lock:
-            self._live.discard(stop)
-
-    def close(self) -> None:
-        """Stop every live stream (each ends within a frame) and end the idle threads."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, []
-            live = list(self._live)
-        for stop in live:
-            stop.set()
-        for pair in idle:
-            for worker in pair:
-                worker.close()
 
 
 class _Pipeline:
@@ -460,7 +270,7 @@ class AudioStream:
         frames: FrameGenerator,
         decoder: Vocoder,
         sample_rate: int,
-        plan: ChunkPlan = ChunkPlan(),
+        plan: ChunkPlan = DEFAULT_PLAN,
         max_ready: int = 4,
         workers: Workers | None = None,
         start: Callable[[], Any] | None = None,

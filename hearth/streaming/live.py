@@ -28,7 +28,8 @@ from hearth.checkpoint.config import ModelConfig
 from hearth.checkpoint.tokenizer import TextTokenizer
 from hearth.errors import InputError
 from hearth.reliability import faults
-from hearth.streaming.audio_stream import AudioChunk, AudioStream
+from hearth.streaming.audio_stream import AudioStream
+from hearth.streaming.chunks import AudioChunk
 from hearth.text.prompt import Embedder, LiveText, Prompt, Speaker, embed_prompt
 
 __all__ = ["BatchInvariance", "LiveEmbeds", "LiveUtterance"]

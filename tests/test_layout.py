@@ -1,0 +1,149 @@
+"""The package's shape, as docs/architecture.md states it: subpackages by concern, no import circle
+(in-function and type-checking imports included), the backends never importing the converter,
+errors taken from `hearth.errors`, no module over 450 lines and no function over 80."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent / "hearth"
+TOP_LEVEL = {"__init__", "engine", "errors", "frames", "options", "pipeline"}
+SUBPACKAGES = {"backends", "checkpoint", "cli", "convert", "generation", "model", "platform", "reliability",
+               "runtime", "serve", "streaming", "text", "tools", "voices"}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(ROOT.rglob("*.py"))}
+
+
+def _imports(name: str) -> set[str]:
+    """Every Hearth module `name` imports, wherever the import stands."""
+    path = MODULES[name]
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                base = ".".join(parts[: len(parts) - node.level + 1] + ([node.module] if node.module else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in MODULES else base for a in node.names]
+        else:
+            continue
+        for target in targets:
+            module = target
+            while module not in MODULES and "." in module:
+                module = module.rpartition(".")[0]
+            if module in MODULES and module != name:
+                found.add(module)
+    return found
+
+
+GRAPH = {name: _imports(name) for name in MODULES}
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The graph's strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in graph.get(v, ()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def _package(name: str) -> str:
+    return ".".join(name.split(".")[:2])
+
+
+def test_the_top_level_holds_the_public_modules_and_the_subpackages_by_concern():
+    top = {p.stem for p in ROOT.glob("*.py")}
+    packages = {p.parent.name for p in ROOT.glob("*/__init__.py")}
+    assert top == TOP_LEVEL
+    assert packages == SUBPACKAGES
+    for name in packages:
+        assert ast.get_docstring(ast.parse((ROOT / name / "__init__.py").read_text(encoding="utf-8"))), name
+
+
+def test_no_module_imports_itself_round_a_circle():
+    assert _cycles(GRAPH) == []
+
+
+def test_no_subpackage_imports_itself_round_a_circle():
+    packages: dict[str, set[str]] = {}
+    for name, targets in GRAPH.items():
+        packages.setdefault(_package(name), set()).update(
+            _package(t) for t in targets if _package(t) != _package(name) and t != "hearth")
+    assert _cycles(packages) == []
+
+
+@pytest.mark.parametrize("lower, upper", [
+    ("hearth.backends", "hearth.convert"),  # the converter is handed in (backends.conversions.Converter)
+    ("hearth.checkpoint", "hearth.model"),  # describing a checkpoint needs no torch
+    ("hearth.platform", "hearth.backends"),
+    ("hearth.generation", "hearth.runtime"),
+    ("hearth.streaming", "hearth.runtime"),
+    ("hearth.runtime", "hearth.serve"),
+])
+def test_a_lower_layer_never_imports_a_higher_one(lower, upper):
+    offending = {n: sorted(t for t in ts if t.startswith(upper)) for n, ts in GRAPH.items() if n.startswith(lower)}
+    assert {n: ts for n, ts in offending.items() if ts} == {}
+
+
+def test_errors_are_imported_from_errors():
+    """`InputError` and its kin come from hearth.errors, never through the engine or another module."""
+    import hearth.errors
+
+    names = {n for n in dir(hearth.errors) if n.endswith(("Error", "Unavailable"))}
+    wrong = []
+    for name, path in MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module not in ("hearth.errors", None) and name != "hearth":
+                wrong += [f"{name}: {a.name} from {node.module}" for a in node.names if a.name in names]
+    assert wrong == []
+
+
+def test_no_module_over_450_lines_and_no_function_over_80():
+    long_modules, long_functions = [], []
+    for name, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if len(text.splitlines()) > 450:
+            long_modules.append(f"{name}: {len(text.splitlines())}")
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno is not None:
+                lines = node.end_lineno - node.lineno + 1
+                if lines > 80:
+                    long_functions.append(f"{name}.{node.name}: {lines}")
+    assert long_modules == []
+    assert long_functions == []
