@@ -137,12 +137,8 @@ def _convert(ckpt: Checkpoint, runtime: str, weights: str | None, vocoder: str |
     return ort_vocoder.convert_vocoder(ckpt, weights=ORT_VOCODERS[cast(str, vocoder)], converter=BUILDERS)
 
 
-def export_model(model: str, out: Path, preset: str = "default", runtimes: Iterable[str] = RUNTIMES,
-                 drift: bool = False) -> dict[str, Any]:
-    """Write the export of `model` for `preset` into `out` (which must not exist); its manifest."""
-    from hearth.checkpoint.loading import open_checkpoint
-    from hearth.voices.cloning import Cloner, checkpoint_identity
-
+def _preset_runtimes(preset: str, runtimes: Iterable[str]) -> tuple[Any, list[str]]:
+    """The preset's recipe and the runtimes it is exported for (ValueError names what to change)."""
     if preset not in PRESETS:
         raise ValueError(f"preset must be one of {', '.join(PRESETS)}, got {preset!r}")
     chosen = [r for r in RUNTIMES if r in set(runtimes)]
@@ -153,7 +149,50 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
     if not any(spec.lm[r] for r in chosen):
         raise ValueError(f"preset {preset} runs its language model on "
                          f"{', '.join(r for r in RUNTIMES if spec.lm[r])}: include it in --runtimes")
-    chosen = [r for r in chosen if spec.lm[r] or spec.vocoder[r]]  # (small runs nothing on OpenVINO)
+    return spec, [r for r in chosen if spec.lm[r] or spec.vocoder[r]]  # (small runs nothing on OpenVINO)
+
+
+def _conversions(ckpt: Checkpoint, spec: Any, chosen: list[str], tmp: Path) -> list[dict[str, Any]]:  # noqa: ANN401
+    """Each network the preset runs on each chosen runtime, converted (or found in the cache) and
+    copied into the export."""
+    steps = [(runtime, network) for runtime in chosen for network in ("language model", "vocoder")
+             if (spec.lm[runtime] if network == "language model" else spec.vocoder[runtime])]
+    converted = []
+    for i, (runtime, network) in enumerate(steps, 1):
+        weights = spec.lm[runtime] if network == "language model" else None
+        what = f"{runtime} {network}" + (f" ({weights})" if weights else "")
+        # Into the cache first (a hit where this machine has run the model), then linked in.
+        log.info("export 2/4: the %s (%d of %d)", what, i, len(steps))
+        done = _convert(ckpt, runtime, weights, spec.vocoder[runtime])
+        target = tmp / "converted" / runtime / done.directory.name
+        _copy_tree(done.directory, target, skip=("compiled-",))  # not the runtime's ISA-specific blobs
+        converted.append({"what": what, "dir": str(target.relative_to(tmp)), "mb": round(_size(target) / 1e6, 1),
+                          "convert_s": round(float(cast(float, done.manifest.get("convert_s", 0.0))), 1)})
+    return converted
+
+
+def _stored_voices(ckpt: Checkpoint, tmp: Path) -> list[str]:
+    """A Base checkpoint's stored voice profiles, copied into the export."""
+    from hearth.voices.cloning import Cloner
+
+    voices: list[str] = []
+    if ckpt.config.model_type == "base":
+        cloner = Cloner(ckpt)
+        for name in cloner.usable():
+            (tmp / "voices").mkdir(exist_ok=True)
+            shutil.copy2(cloner.store.find(name), tmp / "voices" / f"{name}.safetensors")
+            (tmp / "voices" / f"{name}.safetensors").chmod(0o644)  # (see `_copy_tree`)
+            voices.append(name)
+    return voices
+
+
+def export_model(model: str, out: Path, preset: str = "default", runtimes: Iterable[str] = RUNTIMES,
+                 drift: bool = False) -> dict[str, Any]:
+    """Write the export of `model` for `preset` into `out` (which must not exist); its manifest."""
+    from hearth.checkpoint.loading import open_checkpoint
+    from hearth.voices.cloning import checkpoint_identity
+
+    spec, chosen = _preset_runtimes(preset, runtimes)
     out = Path(out)
     if out.exists():
         raise FileExistsError(f"{out} exists; export into a new directory (or remove it first)")
@@ -177,28 +216,9 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
             {**spec.load, "backend": chosen[0], "vocoder": spec.vocoder[chosen[0]]},
             "runtimes": chosen,
         }
-        steps = [(runtime, network) for runtime in chosen for network in ("language model", "vocoder")
-                 if (spec.lm[runtime] if network == "language model" else spec.vocoder[runtime])]
-        converted = []
-        for i, (runtime, network) in enumerate(steps, 1):
-            weights = spec.lm[runtime] if network == "language model" else None
-            what = f"{runtime} {network}" + (f" ({weights})" if weights else "")
-            # Into the cache first (a hit where this machine has run the model), then linked in.
-            log.info("export 2/4: the %s (%d of %d)", what, i, len(steps))
-            done = _convert(ckpt, runtime, weights, spec.vocoder[runtime])
-            target = tmp / "converted" / runtime / done.directory.name
-            _copy_tree(done.directory, target, skip=("compiled-",))  # not the runtime's ISA-specific blobs
-            converted.append({"what": what, "dir": str(target.relative_to(tmp)), "mb": round(_size(target) / 1e6, 1),
-                              "convert_s": round(float(cast(float, done.manifest.get("convert_s", 0.0))), 1)})
+        converted = _conversions(ckpt, spec, chosen, tmp)
         log.info("export 3/4: stored voices")
-        voices = []
-        if ckpt.config.model_type == "base":
-            cloner = Cloner(ckpt)
-            for name in cloner.usable():
-                (tmp / "voices").mkdir(exist_ok=True)
-                shutil.copy2(cloner.store.find(name), tmp / "voices" / f"{name}.safetensors")
-                (tmp / "voices" / f"{name}.safetensors").chmod(0o644)  # (see `_copy_tree`)
-                voices.append(name)
+        voices = _stored_voices(ckpt, tmp)
         manifest.update(converted=converted, voices=voices,
                         checkpoint_mb=round(checkpoint_bytes / 1e6, 1), export_s=round(time.perf_counter() - t0, 1))
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))

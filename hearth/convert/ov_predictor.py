@@ -10,7 +10,9 @@ its neighbours in a batch).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import openvino as ov
@@ -65,13 +67,38 @@ def build_predictor_loop(
     forced = ops.parameter([-1, steps], ov.Type.i64, name="forced")
     prefix = "talker.code_predictor."
     project = p.hidden_size != hidden_size
-    column = ints_const([1])
     rows = ops.gather(ops.shape_of(hidden, "i64"), ints_const([0]), int_const(0))  # [1] = [B]
 
     def to_predictor(x: ov.Output) -> ov.Output:
         return b.linear(x, prefix + "small_to_mtp_projection", bias=True) if project else x
 
-    # -- the body: one step ------------------------------------------------------------------------
+    body = _step_body(cfg, b, to_predictor, teacher_forced)
+    stepper = _loop(cfg, body, to_predictor, rows, hidden, first, teacher_forced,
+                    {"draws": draws, "temperature": temperature, "top_k": top_k, "top_p": top_p, "forced": forced})
+    return _loop_model(cfg, b, stepper, body, teacher_forced, [hidden, first, draws, temperature, top_k, top_p],
+                       forced)
+
+
+@dataclass
+class _Step:
+    """The loop body (one predictor step): its model, parameters by name and results by name."""
+
+    model: ov.Model
+    params: dict[str, Any]  # step, x, summed, draws, temperature, top_k, top_p, forced
+    cache: list[list[Any]]  # per layer: the key and value caches carried in
+    results: dict[str, Any]  # x, summed, code, logits, go
+    cache_results: list[list[Any]]
+
+
+def _step_body(cfg: TalkerConfig, b: Builder, to_predictor: Callable[[ov.Output], ov.Output],
+               teacher_forced: bool) -> _Step:
+    """Step j runs the stack on its input, extends the caches it carries, takes codebook j+1's
+    logits from head j, samples (or takes the forced code) and embeds the code."""
+    p = cfg.predictor
+    steps = cfg.num_code_groups - 1
+    hidden_size = cfg.stack.hidden_size
+    prefix = "talker.code_predictor."
+    column = ints_const([1])
     step = ops.parameter([], ov.Type.i64, name="step")
     x_in = ops.parameter([-1, -1, p.hidden_size], F32, name="x")
     summed_in = ops.parameter([-1, 1, hidden_size], F32, name="summed")
@@ -130,11 +157,27 @@ def build_predictor_loop(
     body_params = [step, x_in, summed_in, *[t for pair in cache_in for t in pair], draws_in, temperature_in,
                    top_k_in, top_p_in, forced_in]
     body_outputs = [*body_results.values(), *[t for pair in cache_results for t in pair]]
-    body = ov.Model(body_outputs, body_params, "hearth_predictor_step")
+    params = {"step": step, "x": x_in, "summed": summed_in, "draws": draws_in, "temperature": temperature_in,
+              "top_k": top_k_in, "top_p": top_p_in, "forced": forced_in}
+    return _Step(ov.Model(body_outputs, body_params, "hearth_predictor_step"), params, cache_in, body_results,
+                 cache_results)
 
-    # -- the loop ----------------------------------------------------------------------------------
+
+
+def _loop(cfg: TalkerConfig, body: _Step, to_predictor: Callable[[ov.Output], ov.Output], rows: ov.Output,
+          hidden: Any, first: Any, teacher_forced: bool, inputs: dict[str, Any]) -> Any:  # noqa: ANN401 - ov Nodes
+    """The Loop of G-1 steps over `body`: the input and caches merged from step to step, sampling's
+    inputs (or, teacher-forced, constants of their shapes and the forced codes) invariant."""
+    p = cfg.predictor
+    steps = cfg.num_code_groups - 1
+    hidden_size = cfg.stack.hidden_size
+    x_in, summed_in, draws_in = body.params["x"], body.params["summed"], body.params["draws"]
+    temperature_in, top_k_in, top_p_in = body.params["temperature"], body.params["top_k"], body.params["top_p"]
+    forced_in, cache_in, cache_results = body.params["forced"], body.cache, body.cache_results
+    body_results = body.results
+    draws, temperature, top_k, top_p, forced = (inputs[k] for k in ("draws", "temperature", "top_k", "top_p", "forced"))
     stepper = ops.loop(ops.constant(np.int64(steps)), ops.constant(True))
-    stepper.set_function(body)
+    stepper.set_function(body.model)
     stepper.set_special_body_ports([0, 4])  # step counter: parameter 0; continue: result 4 ("go")
     stepper.set_merged_input(x_in, to_predictor(ops.concat([hidden, first], 1).output(0)), body_results["x"].output(0))
     stepper.set_merged_input(summed_in, ops.reshape(first, ints_const([0, 1, hidden_size]), True).output(0),
@@ -153,6 +196,15 @@ def build_predictor_loop(
                      forced_in: ops.broadcast(int_const(0), ops.concat([rows, ints_const([steps])], 0))}
     for param, value in invariant.items():
         stepper.set_invariant_input(param, value.output(0) if hasattr(value, "output") else value)
+    return stepper
+
+
+def _loop_model(cfg: TalkerConfig, b: Builder, stepper: Any, body: _Step, teacher_forced: bool,  # noqa: ANN401
+                inputs: list[Any], forced: Any) -> tuple[ov.Model, Builder]:  # noqa: ANN401
+    """The model around the loop: the codes (or every step's logits) and the summed embedding."""
+    p = cfg.predictor
+    body_results = body.results
+    hidden, first = inputs[0], inputs[1]
     codes = stepper.get_concatenated_slices(body_results["code"].output(0), 0, 1, 1, -1, 1)  # [B, G-1]
     summed = stepper.get_iter_value(body_results["summed"].output(0), -1)
     all_logits = stepper.get_concatenated_slices(body_results["logits"].output(0), 0, 1, 1, -1, 0)  # [G-1, B, V]
@@ -165,9 +217,10 @@ def build_predictor_loop(
         return ov.Model([logits_out, summed_out], [hidden, first, forced], "hearth_predictor_forced"), b
     codes_out = ops.result(codes, name="codes")
     codes_out.output(0).get_tensor().set_names({"codes"})
-    inputs = [hidden, first, draws, temperature, top_k, top_p]
     model = ov.Model([codes_out, summed_out], inputs, "hearth_predictor_loop")
     return model, b
+
+
 
 
 def _unrolled_predictor(

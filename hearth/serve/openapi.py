@@ -109,8 +109,8 @@ def _websocket_messages() -> dict[str, Any]:
     }
 
 
-def document(engine: Engine, model_names: list[str], max_input: int, max_upload_mb: int) -> dict[str, Any]:
-    """The OpenAPI document of a server running `engine`."""
+def _speech_audio() -> dict[str, Any]:
+    """The speech route's response content: each audio format, and the server-sent events."""
     binary = {"schema": {"type": "string", "format": "binary"}}
     audio: dict[str, Any] = {media: binary for media in MEDIA_TYPES.values()}
     usage = {"type": "object", "required": ["input_tokens", "output_tokens", "total_tokens"],
@@ -125,6 +125,35 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
                     "type": {"const": "speech.audio.done"}, "usage": usage}}]}}}},
         "description": "stream_format sse: speech.audio.delta events (the audio in response_format, base64), "
                        "then speech.audio.done with the usage (output_tokens: frames)"}
+    return audio
+
+
+def _model_lists(model_names: list[str]) -> dict[str, Any]:
+    """The two model listings: Open WebUI's and OpenAI's."""
+    return {
+        "/v1/audio/models": {"get": {
+            "summary": "Model names, in Open WebUI's shape",
+            "responses": {"200": {"description": "models", "content": {_JSON: {"schema": {
+                "type": "object", "required": ["models"], "properties": {"models": {"type": "array", "items": {
+                    "type": "object", "required": ["id"], "properties": {"id": {"enum": model_names},
+                                                                        "name": {"type": "string"}}}}}}}}}},
+        }},
+        "/v1/models": {"get": {
+            "summary": "Model names, as OpenAI lists them",
+            "responses": {"200": {"description": "models", "content": {_JSON: {"schema": {
+                "type": "object", "required": ["object", "data"], "properties": {
+                    "object": {"const": "list"}, "data": {"type": "array", "items": {
+                        "type": "object", "required": ["id", "object"], "properties": {
+                            "id": {"enum": model_names}, "object": {"const": "model"},
+                            "owned_by": {"type": "string"}}}}}}}}},
+                **_errors("401")},
+        }},
+    }
+
+
+def document(engine: Engine, model_names: list[str], max_input: int, max_upload_mb: int) -> dict[str, Any]:
+    """The OpenAPI document of a server running `engine`."""
+    audio = _speech_audio()
     speech_headers = {name: {"schema": {"type": "string"}}
                       for name in ("X-Hearth-Request", "X-Request-Id", "X-Hearth-Seed", "X-Hearth-Warning",
                                    "X-Hearth-Realtime")}
@@ -148,23 +177,7 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
                     "uploaded_voices": {"type": "array", "items": {"type": "object"}}}}}}},
                 **_errors("500", "503")},
         }},
-        "/v1/audio/models": {"get": {
-            "summary": "Model names, in Open WebUI's shape",
-            "responses": {"200": {"description": "models", "content": {_JSON: {"schema": {
-                "type": "object", "required": ["models"], "properties": {"models": {"type": "array", "items": {
-                    "type": "object", "required": ["id"], "properties": {"id": {"enum": model_names},
-                                                                        "name": {"type": "string"}}}}}}}}}},
-        }},
-        "/v1/models": {"get": {
-            "summary": "Model names, as OpenAI lists them",
-            "responses": {"200": {"description": "models", "content": {_JSON: {"schema": {
-                "type": "object", "required": ["object", "data"], "properties": {
-                    "object": {"const": "list"}, "data": {"type": "array", "items": {
-                        "type": "object", "required": ["id", "object"], "properties": {
-                            "id": {"enum": model_names}, "object": {"const": "model"},
-                            "owned_by": {"type": "string"}}}}}}}}},
-                **_errors("401")},
-        }},
+        **_model_lists(model_names),
         "/health": {"get": {
             "summary": "ok once the model is loaded",
             "responses": {status: {"description": text, "content": {_JSON: {"schema": {
@@ -176,8 +189,13 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
             "responses": {"200": {"description": "metrics", "content": {"text/plain": {"schema": {"type": "string"}}}}},
         }},
     }
-    if engine.config.model_type != "base":  # (they answer 405 there, saying a Base checkpoint is needed)
-        return _finish(engine, paths, max_input)
+    if engine.config.model_type == "base":  # (elsewhere they answer 405, saying a Base checkpoint is needed)
+        _voice_store_routes(paths, max_upload_mb)
+    return _finish(engine, paths, max_input)
+
+
+def _voice_store_routes(paths: dict[str, Any], max_upload_mb: int) -> None:
+    """A Base checkpoint's routes to upload and delete stored voices."""
     paths["/v1/audio/voices"]["post"] = {
         "summary": "Store a cloned voice (vLLM-Omni's upload; a Base checkpoint only, else 400)",
         "requestBody": {"required": True, "content": {"multipart/form-data": {"schema": {
@@ -196,7 +214,6 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
         "responses": {"200": {"description": "deleted", "content": {_JSON: {"schema": {"type": "object"}}}},
                       "404": _error_response("no such stored voice"), **_errors("400", "401", "503")},
     }}
-    return _finish(engine, paths, max_input)
 
 
 def allowed(document: dict[str, Any]) -> dict[str, list[str]]:

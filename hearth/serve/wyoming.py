@@ -37,9 +37,9 @@ from hearth.engine import Engine
 from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.runtime.scheduler import Busy, Request, Scheduler, SentenceFailed
-from hearth.serve import jsonbody
 from hearth.serve.shared_engine import SharedEngine
-from hearth.streaming.pacing import Pacer, SpeechRate
+from hearth.serve.wyoming_events import Malformed, read_event
+from hearth.streaming.pacing import PacedChunks, Pacer, SpeechRate
 from hearth.streaming.sinks import to_pcm
 from hearth.voices.rules import VoiceRules
 
@@ -64,8 +64,6 @@ _VOICE_NOTES = {
     "ono_anna": "playful young woman; native Japanese",
     "sohee": "warm young woman; native Korean",
 }
-_MAX_HEADER = 64 * 1024  # bytes in an event's JSON line
-_MAX_BODY = 1024 * 1024  # bytes of an event's extra data or payload
 _URL = "https://github.com/QwenLM/Qwen3-TTS"
 
 
@@ -159,67 +157,6 @@ class WyomingState(SharedEngine):
         return describe(self.config, self.model_name, self.voices())
 
 
-@dataclass(frozen=True)
-class _Malformed:
-    message: str
-    fatal: bool  # the stream cannot be read further (lengths unknown)
-
-
-async def _read(reader: asyncio.StreamReader) -> Event | _Malformed | None:
-    """The next event; None at the end of the stream."""
-    try:
-        line = await reader.readuntil(b"\n")
-    except asyncio.IncompleteReadError as e:
-        if not e.partial.strip():
-            return None
-        line = e.partial
-    except asyncio.LimitOverrunError as e:
-        consumed = e.consumed
-        while True:  # skip the rest of the line; the next one may be a good event
-            try:
-                await reader.readexactly(consumed)
-                await reader.readuntil(b"\n")
-                break
-            except asyncio.LimitOverrunError as more:
-                consumed = more.consumed
-            except asyncio.IncompleteReadError:
-                return None
-        return _Malformed(f"an event header is longer than {_MAX_HEADER} bytes", fatal=False)
-    if not line.strip():
-        return _Malformed("an empty line is not an event", fatal=False)
-    try:
-        header = jsonbody.loads(line)
-    except jsonbody.TooDeep as e:
-        return _Malformed(str(e), fatal=False)
-    except ValueError:
-        return _Malformed("malformed JSON: each event is one JSON object on one line", fatal=False)
-    if not isinstance(header, dict) or not isinstance(header.get("type"), str):
-        return _Malformed('an event is a JSON object with a string "type"', fatal=False)
-    lengths = []
-    for name in ("data_length", "payload_length"):
-        n = header.get(name) or 0
-        if isinstance(n, bool) or not isinstance(n, int) or not 0 <= n <= _MAX_BODY:
-            return _Malformed(f"{name} must be a whole number from 0 to {_MAX_BODY}", fatal=True)
-        lengths.append(n)
-    data = header.get("data") or {}
-    if not isinstance(data, dict):
-        return _Malformed('"data" must be a JSON object', fatal=lengths == [0, 0])
-    try:
-        if lengths[0]:
-            extra = jsonbody.loads(await reader.readexactly(lengths[0]))
-            if not isinstance(extra, dict):
-                return _Malformed("an event's extra data must be a JSON object", fatal=False)
-            data = {**data, **extra}
-        payload = await reader.readexactly(lengths[1]) if lengths[1] else None
-    except asyncio.IncompleteReadError:
-        return None
-    except jsonbody.TooDeep as e:
-        return _Malformed(f"an event's extra data: {e}", fatal=False)
-    except ValueError:
-        return _Malformed("an event's extra data is not valid JSON", fatal=False)
-    return Event(type=header["type"], data=data, payload=payload)
-
-
 class Session(AsyncEventHandler):
     """One client connection."""
 
@@ -238,10 +175,10 @@ class Session(AsyncEventHandler):
         self.service.sessions.add(self)
         try:
             while not self._closed:
-                item = await _read(self.reader)
+                item = await read_event(self.reader)
                 if item is None:
                     break
-                if isinstance(item, _Malformed):
+                if isinstance(item, Malformed):
                     await self._report(item.message, "malformed")
                     if item.fatal:
                         break
@@ -418,12 +355,10 @@ class Session(AsyncEventHandler):
         without a gap at the client (`hearth.streaming.pacing`, the server's --playback), as a local player's."""
         open_block = False
         scheduler = self.service.scheduler
-        pacer = Pacer(self.service.playback, scheduler.rate if scheduler is not None else SpeechRate())
-        held: list[Any] = []
-        plays_until: float | None = None  # when the audio sent so far has played at the client
+        chunks = PacedChunks(Pacer(self.service.playback, scheduler.rate if scheduler is not None else SpeechRate()))
         told = ""
 
-        async def send(chunk: Any) -> None:
+        async def send(chunk: Any) -> None:  # noqa: ANN401 - a request's chunk
             nonlocal open_block
             rate = chunk.sample_rate
             if not open_block:
@@ -437,14 +372,8 @@ class Session(AsyncEventHandler):
                 open_block = False
 
         async def flush(ended: bool) -> None:
-            nonlocal plays_until
-            now = time.monotonic()
-            buffered = sum(c.duration_s for c in held) + max(0.0, (plays_until or now) - now)
-            if held and pacer.may_play(buffered, ended, now):
-                for c in held:
-                    plays_until = max(now, plays_until or now) + c.duration_s
-                    await send(c)
-                held.clear()
+            while (chunk := chunks.take(ended, time.monotonic())) is not None:
+                await send(chunk)
 
         try:
             if before is not None:
@@ -453,12 +382,8 @@ class Session(AsyncEventHandler):
                 async for chunk in request:
                     if request.text != told and self.service.engine is not None:
                         told = request.text
-                        pacer.expect(len(self.service.engine.tokenizer.encode(told)))
-                    now = time.monotonic()
-                    if pacer.playing and not held and plays_until is not None and now > plays_until:
-                        pacer.ran_dry()  # the client has played everything: hold again by the same rule
-                    held.append(chunk)
-                    pacer.arrived(chunk.frames, now)
+                        chunks.expect(len(self.service.engine.tokenizer.encode(told)))
+                    chunks.add(chunk, time.monotonic())
                     await flush(False)
                 await flush(True)
             except SentenceFailed as e:

@@ -127,41 +127,73 @@ class Pacer:
         self._boost *= 1.5
 
 
+class PacedChunks:
+    """The hold-and-flush rule between a request and a real-time output, for the blocking loop
+    (`paced`) and the asynchronous one (the Wyoming server's): chunks go in as they come (`add`)
+    and come out when they may be handed to the output (`take`), which is taken to play each at
+    once and in real time."""
+
+    def __init__(self, pacer: Pacer):
+        self.pacer = pacer
+        self.held: deque[Any] = deque()
+        self.plays_until: float | None = None  # when what was taken has played out
+        self._told = -1
+
+    def expect(self, text_tokens: int) -> None:
+        """The text known so far holds this many tokens."""
+        if text_tokens != self._told:
+            self._told = text_tokens
+            self.pacer.expect(text_tokens)
+
+    def check_dry(self, now: float) -> None:
+        """If the output has played everything taken and nothing is held, it has run dry: the next
+        audio is held again by the same rule."""
+        if self.pacer.playing and not self.held and self.plays_until is not None and now > self.plays_until:
+            self.pacer.ran_dry()
+
+    def add(self, chunk: Any, now: float) -> None:  # noqa: ANN401 - a request's chunk
+        self.check_dry(now)
+        self.held.append(chunk)
+        self.pacer.arrived(chunk.frames, now)
+
+    def take(self, ended: bool, now: float) -> Any:  # noqa: ANN401 - a request's chunk, or None
+        """The next chunk for the output, or None while it is to be held. `ended`: all has come."""
+        buffered = sum(c.duration_s for c in self.held) + max(0.0, (self.plays_until or now) - now)
+        if self.held and self.pacer.may_play(buffered, ended, now):
+            chunk = self.held.popleft()
+            self.plays_until = max(now, self.plays_until or now) + chunk.duration_s
+            return chunk
+        return None
+
+
 def paced(request: Any, pacer: Pacer, *, text_tokens: Callable[[], int] | None = None,  # noqa: ANN401
           stop: Callable[[], bool] = lambda: False, poll_s: float = 0.02,
           clock: Callable[[], float] = time.monotonic) -> Iterator[Any]:
     """A request's chunks (`hearth.runtime.request.Request`), each yielded when it is to be handed to a
     real-time output, which is taken to play it at once and in real time; held meanwhile as
-    `pacer` says. `text_tokens`: the request's text's tokens so far (asked again as chunks come, for
-    text still being written; default: its text once). Ends at the request's end, or when `stop()`."""
-    held: deque[Any] = deque()
-    plays_until: float | None = None  # when what was yielded has played out
+    `pacer` says (`PacedChunks`). `text_tokens`: the request's text's tokens so far (asked again as
+    chunks come, for text still being written; default: its text once). Ends at the request's end,
+    or when `stop()`."""
+    chunks = PacedChunks(pacer)
     ended = False
-    told = -1
-    while not ended or held:
+    whole_text: int | None = None
+    while not ended or chunks.held:
         if stop():
             return
-        if not ended and (not held or not pacer.playing):
+        if not ended and (not chunks.held or not pacer.playing):
             chunk = request.get(timeout=poll_s)
             if chunk is not None:
-                held.append(chunk)
-                pacer.arrived(chunk.frames, clock())
+                chunks.add(chunk, clock())
             elif request.finished:
                 ended = True
         if text_tokens is not None:
-            tokens = text_tokens()
-        elif told < 0:
-            tokens = len(request.scheduler.engine.tokenizer.encode(request.text))
+            chunks.expect(text_tokens())
         else:
-            tokens = told
-        if tokens != told:
-            told = tokens
-            pacer.expect(tokens)
+            if whole_text is None:
+                whole_text = len(request.scheduler.engine.tokenizer.encode(request.text))
+            chunks.expect(whole_text)
         now = clock()
-        if pacer.playing and not held and not ended and plays_until is not None and now > plays_until:
-            pacer.ran_dry()  # silent now: the next audio is held by the same rule
-        buffered = sum(c.duration_s for c in held) + max(0.0, (plays_until or now) - now)
-        if held and pacer.may_play(buffered, ended, now):
-            chunk = held.popleft()
-            plays_until = max(now, plays_until or now) + chunk.duration_s
+        chunks.check_dry(now)
+        chunk = chunks.take(ended, now)
+        if chunk is not None:
             yield chunk

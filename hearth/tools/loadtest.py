@@ -255,7 +255,8 @@ def _percentile(values: list[float], q: float) -> float | None:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run_load(s: LoadSettings, log: Any = print) -> dict[str, Any]:
+def _server(s: LoadSettings) -> tuple[tuple[str, int], bool]:
+    """The server's address, and whether it speaks Wyoming (tcp://) rather than HTTP."""
     parts = urllib.parse.urlsplit(s.url if "://" in s.url else f"http://{s.url}")
     if parts.scheme not in ("http", "tcp") or not parts.hostname or parts.scheme == "tcp" and not parts.port:
         raise ValueError(f"the URL must look like http://HOST:PORT (hearth serve) or tcp://HOST:PORT (hearth "
@@ -269,7 +270,32 @@ def run_load(s: LoadSettings, log: Any = print) -> dict[str, Any]:
                              "pip install 'hearth-tts[wyoming]'") from None
     if wyoming and (s.hostile or s.cancel or s.formats != ("pcm",)):
         raise ValueError("--formats, --cancel and --hostile are for http:// servers")
-    server = (parts.hostname, parts.port or 80)
+    return (parts.hostname, parts.port or 80), wyoming
+
+
+def _summary(s: LoadSettings, tally: _Tally, requests: int, elapsed: float, wyoming: bool,
+             rss_before: float | None, rss_after: float | None) -> dict[str, Any]:
+    return {
+        "url": s.url, "clients": s.clients, "requests": requests, "formats": list(s.formats),
+        "left_early": tally.cancelled, "hostile_answers": dict(sorted(tally.hostile.items())),
+        "server_rss_mb_max": max([*tally.rss_mb, *(x / 1e6 for x in (rss_before, rss_after) if x)], default=None),
+        "served": len(tally.first_byte), "busy_503": len(tally.busy), "errors": len(tally.errors),
+        "error_details": tally.errors[:10],
+        "first_byte_p50_s": _percentile(tally.first_byte, 0.5), "first_byte_p95_s": _percentile(tally.first_byte, 0.95),
+        "first_byte_from": "the end of the first sentence" if wyoming else "the request",
+        "rtf_p50": _percentile(tally.rtf, 0.5), "rtf_p95": _percentile(tally.rtf, 0.95),
+        "busy_answer_max_s": max(tally.busy) if tally.busy else None,
+        "audio_s": tally.audio_s, "elapsed_s": elapsed,
+        "throughput_x_realtime": tally.audio_s / elapsed if elapsed else None,
+        "server_rss_mb_before": rss_before / 1e6 if rss_before else None,
+        "server_rss_mb_after": rss_after / 1e6 if rss_after else None,
+        "mean_rtf": statistics.mean(tally.rtf) if tally.rtf else None,
+    }
+
+
+def run_load(s: LoadSettings, log: Any = print) -> dict[str, Any]:  # noqa: ANN401 - a print-like callable
+    """Every client's requests (and the hostile ones) against the server, with progress on `log`."""
+    server, wyoming = _server(s)
     tally = _Tally()
     rss_before = None if wyoming else _server_rss_bytes(server, 10)
     done = [0]
@@ -330,22 +356,7 @@ def run_load(s: LoadSettings, log: Any = print) -> dict[str, Any]:
         stop.set()
     elapsed = time.perf_counter() - t0
     rss_after = None if wyoming else _server_rss_bytes(server, 10)
-    return {
-        "url": s.url, "clients": s.clients, "requests": done[0], "formats": list(s.formats),
-        "left_early": tally.cancelled, "hostile_answers": dict(sorted(tally.hostile.items())),
-        "server_rss_mb_max": max([*tally.rss_mb, *(x / 1e6 for x in (rss_before, rss_after) if x)], default=None),
-        "served": len(tally.first_byte), "busy_503": len(tally.busy), "errors": len(tally.errors),
-        "error_details": tally.errors[:10],
-        "first_byte_p50_s": _percentile(tally.first_byte, 0.5), "first_byte_p95_s": _percentile(tally.first_byte, 0.95),
-        "first_byte_from": "the end of the first sentence" if wyoming else "the request",
-        "rtf_p50": _percentile(tally.rtf, 0.5), "rtf_p95": _percentile(tally.rtf, 0.95),
-        "busy_answer_max_s": max(tally.busy) if tally.busy else None,
-        "audio_s": tally.audio_s, "elapsed_s": elapsed,
-        "throughput_x_realtime": tally.audio_s / elapsed if elapsed else None,
-        "server_rss_mb_before": rss_before / 1e6 if rss_before else None,
-        "server_rss_mb_after": rss_after / 1e6 if rss_after else None,
-        "mean_rtf": statistics.mean(tally.rtf) if tally.rtf else None,
-    }
+    return _summary(s, tally, done[0], elapsed, wyoming, rss_before, rss_after)
 
 
 def main_loadtest(s: LoadSettings, as_json: bool) -> int:
