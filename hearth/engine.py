@@ -29,12 +29,12 @@ from hearth.errors import InputError
 from hearth.generation.batch import FrameBatcher
 from hearth.generation.frame_loop import Audio, FrameGenerator, Generation, TurnTaking
 from hearth.options import SpeechOptions, check_speech_options, speech_for
-from hearth.reliability import faults
+from hearth.pipeline import sentence_audio, sentence_frames
 from hearth.streaming.audio_stream import AudioStream
 from hearth.streaming.chunks import AudioChunk, ChunkPlan, StreamEnd
 from hearth.streaming.live import BatchInvariance, LiveEmbeds, LiveUtterance
 from hearth.streaming.workers import Workers
-from hearth.text.prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, embed_prompt, text_mode
+from hearth.text.prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, text_mode
 from hearth.voices import openai_names as aliases
 from hearth.voices.cloning import Cloner, VoiceProfile
 from hearth.voices.primed_states import PrimedStates
@@ -248,10 +248,8 @@ class Engine:
 
     def _frames(self, text: str, opts: SpeechOptions, turn: TurnTaking | None = None,
                 batcher: FrameBatcher | None = None) -> FrameGenerator:
-        prompt = self.prompt(text, opts.instruct)
-        embeds = embed_prompt(self.lm, self.config, prompt, opts.voice, opts.language, opts.text_mode)
-        embeds.marks = faults.marks(text)
-        return FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.seed, opts.budget, turn, batcher)
+        prompt = self.prompt(text, opts.instruct)  # the pipeline's step 1 (hearth.pipeline)
+        return sentence_frames(self.lm, self.config, text, prompt, opts, turn, batcher)
 
     @property
     def default_text_mode(self) -> TextMode:
@@ -296,10 +294,7 @@ class Engine:
                deliver: Callable[[AudioChunk | StreamEnd], None] | None = None) -> AudioStream:
         voice = opts.voice
         start = self._primed.start(voice.codes) if isinstance(voice, ClonedVoice) and voice.codes is not None else None
-        audio = AudioStream(frames, self.vocoder, self.sample_rate, opts.chunks, max_ready, workers=self.workers,
-                            start=start, speed=1.0 if deliver is not None else opts.speed, deliver=deliver)
-        audio.seed = opts.seed
-        return audio
+        return sentence_audio(frames, self.vocoder, self.sample_rate, opts, self.workers, max_ready, start, deliver)
 
     def prime_voice(self, voice: Speaker) -> None:
         """Make a cloned voice's first utterance start as fast as the next ones: decode its reference

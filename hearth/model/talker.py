@@ -1,6 +1,6 @@
 """The talker (one frame's first codebook per step) and its code predictor (the other 15).
 
-Plain modules with plain forwards; sampling, caches and the frame loop live in `generate.py`.
+Plain modules with plain forwards; sampling, caches and the frame loop live in `hearth.generation.frame_loop`.
 Attribute names follow the checkpoint's tensor names (`talker.` prefix) so loading is a rename-free
 assignment.
 """
