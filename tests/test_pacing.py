@@ -5,6 +5,7 @@ than the arithmetic allows (playback ends as generation does: a start at L / r -
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -64,7 +65,9 @@ def play(total_frames: int, rate: float, policy: str, shared: SpeechRate | None 
     g = _Generation(total_frames, rate, jitter=jitter, seed=seed)
     rate_memory = shared or SpeechRate()
     pacer = Pacer(policy, rate_memory)
-    tokens = round(total_frames * estimate / rate_memory.frames_per_token)
+    # Rounded up: a text of `estimate` 1.0 is expected to take at least its audio (rounded down it
+    # would come out up to two frames short, which near a rate of 0.25 is more than the margin).
+    tokens = math.ceil(total_frames * estimate / rate_memory.frames_per_token)
     first, plays_until, gaps = None, None, []
     for chunk in paced(g, pacer, text_tokens=lambda: tokens, clock=g.clock, poll_s=0.01):
         now = g.now
