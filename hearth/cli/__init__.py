@@ -18,6 +18,7 @@ from typing import NoReturn
 
 from hearth.checkpoint.loading import CheckpointError
 from hearth.cli import chat, export, measure, serve, speak, speech, voice, wyoming_server
+from hearth.cli.arguments import apply_cpu_mask
 from hearth.errors import InputError
 
 __all__ = ["EXIT_FAILURE", "EXIT_OK", "EXIT_TERMINATED", "EXIT_USAGE", "Terminated", "main", "parser", "run"]
@@ -46,19 +47,45 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
+# `hearth --help` lists the commands in these sections, the ones people speak and serve with first.
+SECTIONS = (
+    ("speak and serve", ("say", "speak", "chat", "serve", "wyoming", "cluster")),
+    ("voices and models", ("voices", "voice", "export", "codes")),
+    ("measure and check", ("bench", "doctor", "tune", "accuracy", "soak", "loadtest")),
+)
+
+
+class _Commands:
+    """The subcommands' registry handed to each module's `add_parsers`: `add_parser` as argparse's,
+    each one-line help kept for the sectioned list in `hearth --help` (argparse has one flat list)."""
+
+    def __init__(self, sub: argparse._SubParsersAction) -> None:
+        self._sub = sub
+        self.helps: dict[str, str] = {}
+
+    def add_parser(self, name: str, *, help: str, **kw: object) -> argparse.ArgumentParser:  # noqa: A002
+        self.helps[name] = help
+        return self._sub.add_parser(name, description=help, **kw)  # type: ignore[arg-type]
+
+    def sections(self) -> str:
+        listed = [name for _, names in SECTIONS for name in names]
+        if sorted(listed) != sorted(self.helps):
+            raise RuntimeError(f"hearth.cli.SECTIONS lists {sorted(listed)}, the commands are {sorted(self.helps)}")
+        width = max(map(len, listed)) + 2
+        return "\n\n".join(f"{title}:\n" + "\n".join(f"  {n:<{width}}{self.helps[n]}" for n in names)
+                           for title, names in SECTIONS)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="hearth",
+    p = _Parser(prog="hearth", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="On-device speech synthesis with Qwen3-TTS (CustomVoice, Base voice cloning, VoiceDesign).")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging (and tracebacks) on stderr")
-    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
-    speech.add_parsers(sub)
-    speak.add_parsers(sub)
-    measure.add_parsers(sub)
-    serve.add_parsers(sub)
-    wyoming_server.add_parsers(sub)
-    chat.add_parsers(sub)
-    voice.add_parsers(sub)
-    export.add_parsers(sub)
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
+                           help="one of the commands below; `hearth COMMAND --help` for its options")
+    commands = _Commands(sub)
+    for module in (speech, speak, measure, serve, wyoming_server, chat, voice, export):
+        module.add_parsers(commands)
+    p.epilog = commands.sections()
     return p
 
 
@@ -77,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(args: argparse.Namespace) -> int:
     try:
+        apply_cpu_mask(args)  # --cpu: from here on in a process that sees that CPU
         return args.run(args)
     except (InputError, CheckpointError) as e:
         print(f"hearth: error: {e}", file=sys.stderr)

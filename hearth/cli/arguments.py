@@ -23,7 +23,9 @@ from hearth.engine import MAX_TEXT_TOKENS
 from hearth.errors import InputError
 
 __all__ = [
-    "add_backend",
+    "MODEL_GROUP",
+    "add_model_group",
+    "apply_cpu_mask",
     "add_generation",
     "add_playback",
     "add_speed",
@@ -84,16 +86,14 @@ def speed(text: str) -> float:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
-def add_playback(p: argparse.ArgumentParser) -> None:
+def add_playback(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--playback", choices=("auto", "smooth", "eager"), default="auto",
-                   help="when audio starts playing: eager (as it comes), smooth (held until the rest can play "
-                        "without a gap, where the machine is slower than real time), auto (smooth only where "
-                        "the measured rate is below real time; default)")
+                   help="start at once (eager), or held until the rest plays without a gap (smooth; auto: "
+                        "where the machine is slower than real time)")
 
 
-def add_speed(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--speed", type=speed, default=1.0,
-                   help="speaking rate, 0.25 to 4.0 (2 = twice as fast); the pitch stays (default 1: untouched)")
+def add_speed(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument("--speed", type=speed, default=1.0, help="speaking rate, 0.25 to 4.0, the pitch kept (default 1)")
 
 
 def seed(text: str) -> int:
@@ -112,49 +112,50 @@ def add_model(p: argparse.ArgumentParser) -> None:
                    help=f"checkpoint directory or hub id (default {DEFAULT_MODEL})")
 
 
-def add_backend(p: argparse.ArgumentParser) -> None:
-    g = p.add_argument_group("backend (see `hearth doctor`)")
+MODEL_GROUP = "model and backend (the same on every command that loads a model; see `hearth doctor`)"
+
+
+def add_model_group(p: argparse.ArgumentParser, model_default: str | None = DEFAULT_MODEL,
+                    model_help: str | None = None) -> None:
+    """The one argument group of every command that loads a model: which checkpoint, on which
+    backend and precisions, with how many threads, as on which CPU. `model_default` None: the
+    command makes its own (bench: a random checkpoint of the true shapes)."""
+    g = p.add_argument_group(MODEL_GROUP)
+    g.add_argument("--model", default=model_default,
+                   help=model_help or f"checkpoint directory or hub id (default {model_default})")
     g.add_argument("--fast", action="store_true",
-                   help="the fastest combination measured: 4-bit language-model weights on ONNX Runtime (its "
-                        "drift against fp32: hearth accuracy --fast)")
+                   help="the fastest measured: 4-bit LM weights on ONNX Runtime (drift: hearth accuracy --fast)")
     g.add_argument("--small", action="store_true",
-                   help="the least memory (for a 1 GB board): --fast with the vocoder's products in 8 bits on "
-                        "ONNX Runtime (--vocoder onnxruntime-int8; its drift: hearth accuracy --small)")
+                   help="the least memory (a 1 GB board): --fast, vocoder products in 8 bits (hearth accuracy --small)")
     g.add_argument("--backend", choices=BACKENDS, default=None,
-                   help="openvino (the fast path), onnxruntime (the language model on ONNX Runtime, faster on CPUs "
-                        "without AVX-512) or torch (the reference, bit-exact with the official package)")
+                   help="openvino (fast path), onnxruntime (faster without AVX-512), torch (bit-exact reference)")
     g.add_argument("--weights", choices=LM_WEIGHTS, default=None,
-                   help="language-model weights (default int8; int4: 4-bit weights for the transformer layers, "
-                        "opt-in, see `hearth accuracy --weights int4`; mix: the talker int8, the predictor 4-bit, on "
-                        "onnxruntime; fp16 on OpenVINO only)")
+                   help="LM weights: int8 (default), int4 (4-bit layers), mix (talker int8, predictor 4-bit), fp16")
     g.add_argument("--vocoder", choices=VOCODER_PRECISIONS, default=None,
-                   help="vocoder precision with OpenVINO (default bf16), onnxruntime (fp32 on ONNX Runtime: with "
-                        "the onnxruntime backend, one runtime, less memory and a faster start), onnxruntime-int8 "
-                        "(its products' weights in 8 bits: 200 MB less), or the torch fp32 vocoder")
-    g.add_argument("--device", default=None, help="OpenVINO device of the language model (CPU, GPU)")
-    g.add_argument("--vocoder-device", default=None, help="OpenVINO device of the vocoder (CPU, GPU)")
-    g.add_argument("--lm-threads", type=count(), default=None, help="threads of the language model")
-    g.add_argument("--vocoder-threads", type=count(), default=None, help="threads of the vocoder")
+                   help="vocoder: OpenVINO bf16 (default), fp16, fp32; onnxruntime (fp32), onnxruntime-int8; torch")
+    g.add_argument("--device", default=None, metavar="DEV", help="OpenVINO device of the language model (CPU, GPU)")
+    g.add_argument("--vocoder-device", default=None, metavar="DEV", help="OpenVINO device of the vocoder (CPU, GPU)")
+    g.add_argument("--lm-threads", type=count(), default=None, metavar="N", help="threads of the language model")
+    g.add_argument("--vocoder-threads", type=count(), default=None, metavar="N", help="threads of the vocoder")
     g.add_argument("--overlap", action=argparse.BooleanOptionalAction, default=None,
-                   help="keep generating while a chunk is decoded (default: only where the vocoder has "
-                        "cores or a device of its own)")
+                   help="generate while a chunk decodes (default: where the vocoder has cores of its own)")
     g.add_argument("--dtype", choices=("float32", "bfloat16"), default=None,
                    help="compute precision of the torch backend (default float32)")
+    add_cpu_mask(g)
 
 
-def add_cpu_mask(p: argparse.ArgumentParser, what: str = "measure") -> None:
+def add_cpu_mask(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     from hearth.platform.topology import CPU_LEVELS
 
-    p.add_argument("--cpu", choices=tuple(CPU_LEVELS), default=None,
-                   help=f"{what} as on an older x86 CPU: the runtimes' code path for that level (avx2: Zen 1-3, "
-                        "Haswell; avx2-vnni: Alder Lake; avx512: Skylake-X; avx512-vnni: Cascade Lake; avx512-bf16: "
-                        "Zen 4; avx512-amx: Sapphire Rapids), on this one (Linux x86-64 with CPUID faulting; "
-                        "compiles a small preload library)")
+    p.add_argument("--cpu", choices=tuple(CPU_LEVELS), default=None, metavar="LEVEL",
+                   help=f"run as on an older x86 ({', '.join(CPU_LEVELS)}; needs CPUID faulting)")
 
 
 def apply_cpu_mask(args: argparse.Namespace) -> None:
-    """With --cpu: run this command again in a process that sees such a CPU (returns in that one)."""
-    if getattr(args, "cpu", None) is None:
+    """With --cpu: run this command again in a process that sees such a CPU (returns in that one).
+    Called for every command before it runs (`hearth.cli.main`); `bench --against` leaves it to
+    the runs it starts."""
+    if getattr(args, "cpu", None) is None or getattr(args, "against", None) is not None:
         return
     from hearth.tools.bench import exec_with_cpu_mask
 
@@ -174,10 +175,9 @@ def backend_flags(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
-def add_voice_alias(p: argparse.ArgumentParser) -> None:
+def add_voice_alias(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--voice-alias", action="append", default=[], metavar="NAME=VOICE",
-                   help="another name for a voice (repeatable); OpenAI's voice names (alloy, ash, ...) are aliases "
-                        "of a CustomVoice checkpoint's voices by default: see `hearth voices`")
+                   help="another name for a voice (repeatable; OpenAI's alloy, ash, ... by default)")
 
 
 def load_flags(args: argparse.Namespace) -> dict[str, Any]:
@@ -197,24 +197,22 @@ def check_backend(args: argparse.Namespace) -> None:
 
 def add_generation(p: argparse.ArgumentParser) -> None:
     p.add_argument("text", help="text to speak, or - to read it from stdin")
-    p.add_argument("--voice", default=None,
-                   help="speaker (see `hearth voices`; default vivian; with a Base checkpoint a stored voice from "
-                        "`hearth voice add`; none with VoiceDesign, whose --instruct describes the voice)")
-    p.add_argument("--language", default="auto", help="language, or auto (default)")
-    add_voice_alias(p)
-    add_model(p)
-    p.add_argument("--instruct", default=None, help="style instruction (1.7B models only)")
-    mode = p.add_mutually_exclusive_group()
+    v = p.add_argument_group("voice")
+    v.add_argument("--voice", default=None,
+                   help="speaker (default vivian; see `hearth voices`), a stored voice (Base), none (VoiceDesign)")
+    v.add_argument("--language", default="auto", help="language, or auto (default)")
+    add_voice_alias(v)
+    v.add_argument("--instruct", default=None,
+                   help="style instruction (1.7B), or the voice a VoiceDesign checkpoint speaks")
+    g = p.add_argument_group("generation")
+    mode = g.add_mutually_exclusive_group()
     mode.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
     mode.add_argument("--seed", type=seed, default=None, help="seed of the sampling generator (default: random)")
-    p.add_argument("--max-new-tokens", type=count(), default=None,
-                   help="upper bound on generated tokens (frames + 1; default from generation_config.json)")
-    p.add_argument("--text-mode", choices=("whole", "interleaved", "stream"), default=None,
-                   help="whole text in the prompt, or interleaved: one text token per frame (the official "
-                        "streaming text mode; 'stream' is the same). Default: the official default, whole, "
-                        "except interleaved for cloned voices")
-    p.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
-    add_backend(p)
+    g.add_argument("--max-new-tokens", type=count(), default=None, metavar="N",
+                   help="upper bound on generated tokens (frames + 1; default: generation_config.json's)")
+    g.add_argument("--text-mode", choices=("whole", "interleaved", "stream"), default=None,
+                   help="text in the prompt, or a token per frame (default: whole; interleaved when cloned)")
+    g.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
 
 
 def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:

@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from hearth.cli.arguments import (
-    add_backend,
-    add_model,
+    add_model_group,
     add_playback,
     add_speed,
     add_voice_alias,
@@ -64,8 +63,7 @@ def add_parsers(sub: Any) -> None:
     chat.add_argument("--out", type=Path, default=None,
                       help="write the speech to a WAV file instead of the speaker")
     chat.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
-    add_model(chat)
-    add_backend(chat)
+    add_model_group(chat)
     chat.set_defaults(run=_chat)
 
 

@@ -7,15 +7,13 @@ from typing import Any
 
 from hearth.backends import BACKENDS, COMPILED_VOCODERS, LM_WEIGHTS
 from hearth.checkpoint.loading import open_checkpoint
-from hearth.cli.arguments import add_backend, add_cpu_mask, apply_cpu_mask, backend_flags, check_backend, count, seconds
+from hearth.cli.arguments import add_model_group, backend_flags, check_backend, count, seconds
 from hearth.errors import InputError
 from hearth.tools.doctor import TUNED
 
 
 def add_parsers(sub: Any) -> None:
     bench = sub.add_parser("bench", help="measure first audio, real-time factor, CPU and memory")
-    bench.add_argument("--model", default=None,
-                       help="checkpoint directory (default: a random one with the true 0.6B shapes, made once)")
     bench.add_argument("--frames", type=count(), default=25, help="frames per run (80 ms each; default 25)")
     bench.add_argument("--runs", type=count(), default=3, help="measured runs after one warm-up (default 3)")
     bench.add_argument("--threads", type=count(), default=None,
@@ -23,7 +21,6 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--chunk-frames", type=count(), default=5)
     bench.add_argument("--first-chunk-frames", type=count(), default=None,
                        help="frames in the first chunk (default: the engine's, 1 with the OpenVINO vocoder)")
-    add_backend(bench)
     bench.add_argument("--text", default=None, help="the sentence to speak")
     bench.add_argument("--compare-official", action="store_true",
                        help="also run the official qwen-tts package on the same checkpoint")
@@ -42,13 +39,14 @@ def add_parsers(sub: Any) -> None:
     bench.add_argument("--clone", type=seconds(False), default=None, metavar="SECONDS",
                        help="speak in a voice cloned (in context) from a reference this long: first audio from raw "
                             "audio, from a stored profile, and in use (default model: a true-shape 0.6B Base)")
-    add_cpu_mask(bench)
     bench.add_argument("--against", default=None, metavar="GITREF",
                        help="run this same bench from this tree and from GITREF (a temporary worktree) in turn, "
                             "in one sitting, and print each figure's ratio with its spread (Hearth from a git "
                             "checkout)")
     bench.add_argument("--pairs", type=count(), default=3, help="with --against: alternating pairs of runs (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
+    add_model_group(bench, None, "checkpoint directory or hub id (default: a random one of the true 0.6B shapes, "
+                                 "made once)")
     bench.set_defaults(run=_bench)
 
     doctor = sub.add_parser("doctor", help="CPU topology, backends and devices found, and the thread plan")
@@ -126,7 +124,6 @@ def _bench(args: argparse.Namespace) -> int:
 
     if args.against is not None:
         return _against(args)
-    apply_cpu_mask(args)  # (returns in the process that already sees that CPU)
     check_backend(args)
     _check_model(args.model)
     if args.text is not None and not args.text.strip():

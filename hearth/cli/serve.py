@@ -21,11 +21,8 @@ from typing import Any
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from hearth.cli.arguments import (
-    add_backend,
-    add_cpu_mask,
-    add_model,
+    add_model_group,
     add_voice_alias,
-    apply_cpu_mask,
     check_backend,
     count,
     load_flags,
@@ -54,9 +51,7 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser pages from ORIGIN (repeatable; '*' for any)")
     add_voice_alias(serve)
-    add_model(serve)
-    add_backend(serve)
-    add_cpu_mask(serve, "serve")
+    add_model_group(serve)
     serve.set_defaults(run=_serve)
 
     cluster = sub.add_parser("cluster", help="hearth serve on a Ray cluster: replicas behind Ray Serve's HTTP proxy "
@@ -77,8 +72,7 @@ def add_parsers(sub: Any) -> None:
     cluster.add_argument("--max-batch", type=count(1), default=None, help="per replica, as for hearth serve")
     cluster.add_argument("--cors", action="append", default=[], metavar="ORIGIN")
     add_voice_alias(cluster)
-    add_model(cluster)
-    add_backend(cluster)
+    add_model_group(cluster)
     cluster.set_defaults(run=_cluster)
 
     load = sub.add_parser("loadtest", help="many clients against a running `hearth serve` or `hearth wyoming`: "
@@ -176,7 +170,6 @@ def _is_loopback(host: str) -> bool:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    apply_cpu_mask(args)
     try:
         import uvicorn
 

@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from hearth.cli.arguments import (
-    add_backend,
-    add_model,
+    add_model_group,
     add_playback,
     add_speed,
     add_voice_alias,
@@ -46,8 +45,6 @@ HELP = "commands: /voice NAME, /language LANG, /stop, /voices, /quit; an empty l
 
 def add_parsers(sub: Any) -> None:
     speak = sub.add_parser("speak", help="speak each line typed or piped in (Ctrl-C or an empty line stops)")
-    add_model(speak)
-    add_backend(speak)
     speak.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
     add_voice_alias(speak)
     speak.add_argument("--language", default="auto")
@@ -59,11 +56,10 @@ def add_parsers(sub: Any) -> None:
     speak.add_argument("--max-new-tokens", type=count(), default=None)
     add_speed(speak)
     add_playback(speak)
+    add_model_group(speak)
     speak.set_defaults(run=_speak)
 
     soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
-    add_model(soak)
-    add_backend(soak)
     soak.add_argument("--sentences", type=count(), default=300)
     soak.add_argument("--idle", type=seconds(allow_zero=True), default=0.0,
                       help="seconds of silence between sentences")
@@ -72,6 +68,7 @@ def add_parsers(sub: Any) -> None:
     soak.add_argument("--duration", type=seconds(allow_zero=False), default=None,
                       help="stop submitting after this many seconds")
     soak.add_argument("--json", action="store_true")
+    add_model_group(soak)
     soak.set_defaults(run=_soak)
 
 

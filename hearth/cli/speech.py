@@ -17,6 +17,7 @@ from hearth.checkpoint.sampling import FrameBudget
 from hearth.cli.arguments import (
     add_generation,
     add_model,
+    add_model_group,
     add_playback,
     add_speed,
     add_voice_alias,
@@ -43,22 +44,23 @@ log = logging.getLogger("hearth")
 def add_parsers(sub: Any) -> None:
     say = sub.add_parser("say", help="speak a text (to --out, else the speaker, else hearth.wav)")
     add_generation(say)
-    say.add_argument("--whole", action="store_true",
-                     help="speak the text as one prompt, as the official package does (default: sentence by "
-                          "sentence, sentence i with seed + i, as `hearth serve` and `hearth speak` do)")
-    say.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
-    say.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
-    add_speed(say)
-    add_playback(say)
-    say.add_argument("--chunk-frames", type=count(), default=None,
+    out = say.add_argument_group("output")
+    out.add_argument("--whole", action="store_true",
+                     help="one prompt, as the official package (default: sentence i with seed + i, as the servers)")
+    out.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
+    out.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
+    add_speed(out)
+    add_playback(out)
+    out.add_argument("--chunk-frames", type=count(), default=None, metavar="N",
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
-    say.add_argument("--first-chunk-frames", type=count(), default=None,
-                     help="frames in the first chunk (earlier audio; default 1 with the OpenVINO vocoder, 2 with "
-                          "the torch one)")
+    out.add_argument("--first-chunk-frames", type=count(), default=None, metavar="N",
+                     help="frames in the first chunk (default 1 with the OpenVINO vocoder, 2 with the torch one)")
+    add_model_group(say)
     say.set_defaults(run=_say)
 
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
     add_generation(codes)
+    add_model_group(codes)
     codes.set_defaults(run=_codes)
 
     voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")

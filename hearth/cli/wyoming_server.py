@@ -19,13 +19,10 @@ from urllib.parse import urlparse
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
 from hearth.cli.arguments import (
-    add_backend,
-    add_cpu_mask,
-    add_model,
+    add_model_group,
     add_playback,
     add_speed,
     add_voice_alias,
-    apply_cpu_mask,
     check_backend,
     count,
     load_flags,
@@ -67,9 +64,7 @@ def add_parsers(sub: Any) -> None:
                    help="the language of a synthesis that names none: a Home Assistant code (en, de-DE) or the "
                         "model's name (english) (default: auto)")
     add_voice_alias(p)
-    add_model(p)
-    add_backend(p)
-    add_cpu_mask(p, "serve")
+    add_model_group(p)
     p.set_defaults(run=_wyoming)
 
 
@@ -97,7 +92,6 @@ def _parse_uri(uri: str) -> tuple[str, str, int | str | None]:
 
 
 def _wyoming(args: argparse.Namespace) -> int:
-    apply_cpu_mask(args)
     try:
         import wyoming  # noqa: F401
 
