@@ -147,3 +147,17 @@ def test_no_module_over_450_lines_and_no_function_over_80():
                     long_functions.append(f"{name}.{node.name}: {lines}")
     assert long_modules == []
     assert long_functions == []
+
+
+def test_the_python_api_s_old_module_paths_still_import_the_moved_modules():
+    import importlib
+
+    import hearth
+
+    for old, new in hearth.MOVED.items():
+        assert importlib.import_module(old) is importlib.import_module(new), old
+    from hearth.scheduler import Scheduler
+    from hearth.service import Service
+
+    assert hearth.Scheduler is Scheduler and hearth.Service is Service
+    assert "hearth.runtime.scheduler" in hearth._RUNTIME.values()
