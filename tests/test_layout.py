@@ -161,3 +161,26 @@ def test_the_python_api_s_old_module_paths_still_import_the_moved_modules():
 
     assert hearth.Scheduler is Scheduler and hearth.Service is Service
     assert "hearth.runtime.scheduler" in hearth._RUNTIME.values()
+
+
+def _allowed_imports() -> dict[str, set[str]]:
+    """docs/architecture.md's table: package -> the packages it may import."""
+    import re
+
+    doc = (ROOT.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
+    allowed: dict[str, set[str]] = {}
+    for row in re.findall(r"^\| (`.+?) \| .+? \| (.+?) \|$", doc, re.M):
+        names = re.findall(r"`([\w_]+)`", row[0])
+        targets = set() if row[1] == "nothing" else {t.strip() for t in row[1].split(",")}
+        for name in names:
+            allowed["hearth" if name == "hearth" else f"hearth.{name}"] = {
+                "hearth" if t == "hearth" else f"hearth.{t}" for t in targets}
+    return allowed
+
+
+def test_every_package_imports_only_what_the_architecture_page_allows():
+    allowed = _allowed_imports()
+    assert set(allowed) == {_package(n) for n in MODULES}  # the page names every package
+    wrong = sorted(f"{n} imports {t}" for n, ts in GRAPH.items() for t in ts
+                   if _package(t) != _package(n) and _package(t) not in allowed[_package(n)])
+    assert wrong == []
