@@ -2,7 +2,7 @@
 (random bytes, truncations, flipped bytes, huge or negative declared lengths, events out of order,
 oversized and binary messages) against real servers. Each case has a time limit; no case may crash
 the server, hang it, or keep it from serving a well-formed request afterwards (checked against the
-engine's own audio). The counts and what failed are in the README's reliability section."""
+engine's own audio). What it covers is in docs/reliability.md."""
 
 from __future__ import annotations
 
