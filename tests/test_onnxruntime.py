@@ -156,6 +156,42 @@ def test_a_runtimes_mapped_weights_are_given_back_once_it_holds_its_own(tmp_path
         m.close()
 
 
+def test_giving_pages_back_never_changes_memory_that_stopped_being_the_files(tmp_path):
+    """The list of mapped ranges is a snapshot: a runtime unmaps its weights when it is done with
+    them, and malloc may map fresh memory at the same addresses before the pages are given back.
+    Whatever is there by then keeps its contents (MADV_DONTNEED zeroed such memory: a crash)."""
+    import ctypes
+    import mmap
+
+    from hearth.backends.conversions import mapped_spans, release_spans
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    size = 256 * mmap.PAGESIZE
+    path = tmp_path / "weights.bin"
+    path.write_bytes(bytes(range(256)) * (size // 256))
+    with path.open("rb") as f:
+        addr = libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_PRIVATE, f.fileno(), 0)
+    assert addr not in (None, ctypes.c_void_p(-1).value)
+    assert sum(ctypes.string_at(addr + i, 1)[0] for i in range(0, size, mmap.PAGESIZE)) >= 0  # resident
+    spans = mapped_spans([tmp_path])
+    assert spans == [(addr, addr + size)]
+    assert libc.munmap(addr, size) == 0  # the runtime lets go of the file...
+    fixed = 0x10  # MAP_FIXED: ...and the same addresses become someone's own memory at once
+    flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | fixed
+    again = libc.mmap(addr, size, mmap.PROT_READ | mmap.PROT_WRITE, flags, -1, 0)
+    assert again == addr
+    data = np.random.default_rng(size).integers(1, 255, size, dtype=np.uint8).tobytes()
+    ctypes.memmove(addr, data, size)
+    try:
+        assert release_spans(spans) == size
+        assert ctypes.string_at(addr, size) == data
+    finally:
+        libc.munmap(addr, size)
+
+
 def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8):
     """weights "mix": the talker (and the first codebook) as int8 converts it, the predictor (the
     other 15 codebooks) as int4 does, byte for byte; it speaks, and OpenVINO refuses it by name."""

@@ -309,20 +309,24 @@ def bounded_mapping(directories: list[Path], interval_s: float = 0.02) -> Iterat
 
 
 def release_mapped_files(directories: list[Path]) -> int:
-    """Drop this process's resident pages of files mapped from `directories` (or those files: the
-    cached IR and compiled blobs, ONNX Runtime's external weights). A runtime copies weights into
+    """Give back this process's resident pages of files mapped from `directories` (or those files:
+    the cached IR and compiled blobs, ONNX Runtime's external weights). A runtime copies weights into
     its own layout on load or on the first inference, after which the mapped originals only double
     the resident memory; should they be read again, the kernel pages them back in from the file.
-    Only mappings that hold nothing but the file's own pages are released: read-only ones, and
-    private writable ones (ONNX Runtime maps each initializer so) with no page written. Returns
-    the bytes released (Linux; 0 elsewhere)."""
-    import ctypes
+    Only mappings that hold nothing but the file's own pages are asked: read-only ones, and private
+    writable ones (ONNX Runtime maps each initializer so) with no page written. Returns the bytes
+    asked for (Linux 5.4 or later; 0 elsewhere)."""
+    return release_spans(mapped_spans(directories))
 
+
+def mapped_spans(directories: list[Path]) -> list[tuple[int, int]]:
+    """The address ranges of this process's mappings of files in `directories` that hold only the
+    file's own pages (see `release_mapped_files`). A snapshot: another thread may unmap a range and
+    map something else there before it is used, which `release_spans` is safe against."""
     try:
         maps = Path("/proc/self/maps").read_text().splitlines()
-        libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
-        return 0
+        return []
     prefixes = tuple(str(d.resolve()) + (os.sep if d.is_dir() else "") for d in directories)
     spans: list[tuple[int, int]] = []
     writable: set[str] = set()
@@ -346,9 +350,28 @@ def release_mapped_files(directories: list[Path]) -> int:
                     lo, hi = (int(x, 16) for x in current.split("-"))
                     spans.append((lo, hi))  # writable, but not one page written
                 current = None
-    madv_dontneed = 4
-    released = 0
+    return spans
+
+
+MADV_PAGEOUT = 21  # Linux 5.4 (Python's mmap module names it from 3.12 on)
+
+
+def release_spans(spans: list[tuple[int, int]]) -> int:
+    """Ask the kernel to reclaim the pages of `spans` now (MADV_PAGEOUT). That never changes what
+    the memory holds, whatever is mapped there by the time it runs: a file's clean page is dropped
+    and read back from the file on the next touch, a page of anyone's own data is kept (no swap) or
+    swapped out. Not MADV_DONTNEED: on memory that stopped being the file's mapping after the
+    snapshot (the runtime unmaps its weights when compiling ends, and malloc may map the same
+    addresses at once) that one zeroes live data, which crashed an OpenVINO load (Zen 4,
+    2026-12-06). Returns the bytes asked for; 0 on a kernel without it."""
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return 0
+    asked = 0
     for lo, hi in spans:
-        if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), madv_dontneed) == 0:
-            released += hi - lo
-    return released
+        if libc.madvise(ctypes.c_void_p(lo), ctypes.c_size_t(hi - lo), MADV_PAGEOUT) == 0:
+            asked += hi - lo
+    return asked
