@@ -106,6 +106,16 @@ def base_dir(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="session")
+def tiny_export(tiny_dir, tmp_path_factory) -> Path:
+    """`hearth export` of the tiny checkpoint for both runtimes: what a board without torch loads."""
+    from hearth.convert.export_model import export_model
+
+    out = tmp_path_factory.mktemp("export") / "export"
+    export_model(str(tiny_dir), out, "default", ["openvino", "onnxruntime"])
+    return out
+
+
+@pytest.fixture(scope="session")
 def engine(tiny_dir):
     """The torch reference: what the parity tests compare with the official package."""
     import hearth
@@ -113,19 +123,37 @@ def engine(tiny_dir):
     return hearth.load(tiny_dir, backend="torch")
 
 
+def default_backend_here() -> str:
+    """The backend `hearth.load` should choose on this machine, by the rule docs/backends-and-presets.md
+    states (written out here, not asked of Hearth): the language model on ONNX Runtime on ARM and on
+    x86 without AVX-512, whose quantized kernels are the faster ones there; OpenVINO elsewhere."""
+    import platform
+
+    if platform.machine() in ("aarch64", "arm64"):
+        return "onnxruntime"
+    flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
+                  if line.startswith("flags")), [])
+    return "openvino" if "avx512f" in flags else "onnxruntime"
+
+
+DEFAULT_BACKEND = default_backend_here()
+
+
 @pytest.fixture(scope="session")
 def fast_engine(tiny_dir):
-    """What `hearth.load` gives by default: OpenVINO, int8 weights, bf16 vocoder."""
+    """What `hearth.load` gives by default on this machine: int8 weights on OpenVINO (AVX-512) or on
+    ONNX Runtime (AVX2, ARM). The servers load the same, so their audio is compared with this one's."""
     import hearth
 
     engine = hearth.load(tiny_dir)
-    assert engine.options.backend == "openvino" and engine.options.weights == "int8"
+    assert engine.options.backend == DEFAULT_BACKEND and engine.options.weights == "int8", engine.options
     return engine
 
 
-@pytest.fixture(scope="session", params=["torch", "openvino"])
+@pytest.fixture(scope="session", params=["torch", "compiled"])
 def any_engine(request, engine, fast_engine):
-    """Each backend in turn, for tests of behaviour every backend must share."""
+    """Each backend in turn (the torch reference, then this machine's default), for tests of
+    behaviour every backend must share."""
     return engine if request.param == "torch" else fast_engine
 
 
@@ -177,7 +205,7 @@ PROCESS_MODULES = {  # they start `hearth` commands or servers
 }
 COMPILED_MODULES = {"test_compiled_backends", "test_onnxruntime", "test_openvino"}
 COMPILED_FIXTURES = {"fast_engine", "ov_fp32", "ov_int8", "base_fp32"}
-COMPILED_PARAMS = {"openvino", "onnxruntime"}
+COMPILED_PARAMS = {"openvino", "onnxruntime", "compiled"}
 
 
 def _needs_compiled_backend(item: pytest.Item) -> bool:

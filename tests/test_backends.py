@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import torch
+from conftest import DEFAULT_BACKEND
 from solo import solo_codes
 from threads import at_once
 
@@ -47,7 +48,9 @@ def test_streams_on_several_threads_equal_solo_runs(any_engine):
 
 
 def test_the_default_backend_and_its_parts(fast_engine, engine):
-    assert fast_engine.options.backend == "openvino" and fast_engine.options.weights == "int8"
+    """int8 weights on this machine's default runtime (OpenVINO with AVX-512, else ONNX Runtime's
+    language model), beside OpenVINO's bf16 vocoder, whose first chunk is a single frame."""
+    assert fast_engine.options.backend == DEFAULT_BACKEND and fast_engine.options.weights == "int8"
     assert fast_engine.backend.describe()["vocoder"] == "bf16" and fast_engine.default_first_chunk == 1
     assert engine.backend.describe()["vocoder"] == "torch" and engine.default_first_chunk == 2
     for e in (fast_engine, engine):

@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 from cli import hearth as run
+from conftest import DEFAULT_BACKEND
 
 
 def test_codes_json_matches_api(tiny_dir, engine):
@@ -26,12 +27,13 @@ def test_codes_json_matches_api(tiny_dir, engine):
 
 
 def test_default_is_the_fast_path(tiny_dir, fast_engine, tmp_path):
-    """Without backend flags the command runs OpenVINO with int8 weights, exactly as hearth.load() does."""
+    """Without backend flags the command runs int8 weights on this machine's default runtime, exactly
+    as hearth.load() does."""
     r = run("codes", "Good morning, Hearth.", "--model", str(tiny_dir), "--seed", "42", "--max-new-tokens", "9",
             "--text-mode", "stream")
     assert r.returncode == 0, r.stderr.decode()
     data = json.loads(r.stdout)
-    assert data["backend"] == "openvino" and data["text_mode"] == "interleaved"
+    assert data["backend"] == DEFAULT_BACKEND and data["text_mode"] == "interleaved"
     expected = fast_engine.generate_codes("Good morning, Hearth.", "vivian", seed=42, max_new_tokens=9,
                                           text_mode="interleaved")
     assert data["codes"] == expected.codes.tolist()

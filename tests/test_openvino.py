@@ -236,7 +236,7 @@ def test_int4_engine_stores_each_weight_once_and_stays_near_fp32(tiny_dir, ov_fp
     """`weights="int4"`: NNCF's compression of every transformer layer, each weight stored once in
     the converted model and in the runtime's compiled one (the predictor's Loop), an engine that
     speaks, and teacher-forced logits that follow fp32 (loosely: 4 bits on random weights)."""
-    engine = hearth.load(tiny_dir, weights="int4")
+    engine = hearth.load(tiny_dir, backend="openvino", weights="int4")
     try:
         converted = engine.lm.converted
         assert converted.manifest["int4_layers"] > 0

@@ -12,6 +12,7 @@ import shutil
 import time
 
 import pytest
+from conftest import DEFAULT_BACKEND
 from servers import Server
 from webdriver import Chromium
 
@@ -38,7 +39,7 @@ def test_page_speaks_while_streaming_and_stop_cancels(browser, server):
     browser.get(server.url + "/")
     assert browser.title == "Hearth"
     browser.wait("return document.querySelectorAll('#voice option').length === 9")
-    assert "openvino" in browser.text("#status")
+    assert DEFAULT_BACKEND in browser.text("#status")
 
     browser.type("#text", LONG)
     browser.click("#speak")
