@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: setup test test-fast test-cpus image image-check lint
+.PHONY: setup test test-fast test-cpus image image-check addon-check lint
 
 # Everything a fresh machine needs: the package, its test tools, and the official
 # qwen-tts 0.1.1 (test-only reference; --no-deps because of its gradio/torchaudio pins).
@@ -37,16 +37,20 @@ test-fast:
 test-cpus:
 	PYTHON=$(PYTHON) sh scripts/test_cpus.sh
 
-# The container image from a Debian base made here (debootstrap), then run and checked with the
-# wyoming and OpenAI clients (scripts/image.sh; ARCH=arm64 under qemu-user). Needs root, debootstrap,
-# buildah and podman.
+# The container image as `docker build .` makes it, and the Home Assistant add-on as a Supervisor
+# builds it, here with stand-ins for the public base images (Debian roots made with debootstrap)
+# and for PyPI (a package index on loopback serving the wheel built from this checkout); then run
+# and checked with the wyoming and OpenAI clients (scripts/image.sh; ARCH=arm64 under qemu-user).
+# Needs root, debootstrap, buildah and podman. See docs/releasing.md.
 ARCH ?= $(shell dpkg --print-architecture 2>/dev/null || echo amd64)
 image:
-	ARCH=$(ARCH) sh scripts/image.sh base
 	ARCH=$(ARCH) sh scripts/image.sh build
 
 image-check: image
 	ARCH=$(ARCH) PYTHON=$(PYTHON) sh scripts/image.sh check
+
+addon-check:
+	ARCH=$(ARCH) PYTHON=$(PYTHON) sh scripts/image.sh addon
 
 lint:
 	$(PYTHON) -m ruff check hearth tests

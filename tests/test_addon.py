@@ -1,8 +1,10 @@
-"""The container and the Home Assistant add-on, what is cheap to check without building the image:
-the add-on's config against the Supervisor's rules for it, its run script's option handling (as the
-Supervisor writes /data/options.json), the defaults `hearth wyoming` takes from it, and the
-Containerfile's stages as the README names them. The image itself is built and run by
-`make image-check` (scripts/image.sh, scripts/image_check.py)."""
+"""The container and the Home Assistant add-on, what is cheap to check without building an image:
+the repository as the Supervisor reads a clone of it (tests/supervisor.py: repository.yaml at the
+root, the add-on found by its config, the build's inputs), the add-on's config against the
+Supervisor's rules for it, its Dockerfile against its build context (the add-on's folder alone), its
+run script's option handling (as the Supervisor writes /data/options.json), the defaults `hearth
+wyoming` takes from it, and the Dockerfile's stages as the README names them. The images are built
+and run by `make image-check` and `make addon-check` (scripts/image.sh)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import supervisor
 import yaml
 from cli import hearth
 
@@ -64,10 +67,39 @@ def test_the_addon_config_follows_the_supervisors_rules():
             assert key in options, f"{key} is required but has no default"
     for key, value in options.items():
         assert key in schema and fits(value, schema[key]), (key, value)
-    assert (ROOT / "homeassistant" / "repository.yaml").is_file() and (ADDON / "DOCS.md").is_file()
-    assert yaml.safe_load((ROOT / "homeassistant" / "repository.yaml").read_text(encoding="utf-8"))["name"]
+    assert (ADDON / "DOCS.md").is_file() and (ADDON / "CHANGELOG.md").read_text(encoding="utf-8").startswith("# ")
     assert set(yaml.safe_load((ADDON / "build.yaml").read_text(encoding="utf-8"))["build_from"]) == set(c["arch"])
     assert os.access(RUN, os.X_OK)
+
+
+def test_a_supervisor_accepts_the_repository_and_finds_the_addon():
+    files = supervisor.clone_files(ROOT)
+    assert supervisor.repository(ROOT)["name"] == "Hearth"
+    assert supervisor.addon_configs(ROOT, files) == [ADDON / "config.yaml"]  # and no other config file
+    assert supervisor.addon(ADDON / "config.yaml")["slug"] == "hearth"
+    with pytest.raises(supervisor.RepositoryError, match="refuses the address"):
+        supervisor.repository(ROOT / "homeassistant")  # where it was: not a repository's root
+
+
+@pytest.mark.parametrize("arch", ["amd64", "aarch64"])
+def test_the_addon_builds_from_the_supervisors_inputs_alone(arch):
+    """Home Assistant's Debian base for the architecture (its Alpine default has no onnxruntime or
+    OpenVINO wheels), Hearth from the package index at the add-on's version, and nothing from outside
+    the add-on's folder, which is the whole build context."""
+    plan = supervisor.build_plan(ADDON / "config.yaml", arch)
+    assert plan.base == f"ghcr.io/home-assistant/{arch}-base-debian:bookworm"
+    assert plan.args["BUILD_VERSION"] == config()["version"] and plan.args["BUILD_ARCH"] == arch
+    dockerfile = plan.dockerfile.read_text(encoding="utf-8")
+    assert re.search(r"^ARG BUILD_FROM=ghcr\.io/home-assistant/base-debian:bookworm\nFROM \$\{BUILD_FROM\}$",
+                     dockerfile, re.M)  # (the multi-arch name, for a build without build.yaml)
+    assert '"hearth-tts[wyoming]==${BUILD_VERSION}"' in dockerfile
+    assert "ARG HEARTH_PIP_INDEX=\n" in dockerfile  # empty: PyPI, unless a test names its own index
+    for line in re.findall(r"^(?:COPY|ADD) (.+)$", dockerfile, re.M):
+        *sources, _ = [w for w in line.split() if not w.startswith("--")]
+        for source in sources:
+            assert (plan.folder / source).resolve().is_relative_to(plan.folder), f"{source} is outside the context"
+            assert (plan.folder / source).exists(), source
+    assert "docker buildx build . --tag" in " ".join(plan.command("t")) and "--platform" in plan.command("t")
 
 
 def run_script(tmp_path: Path, options: object, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -138,12 +170,19 @@ def test_wyoming_checks_its_default_voice_and_language_before_loading(tiny_dir, 
     assert r.returncode != 0 and said.encode() in r.stderr and b"Traceback" not in r.stderr, r.stderr
 
 
-def test_the_containerfile_stages_are_the_ones_the_readme_names():
-    containerfile = (ROOT / "Containerfile").read_text(encoding="utf-8")
-    stages = re.findall(r"^FROM \S+ AS (\w+)$", containerfile, re.M)
-    assert stages == ["build", "runtime"]
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+def test_the_dockerfile_stages_are_the_ones_the_docs_name():
+    dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
+    stages = re.findall(r"^FROM \S+ AS (\w+)$", dockerfile, re.M)
+    assert stages == ["base", "build", "runtime"]
+    docs = (ROOT / "docs" / "home-assistant.md").read_text(encoding="utf-8")
     for stage in stages:
-        assert f"`{stage}`" in readme, stage
-    assert "USER hearth" in containerfile and "HEALTHCHECK" in containerfile and "STOPSIGNAL SIGTERM" in containerfile
-    assert "ca-certificates.crt" not in containerfile.replace("build-ca.crt", "")  # the CA is a build secret only
+        assert f"`{stage}`" in docs, stage
+    assert "USER hearth" in dockerfile and "HEALTHCHECK" in dockerfile and "STOPSIGNAL SIGTERM" in dockerfile
+    # A CA bundle is never baked in: it can only come as the optional build secret, for pip's one step.
+    assert not re.search(r"^(COPY|ADD|ENV|ARG)\b.*(\.crt|\.pem|PIP_CERT)", dockerfile, re.M)
+    assert "export PIP_CERT=/run/secrets/ca" in dockerfile
+    # The build context is what the Dockerfile copies, and only that.
+    allowed = {line[1:].rstrip("/") for line in (ROOT / ".dockerignore").read_text(encoding="utf-8").split()
+               if line.startswith("!")}
+    copied = {w for line in re.findall(r"^COPY (?!--from)(.+) \S+$", dockerfile, re.M) for w in line.split()}
+    assert allowed == copied, (allowed, copied)

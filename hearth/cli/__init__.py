@@ -16,6 +16,7 @@ import sys
 import threading
 from typing import NoReturn
 
+import hearth
 from hearth.checkpoint.loading import CheckpointError
 from hearth.cli import chat, export, measure, serve, speak, speech, voice, wyoming_server
 from hearth.cli.arguments import apply_cpu_mask
@@ -80,6 +81,7 @@ def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hearth", formatter_class=argparse.RawDescriptionHelpFormatter,
                 description="On-device speech synthesis with Qwen3-TTS (CustomVoice, Base voice cloning, VoiceDesign).")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging (and tracebacks) on stderr")
+    p.add_argument("--version", action="version", version=f"hearth {hearth.__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
                            help="one of the commands below; `hearth COMMAND --help` for its options")
     commands = _Commands(sub)

@@ -1,10 +1,11 @@
-#!/opt/hearth/bin/python3
 """The container's entry point: find or make the model in the volume, then run the server.
 
     hearth-container wyoming [hearth wyoming flags]   Home Assistant's protocol on 0.0.0.0:10200
     hearth-container serve [hearth serve flags]       the OpenAI-compatible server on 0.0.0.0:8000
     hearth-container export                           only prepare the model (then exit)
     hearth-container health                           the image's health check
+    hearth-container slim                             (image builds) drop from this venv what a CPU
+                                                      server never opens
 
 HEARTH_MODEL names the model: an export (a `hearth export` directory, read as it is), a checkpoint
 directory, or a hub id. A checkpoint or hub id is exported once into /data/exports/NAME-PRESET and
@@ -27,6 +28,8 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+__all__ = ["main", "run"]
 
 DATA = Path(os.environ.get("HEARTH_DATA", "/data"))
 STATE = Path(os.environ.get("HEARTH_STATE", "/tmp/hearth-container.json"))  # what `health` checks
@@ -91,13 +94,18 @@ def prepare(model: str, preset: str) -> Path:
     if preset not in PRESETS:
         fail(f"HEARTH_PRESET={preset!r}: use one of {', '.join(PRESETS)}")
     given = Path(model)
-    if given.is_dir() and is_export(given):
-        return given
-    if given.is_absolute() and not given.exists():
-        fail(f"HEARTH_MODEL={model}: no such directory in the container (mount it, e.g. -v /srv/models:/models:ro)")
-    if given.is_absolute() and not is_checkpoint(given):
-        fail(f"HEARTH_MODEL={model}: neither an export (hearth-export.json) nor a checkpoint (config.json and "
-             "model.safetensors)")
+    try:
+        if given.is_dir() and is_export(given):
+            return given
+        if given.is_absolute() and not given.exists():
+            fail(f"HEARTH_MODEL={model}: no such directory in the container (mount it, e.g. -v "
+                 "/srv/models:/models:ro)")
+        if given.is_absolute() and not is_checkpoint(given):
+            fail(f"HEARTH_MODEL={model}: neither an export (hearth-export.json) nor a checkpoint (config.json and "
+                 "model.safetensors)")
+    except PermissionError as e:
+        fail(f"HEARTH_MODEL={model}: the server's user (uid {os.getuid()}) may not read {e.filename}: make the "
+             "folder and its files readable by all (chmod -R a+rX on the host)")
     out = DATA / "exports" / export_name(model, preset)
     if is_export(out):
         say(f"the model: {out} (exported on an earlier start)")
@@ -147,12 +155,48 @@ def health() -> int:
         return 1
 
 
+# OpenVINO's parts that a server on the CPU never opens: the GPU and NPU plugins, the meta-devices,
+# and the frontends that read other frameworks' models (Hearth's graphs are OpenVINO IR). The
+# converter that exports a checkpoint on a first start installs OpenVINO whole into its own venv.
+_UNUSED_OPENVINO = ("libs/libopenvino_intel_gpu_plugin.so", "libs/libopenvino_intel_npu_plugin.so",
+                    "libs/libopenvino_auto_batch_plugin.so", "libs/libopenvino_hetero_plugin.so",
+                    "libs/libopenvino_auto_plugin.so", "libs/libopenvino_onnx_frontend.so*",
+                    "libs/libopenvino_paddle_frontend.so*", "libs/libopenvino_pytorch_frontend.so*",
+                    "libs/libopenvino_tensorflow_frontend.so*", "libs/libopenvino_tensorflow_lite_frontend.so*",
+                    "libs/libopenvino_jax_frontend.so*", "tools", "frontend/tensorflow", "frontend/pytorch",
+                    "frontend/jax", "frontend/paddle", "frontend/onnx")
+
+
+def slim() -> int:
+    """Remove from this environment's site-packages what a CPU server never opens (OpenVINO's other
+    devices and frontends), the packages' own tests and bytecode caches; then compile Hearth's
+    bytecode, so that a read-only image does not recompile it at every start. For image builds."""
+    import compileall
+    import sysconfig
+
+    site = Path(sysconfig.get_paths()["purelib"])
+    freed = 0
+    doomed = [*(d for d in site.rglob("*") if d.is_dir() and d.name in ("tests", "test", "__pycache__")),
+              *(f for pattern in _UNUSED_OPENVINO for f in (site / "openvino").glob(pattern))]
+    for path in doomed:
+        if not path.exists():
+            continue  # (inside a folder removed before it)
+        files = [path] if path.is_file() else [f for f in path.rglob("*") if f.is_file()]
+        freed += sum(f.stat().st_size for f in files)
+        shutil.rmtree(path) if path.is_dir() else path.unlink()
+    compileall.compile_dir(site / "hearth", quiet=1)
+    say(f"slimmed {site}: {freed / 1e6:.0f} MB removed")
+    return 0
+
+
 def main(argv: list[str]) -> int:
     mode = argv[0] if argv else "wyoming"
     if mode == "health":
         return health()
+    if mode == "slim":
+        return slim()
     if mode not in ("wyoming", "serve", "export"):
-        fail(f"unknown command {mode!r}: wyoming, serve, export or health")
+        fail(f"unknown command {mode!r}: wyoming, serve, export, health or slim")
     model = prepare(os.environ.get("HEARTH_MODEL", "Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice"),
                     os.environ.get("HEARTH_PRESET", "default"))
     if mode == "export":
@@ -173,5 +217,10 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
+def run() -> None:
+    """The console entry point `hearth-container`."""
     raise SystemExit(main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    run()
