@@ -181,7 +181,7 @@ def test_the_wheel_holds_the_package_its_data_and_entry_points(dist):
     assert "hearth = hearth.cli:run" in entry_points and "hearth-container = hearth.tools.container:run" in entry_points
     runtime = {Requirement(r).name for r in meta.get_all("Requires-Dist") if "extra ==" not in r}
     assert runtime == {"numpy", "tokenizers", "safetensors", "huggingface_hub", "threadpoolctl", "openvino",
-                       "onnxruntime"}
+                       "onnxruntime", "num2words"}
     assert {"serve", "wyoming", "convert", "play"} <= set(meta.get_all("Provides-Extra"))
 
 
