@@ -341,7 +341,9 @@ class Engine:
         with self._invariance_lock:
             if self._invariance is None:
                 given = os.environ.get("HEARTH_TEXT_INVARIANCE")
-                if given:
+                if self.lm.trailing_block and not given:
+                    self._invariance = BatchInvariance(1, 0)  # (aligned blocks: every row is final at once)
+                elif given:
                     self._invariance = BatchInvariance.parse(given)
                 else:
                     self._invariance = BatchInvariance.measure(self.lm.embed_text,

@@ -204,7 +204,7 @@ PROCESS_MODULES = {  # they start `hearth` commands or servers
     "test_fuzz", "test_clients", "test_schema", "test_live_fuzz", "test_fault_matrix", "test_runtime_only",
 }
 COMPILED_MODULES = {"test_compiled_backends", "test_onnxruntime", "test_openvino"}
-COMPILED_FIXTURES = {"fast_engine", "ov_fp32", "ov_int8", "base_fp32"}
+COMPILED_FIXTURES = {"fast_engine", "ov_fp32", "ov_int8", "base_fp32", "openvino_int8"}
 COMPILED_PARAMS = {"openvino", "onnxruntime", "compiled"}
 
 

@@ -207,9 +207,19 @@ def test_compiled_batch_follows_each_rows_solo_session(tiny_dir, monkeypatch, ba
         engine.close()
 
 
-def test_openvino_int8_batched_streams_isolate_a_vocoder_fault(fast_engine, monkeypatch):
+@pytest.fixture(scope="module")
+def openvino_int8(tiny_dir):
+    """OpenVINO with int8 weights, whatever this machine's default (ONNX Runtime's language model on
+    a CPU without AVX-512): what these tests are about."""
+    engine = hearth.load(tiny_dir, backend="openvino", weights="int8")
+    yield engine
+    engine.close()
+
+
+def test_openvino_int8_batched_streams_isolate_a_vocoder_fault(openvino_int8, monkeypatch):
     """Every other sentence is whole, and each consumer heard exactly its own codes: its chunks are
     what the vocoder makes of that sentence's codes, chunk by chunk, on a fresh state."""
+    fast_engine = openvino_int8
     vocoder = fast_engine.vocoder
     real_decode = vocoder.decode
     failing_vocoder(fast_engine, monkeypatch, at=4, error=RuntimeError("injected vocoder fault"))
@@ -241,9 +251,10 @@ def test_max_batch_must_be_positive(engine, bad):
         Scheduler(engine, max_batch=bad)
 
 
-def test_a_scheduler_wider_than_the_compiled_predictor_says_how_to_load(fast_engine, caplog):
+def test_a_scheduler_wider_than_the_compiled_predictor_says_how_to_load(openvino_int8, caplog):
     """An engine loaded for lone rows still serves batches (its predictor steps them a pair at a
     time), and says how to load it for them; a batch of two fits its pair."""
+    fast_engine = openvino_int8
     assert fast_engine.options.batch_rows == 1
     with caplog.at_level(logging.WARNING, logger="hearth.runtime.scheduler"), Scheduler(fast_engine, max_batch=3):
         pass

@@ -46,8 +46,32 @@ class PromptEmbedder:
 
     def embed_text(self, ids: list[int]) -> np.ndarray:
         """[1, n, hidden]"""
+        return self._project(self.text(ids))[None]
+
+    def _project(self, rows: np.ndarray) -> np.ndarray:
+        return _silu(rows @ self.fc1_w.T + self.fc1_b) @ self.fc2_w.T + self.fc2_b
+
+    # The text that trails the prefill (interleaved: one row a frame) is projected in blocks of this
+    # many rows, each padded with zero rows: a matrix product's row then depends only on its own
+    # input and its place in the block, never on how many rows the call holds (BLAS kernels round
+    # a 5-row and a 300-row product differently; checked on AVX2 and AVX-512). So text spoken as it
+    # is written (`LiveEmbeds`), projected as it arrives, rounds as the whole text does, and can be
+    # spoken frame by frame; before, a CPU whose kernels no batch size made invariant (AMD Zen 3,
+    # AVX2: every size differed) held a live sentence's frames until its text had ended.
+    trailing_block = 16
+
+    def embed_trailing(self, ids: list[int]) -> np.ndarray:
+        """[1, n, hidden]: as `embed_text`, row k computed in block k // trailing_block (aligned to
+        the first id given), whatever else the call holds."""
         rows = self.text(ids)
-        return (_silu(rows @ self.fc1_w.T + self.fc1_b) @ self.fc2_w.T + self.fc2_b)[None]
+        b = self.trailing_block
+        out = []
+        for start in range(0, len(rows), b):
+            block = rows[start : start + b]
+            if len(block) < b:
+                block = np.concatenate((block, np.zeros((b - len(block), rows.shape[1]), rows.dtype)))
+            out.append(self._project(block)[: min(b, len(rows) - start)])
+        return (np.concatenate(out) if out else self._project(rows))[None]
 
     def embed_codec(self, ids: list[int]) -> np.ndarray:
         """[1, n, hidden]"""

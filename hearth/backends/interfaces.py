@@ -126,6 +126,14 @@ class LanguageModel(Protocol):
 
     def embed_codec(self, ids: list[int]) -> np.ndarray: ...
 
+    @property
+    def trailing_block(self) -> int | None:
+        """Rows of the text that trails the prefill are projected this many at a time, each row's
+        value independent of the call's other rows (None: as `embed_text`, in one call)."""
+        ...
+
+    def embed_trailing(self, ids: list[int]) -> np.ndarray: ...
+
     def embed_frames(self, codes: np.ndarray) -> np.ndarray:
         """Whole frames [frames, groups] -> their summed code embeddings [1, frames, hidden]."""
         ...

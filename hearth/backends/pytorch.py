@@ -43,6 +43,15 @@ class TorchLanguageModel:
     def embed_text(self, ids: list[int]) -> np.ndarray:
         return _out(self.talker.embed_text(ids))
 
+    @property
+    def trailing_block(self) -> int | None:
+        """None: the reference projects the trailing text as the official model does, in one call;
+        live text relies on the measured batch invariance instead (`BatchInvariance`)."""
+        return None
+
+    def embed_trailing(self, ids: list[int]) -> np.ndarray:
+        return self.embed_text(ids)
+
     @torch.inference_mode()
     def embed_codec(self, ids: list[int]) -> np.ndarray:
         return _out(self.talker.embed_codec(ids))

@@ -169,6 +169,13 @@ class PooledLanguageModel:
     def embed_text(self, ids: list[int]) -> np.ndarray:
         return self.embedder.embed_text(ids)
 
+    @property
+    def trailing_block(self) -> int | None:
+        return self.embedder.trailing_block
+
+    def embed_trailing(self, ids: list[int]) -> np.ndarray:
+        return self.embedder.embed_trailing(ids)
+
     def embed_codec(self, ids: list[int]) -> np.ndarray:
         return self.embedder.embed_codec(ids)
 

@@ -6,14 +6,17 @@ text token is committed (`LiveText`) and, when a frame needs a token that has no
 for it instead of feeding padding, so the model sees exactly the sequence it sees with the whole
 text, and the codes are the whole-text interleaved codes for the same seed.
 
-One subtlety makes that exact. The official model projects all trailing text tokens in one batch,
-and CPU matrix kernels round a row differently depending on the batch it is computed in: here
-batches of fewer than a dozen rows take other code paths than large ones. `BatchInvariance`
-measures, once per engine, from which batch size every row equals its value in a large batch (and
-which rows of smaller batches do); a live utterance computes each token's row in a large padded
-batch, and uses it only when the final batch, whatever text is still to come, is certain to give
-the same row. Otherwise (the text so far is very short) it waits for more text or for the end,
-and then computes the rows exactly as the official model does.
+One subtlety makes that exact. CPU matrix kernels round a row differently depending on the batch
+it is computed in (here batches of fewer than a dozen rows take other code paths than large ones;
+on some CPUs every batch size rounds its own way). The compiled backends therefore project the
+trailing text in aligned blocks of a fixed size, padded (`embed_trailing`, `trailing_block`): a
+row then depends only on its token and its place in its block, so a live utterance computes each
+row as soon as its token is committed, exactly as the whole text would. The torch reference projects
+as the official model does, in one batch; for it `BatchInvariance` measures, once per engine, from
+which batch size every row equals its value in a large batch (and which rows of smaller batches
+do), and a live row is used only when the final batch, whatever text is still to come, is certain
+to give the same row; otherwise (the text so far is very short) it waits for more text or for the
+end, and then computes the rows exactly as the official model does.
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ class LiveEmbeds:
             if self._cancelled or self._ended or step < len(self._rows):
                 return True
             known = len(self._ids) - 1
-            return step < known and self.invariance.safe(step, known)
+            return step < known and self._safe(step, known)
 
     def row(self, step: int) -> np.ndarray | None:
         """What is added to the talker's input after frame `step`: the projection of text token
@@ -230,19 +233,33 @@ class LiveEmbeds:
                 known = len(self._ids) - 1
                 if step < len(self._rows):
                     return self._rows[step][None, None]
-                if step < known and self.invariance.safe(step, known):
-                    todo = [k for k in range(len(self._rows), known) if self.invariance.safe(k, known)]
+                if step < known and self._safe(step, known):
+                    todo = [k for k in range(len(self._rows), known) if self._safe(k, known)]
                     ids = [self._ids[k + 1] for k in todo]
                     break
                 self._wait()
         if self._ended:
             return self._final_row(step)
-        padded = ids + [ids[-1]] * max(0, _PAD_TO - len(ids))
-        rows = self.talker.embed_text(padded)[0, : len(ids)]
+        rows = self._project(todo[0], ids)
         with self._cond:
             if len(self._rows) == todo[0]:
                 self._rows.extend(rows)
             return self._rows[step][None, None] if step < len(self._rows) else None
+
+    def _safe(self, row: int, known: int) -> bool:
+        """Whether trailing row `row` is final while `known` rows' tokens are committed."""
+        return row < known if self.talker.trailing_block else self.invariance.safe(row, known)
+
+    def _project(self, first: int, ids: list[int]) -> np.ndarray:
+        """The trailing rows first, first + 1, ... of `ids` (their tokens), as the whole text's
+        projection gives them."""
+        block = self.talker.trailing_block
+        if block:  # from the start of `first`'s block, so that every row keeps its place in it
+            start = first - first % block
+            head = [self._ids[k + 1] for k in range(start, first)]
+            return self.talker.embed_trailing(head + ids)[0, len(head):]
+        padded = ids + [ids[-1]] * max(0, _PAD_TO - len(ids))
+        return self.talker.embed_text(padded)[0, : len(ids)]
 
     def _wait(self) -> None:
         """Under the lock: wait for more text (or the end, or a cancel), telling `on_wait` outside it."""
@@ -266,7 +283,7 @@ class LiveEmbeds:
     def _final_row(self, step: int) -> np.ndarray:
         if self._final is None:
             ids = self._ids
-            rest = self.talker.embed_text(ids[1:]) if len(ids) > 1 else self._eos[:, :0]
+            rest = self.talker.embed_trailing(ids[1:]) if len(ids) > 1 else self._eos[:, :0]
             self._final = np.concatenate((rest, self._eos), axis=1)
         assert self.tts_pad is not None
         return self._final[:, step : step + 1] if step < self._final.shape[1] else self.tts_pad

@@ -202,6 +202,13 @@ def resolve_language(config: ModelConfig, voice: Speaker, language: str) -> int 
 class Embedder(Protocol):
     def embed_text(self, ids: list[int]) -> np.ndarray: ...
 
+    def embed_trailing(self, ids: list[int]) -> np.ndarray:
+        """The rows of the text that trails an interleaved prefill (see `LanguageModel`)."""
+        ...
+
+    @property
+    def trailing_block(self) -> int | None: ...
+
     def embed_codec(self, ids: list[int]) -> np.ndarray: ...
 
     def embed_frames(self, codes: np.ndarray) -> np.ndarray:
@@ -258,7 +265,7 @@ def embed_prompt(
         trailing = tts_pad
     elif text_mode == "interleaved":
         parts.append(talker.embed_text(text[:1]) + codec[:, -1:])
-        rest = talker.embed_text(text[1:]) if len(text) > 1 else tts_eos[:, :0]
+        rest = talker.embed_trailing(text[1:]) if len(text) > 1 else tts_eos[:, :0]
         trailing = np.concatenate((rest, tts_eos), axis=1)
     else:
         raise ValueError(f"text_mode must be 'whole' or 'interleaved', got {text_mode!r}")
