@@ -29,11 +29,14 @@ from hearth.errors import InputError
 from hearth.generation.batch import FrameBatcher
 from hearth.generation.frame_loop import Audio, FrameGenerator, Generation, TurnTaking
 from hearth.options import SpeechOptions, check_speech_options, speech_for
-from hearth.pipeline import sentence_audio, sentence_frames
+from hearth.pipeline import document_chunks, sentence_audio, sentence_frames
 from hearth.streaming.audio_stream import AudioStream
 from hearth.streaming.chunks import AudioChunk, ChunkPlan, StreamEnd
 from hearth.streaming.live import BatchInvariance, LiveEmbeds, LiveUtterance
 from hearth.streaming.workers import Workers
+from hearth.text.normalize.document import normalizer_language, speakable
+from hearth.text.normalize.lexicon import Lexicon
+from hearth.text.normalize.live import LiveNormalizer
 from hearth.text.prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, text_mode
 from hearth.voices import openai_names as aliases
 from hearth.voices.cloning import Cloner, VoiceProfile
@@ -95,8 +98,9 @@ class Engine:
     """
 
     def __init__(self, checkpoint: Checkpoint, options: BackendOptions | None = None, *,
-                 voice_aliases: Mapping[str, str] | Iterable[str] | None = None):
+                 voice_aliases: Mapping[str, str] | Iterable[str] | None = None, lexicon: Lexicon | None = None):
         options = options or BackendOptions()
+        self.lexicon = lexicon  # the pronunciation lexicon every request's normalizer uses (None: none)
         # Other names for voices (OpenAI's, by default, on a CustomVoice checkpoint): see hearth.voices.openai_names.
         self.voice_aliases = aliases.voice_aliases(checkpoint.config, voice_aliases)
         settings.configure_process(options)
@@ -223,7 +227,9 @@ class Engine:
         return p
 
     def check_instruct(self, instruct: str | None) -> str | None:
-        """The instruction, or None (with a warning) for a model that does not take one."""
+        """The instruction, or None (with a warning) for a model that does not take one; a
+        VoiceDesign checkpoint's is required (`VoiceRules.check_instruct`)."""
+        self.voice_rules.check_instruct(instruct)
         if instruct and not self.config.honours_instruct:
             log.warning("instruct is ignored: the %s model does not support it (1.7B does)", self.config.model_size)
             return None
@@ -246,8 +252,16 @@ class Engine:
         `stream` (sampling draws from a generator seeded with `seed`, random if None)."""
         return self._frames(text, speech_for(self, voice, language, speech, options), turn, batcher)
 
+    def spoken(self, text: str, opts: SpeechOptions) -> str:
+        """What is said for `text`: normalized unless the options turn it off (`hearth.text.normalize`)."""
+        if opts.text_format == "ssml":  # (its parts may change voices and pause: one utterance cannot)
+            raise InputError("SSML is spoken by synthesize() and the scheduler (its parts may change voice and "
+                             "pause); stream(), open() and generate_codes() take plain text", "text_format")
+        return speakable(text, opts.language, opts.normalize)[0].text if opts.normalize.enabled else text
+
     def _frames(self, text: str, opts: SpeechOptions, turn: TurnTaking | None = None,
                 batcher: FrameBatcher | None = None) -> FrameGenerator:
+        text = self.spoken(text, opts)
         prompt = self.prompt(text, opts.instruct)  # the pipeline's step 1 (hearth.pipeline)
         return sentence_frames(self.lm, self.config, text, prompt, opts, turn, batcher)
 
@@ -334,7 +348,10 @@ class Engine:
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, opts.voice, opts.language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
         frames = FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.seed, opts.budget, turn, batcher)
-        return LiveUtterance(embeds, self._audio(frames, opts, max_ready, deliver))
+        self.spoken("", opts)  # (SSML refused here too)
+        normalizer = LiveNormalizer(normalizer_language(opts.language), opts.normalize) if opts.normalize.enabled \
+            else None
+        return LiveUtterance(embeds, self._audio(frames, opts, max_ready, deliver), normalizer)
 
     def batch_invariance(self) -> BatchInvariance:
         """How this machine's text projection rounds by batch size (measured once, on first use)."""
@@ -369,13 +386,22 @@ class Engine:
         return np.asarray(self.vocoder(codes), np.float32)
 
     def synthesize(self, text: str, voice: Speaker = None, language: str = "auto", **kwargs: Any) -> Audio:
-        """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`."""
-        with self.stream(text, voice, language, **kwargs) as audio:
+        """Text to audio in one call: the streaming path, collected. Keyword arguments as for `stream`;
+        with text_format="ssml" the document's parts one after another, each with its voice,
+        language and rate (part i sampled with seed + i), the silences between them."""
+        opts = speech_for(self, voice, language, kwargs.pop("speech", None), kwargs)
+        if opts.text_format == "ssml":
+            chunks, generation = document_chunks(self, text, opts)
+            return self._collect(chunks, opts.seed, generation)
+        with self.stream(text, speech=opts) as audio:
             chunks = list(audio)
+        return self._collect(chunks, audio.seed, audio.generation)
+
+    def _collect(self, chunks: list[AudioChunk], seed: int | None, generation: Any) -> Audio:  # noqa: ANN401
         groups = self.config.talker.num_code_groups
         codes = np.concatenate([c.codes for c in chunks]) if chunks else np.zeros((0, groups), np.int64)
         samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
-        return Audio(samples, self.sample_rate, codes, audio.seed, audio.generation)
+        return Audio(samples, self.sample_rate, codes, seed, generation)
 
 
 def load(
@@ -387,6 +413,7 @@ def load(
     fast: bool = False,
     small: bool = False,
     voice_aliases: Mapping[str, str] | Iterable[str] | None = None,
+    lexicon: str | os.PathLike[str] | Lexicon | None = None,
     **backend_options: Any,
 ) -> Engine:
     """Load a checkpoint directory or hub id, on the fastest installed backend unless told otherwise.
@@ -404,7 +431,8 @@ def load(
     `hearth tune` fill what is not given, exactly as for the `hearth` command
     (`hearth.backends.settings.backend_options`). voice_aliases: other names for voices, over OpenAI's
     names that a CustomVoice checkpoint answers by default ({"alloy": "ryan"}; see
-    `hearth.voices.openai_names`).
+    `hearth.voices.openai_names`). lexicon: a pronunciation lexicon (a TOML file, or a `Lexicon`) every
+    request's text front end uses (`hearth.text.normalize.lexicon`).
     """
     try:
         given = export_options(model, {"backend": backend, "dtype": dtype, "fast": fast or None, "small": small or None,
@@ -413,6 +441,10 @@ def load(
     except ValueError as e:
         raise InputError(str(e)) from e
     t0 = time.perf_counter()
-    engine = Engine(open_checkpoint(model, progress=progress), options, voice_aliases=voice_aliases)
+    try:
+        lexicon = Lexicon.given(lexicon)
+    except ValueError as e:
+        raise InputError(str(e), "lexicon") from None
+    engine = Engine(open_checkpoint(model, progress=progress), options, voice_aliases=voice_aliases, lexicon=lexicon)
     log.info("loaded %s (%s) in %.1f s", engine.checkpoint.path, options.backend, time.perf_counter() - t0)
     return engine

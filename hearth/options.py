@@ -10,16 +10,22 @@ A bad option raises `InputError` naming its parameter (OpenAI's `param`).
 from __future__ import annotations
 
 import secrets
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
-from typing import Protocol
+from typing import Any, Protocol
 
 from hearth.checkpoint.sampling import DEFAULT_BUDGET, FrameBudget, SamplingOptions
 from hearth.errors import InputError
 from hearth.streaming.chunks import ChunkPlan
-from hearth.streaming.stretch import check_speed
+from hearth.streaming.stretch import MAX_SPEED, MIN_SPEED, check_speed
+from hearth.text.normalize import PARTS, NormalizeOptions
 from hearth.text.prompt import Speaker, TextMode
 
-__all__ = ["SpeechOptions", "check_seed", "check_speech_options", "speech_for"]
+__all__ = ["FIELDS", "TEXT_FORMATS", "Field", "SpeechOptions", "check_normalize", "check_seed", "check_speech_options",
+           "json_options", "speech_for"]
+
+TEXT_FORMATS = ("text", "ssml")
+_AS_WRITTEN = NormalizeOptions(enabled=False)
 
 
 @dataclass(frozen=True)
@@ -40,6 +46,14 @@ class SpeechOptions:
     seed: int | None = None
     budget: FrameBudget | None = DEFAULT_BUDGET
     speed: float = 1.0
+    normalize: NormalizeOptions = NormalizeOptions()
+    text_format: str = "text"
+
+    def as_spoken(self) -> SpeechOptions:
+        """These options for text already made speakable (normalized, SSML read): as it stands."""
+        if not self.normalize.enabled and self.text_format == "text":
+            return self
+        return replace(self, normalize=_AS_WRITTEN, text_format="text")
 
     def sentence(self, index: int) -> SpeechOptions:
         """The options of sentence `index` of the request: the same, sampled with seed + index."""
@@ -76,6 +90,47 @@ class Checks(Protocol):
     def check_text_mode(self, mode: str | None) -> TextMode: ...
     def check_instruct(self, instruct: str | None) -> str | None: ...
 
+    @property
+    def lexicon(self) -> Any: ...  # noqa: ANN401 - the server's pronunciation lexicon, or None
+
+
+def check_normalize(value: object, lexicon: Any = None, voice: object = None) -> NormalizeOptions:  # noqa: ANN401
+    """A request's `normalize`: true or false, the parts to leave as they are (a list of names of
+    `hearth.text.normalize.PARTS`, or {part: false}), or NormalizeOptions as they are."""
+    if isinstance(value, NormalizeOptions):
+        return value
+    name = voice if isinstance(voice, str) else None
+    if value is None or value is True:
+        return NormalizeOptions(lexicon=lexicon, voice=name)
+    if value is False:
+        return NormalizeOptions(enabled=False)
+    skip: list[object]
+    if isinstance(value, Mapping):
+        bad = [k for k, v in value.items() if not isinstance(v, bool)]
+        if bad:
+            raise InputError(f"normalize {{{bad[0]!r}: ...}} must be true or false", "normalize")
+        skip = [k for k, v in value.items() if v is False]
+        unknown = [k for k in value if k not in PARTS]
+        skip += unknown
+    elif isinstance(value, (list, tuple)):
+        skip = list(value)
+    else:
+        raise InputError(f"normalize must be true, false, a list of parts to leave as they are, or {{part: false}}; "
+                         f"got {value!r}", "normalize")
+    unknown = [str(k) for k in skip if k not in PARTS]
+    if unknown:
+        raise InputError(f"unknown normalize part(s) {', '.join(unknown)}; the parts are {', '.join(PARTS)}",
+                         "normalize")
+    return NormalizeOptions(skip=frozenset(str(k) for k in skip), lexicon=lexicon, voice=name)
+
+
+def check_text_format(value: object) -> str:
+    if value is None:
+        return "text"
+    if value not in TEXT_FORMATS:
+        raise InputError(f"text_format must be 'text' or 'ssml', got {value!r}", "text_format")
+    return str(value)
+
 
 def check_speech_options(
     engine: Checks,
@@ -93,6 +148,8 @@ def check_speech_options(
     first_chunk_frames: int | None = None,
     paced: bool = False,
     speed: float = 1.0,
+    normalize: object = None,
+    text_format: str | None = None,
 ) -> SpeechOptions:
     """Every option of one request checked against `engine`'s checkpoint (see the module). Without a
     seed, one is drawn here when anything is sampled, so `seed` always says how to hear the same
@@ -131,6 +188,8 @@ def check_speech_options(
         seed=seed,
         budget=budget,
         speed=speed,
+        normalize=check_normalize(normalize, engine.lexicon, voice),
+        text_format=check_text_format(text_format),
     )
 
 
@@ -149,3 +208,108 @@ def speech_for(engine: Checks, voice: Speaker | object, language: str, speech: S
         raise InputError(f"speech= holds every option already; leave out {', '.join(given)} (or build the options "
                          "again with engine.speech_options)", given[0])
     return speech
+
+
+# -- Each request option, declared once ------------------------------------------------------------
+#
+# Every surface derives its handling of a request option from this table: the HTTP body and the
+# WebSocket's session.config read `json` (null, and "" for text fields, mean "not given"), the
+# OpenAPI document shows `schema` under that name, the command line adds `flags` (to `hearth say`,
+# `speak`, `chat`, ...; to `hearth wyoming` too where `server_default`: Wyoming's events carry no
+# such field, so the server's value is every synthesis's), and the engine checks the value
+# (`check_speech_options`, under `keyword`). A new option is one row here and its check there.
+
+@dataclass(frozen=True)
+class Flag:
+    """One command-line flag of a field: argparse's name and keywords, and how its value becomes the
+    field's (`value(args.dest)`; identity by default)."""
+
+    name: str
+    kwargs: Mapping[str, Any]
+    value: Any = None  # noqa: ANN401 - a callable, or None
+
+
+@dataclass(frozen=True)
+class Field:
+    keyword: str  # check_speech_options' keyword
+    json: str  # its name in a JSON body or config (OpenAI's where it has one)
+    schema: Mapping[str, Any]
+    help: str
+    flags: tuple[Flag, ...] = ()
+    server_default: bool = False  # `hearth wyoming` takes it as every synthesis's
+    text: bool = False  # a string field: "" is taken as not given
+
+
+def _parts_list(text: str) -> list[str]:
+    return [p.strip() for p in text.split(",") if p.strip()]
+
+
+FIELDS: tuple[Field, ...] = (
+    Field("language", "language", {"type": "string", "default": "auto"}, "the language, or auto (each sentence by "
+          "its script)", (Flag("--language", {"default": "auto", "help": "language, or auto (default)"}),), False,
+          True),
+    Field("instruct", "instructions", {"type": "string", "maxLength": 4096},
+          "a style instruction (1.7B), or the voice itself (VoiceDesign, where it is required)",
+          (Flag("--instruct", {"default": None, "help": "style instruction (1.7B), or the voice a VoiceDesign "
+                                                        "checkpoint speaks"}),), True, True),
+    Field("seed", "seed", {"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
+          "sentence i is sampled with seed + i (default: random, said back)",
+          (Flag("--seed", {"default": None, "metavar": "N", "type": "seed",
+                           "help": "seed of the sampling generator: sentence i with seed + i (default: random)"}),),
+          True),
+    Field("max_new_tokens", "max_new_tokens", {"type": "integer", "minimum": 1},
+          "an upper bound on frames per sentence",
+          (Flag("--max-new-tokens", {"default": None, "metavar": "N", "type": "count",
+                                     "help": "upper bound on generated tokens a sentence (frames + 1; default: "
+                                             "generation_config.json's)"}),), True),
+    Field("text_mode", "text_mode", {"enum": ["whole", "interleaved", "stream"]},
+          "the text in the prompt (whole), or a token a frame (interleaved)",
+          (Flag("--text-mode", {"choices": ("whole", "interleaved", "stream"), "default": None,
+                                "help": "text in the prompt, or a token per frame (default: whole; interleaved "
+                                        "when cloned)"}),), False, True),
+    Field("speed", "speed", {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED, "default": 1.0},
+          "the speaking rate; the pitch is kept",
+          (Flag("--speed", {"default": 1.0, "type": "speed",
+                            "help": "speaking rate, 0.25 to 4.0, the pitch kept (default 1)"}),), True),
+    Field("normalize", "normalize",
+          {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"enum": list(PARTS)}},
+                     {"type": "object", "additionalProperties": {"type": "boolean"},
+                      "propertyNames": {"enum": list(PARTS)}}], "default": True},
+          "say what the text means (numbers, dates, units, markdown...: docs/text.md): true (default), false, "
+          "or the parts to leave as they are", (
+              Flag("--no-normalize", {"action": "store_const", "const": False, "dest": "normalize",
+                                      "help": "speak the text exactly as written (no numbers, dates or markdown "
+                                              "read: docs/text.md)"}),
+              Flag("--normalize-skip", {"default": None, "metavar": "PARTS", "dest": "normalize_skip",
+                                        "help": f"parts left as written, comma-separated: {', '.join(PARTS)}"},
+                   _parts_list),
+          ), True),
+    Field("text_format", "text_format", {"enum": list(TEXT_FORMATS), "default": "text"},
+          "ssml: the text is SSML (the subset in docs/text.md)",
+          (Flag("--ssml", {"action": "store_const", "const": "ssml", "dest": "text_format",
+                           "help": "the text is SSML (breaks, say-as, sub, lang, voice, prosody rate, marks: "
+                                   "docs/text.md)"}),), False, True),
+)
+JSON_FIELDS = {f.json: f for f in FIELDS}
+
+
+def json_options(body: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The engine keywords a JSON body or config gives (absent, null and, for text, "" left out, or
+    taken from `defaults`); a whole number written with a fraction (7.0) is taken as one. The values
+    are checked by the engine (`check_speech_options`), whose errors name the field (`param_for`)."""
+    out = dict(defaults or {})
+    for f in FIELDS:
+        value = body.get(f.json)
+        if value is None or (f.text and isinstance(value, str) and not value):
+            continue
+        if isinstance(value, float) and value.is_integer() and f.schema.get("type") == "integer":
+            value = int(value)
+        out[f.keyword] = value
+    return out
+
+
+def json_name(param: str | None) -> str | None:
+    """The JSON field of an engine keyword (an InputError's `param`): OpenAI's `instructions` for
+    `instruct`, the others as they are."""
+    by_keyword = {f.keyword: f.json for f in FIELDS}
+    return by_keyword.get(param, param) if param else param

@@ -1,8 +1,11 @@
 """The path of one sentence, top to bottom. Read this first; each step names where it lives.
 
-    text ─► ids ─► embeddings ─► frames of 16 codes ─► chunks ─► vocoder ─► 24 kHz audio ─► sink
-     (1)     (1)       (2)              (3)               (4)       (4)            (5)
+    text ─► spoken text ─► ids ─► embeddings ─► frames of 16 codes ─► chunks ─► vocoder ─► 24 kHz audio ─► sink
+     (0)       (0)        (1)       (2)              (3)               (4)       (4)            (5)
 
+0. What the text means. `Engine.spoken` (and for a request, `runtime.sentence_plan`) reads it with
+   `text.normalize`: numbers, dates, units, markdown and the rest said as words in the sentence's
+   language, a lexicon's respellings; an SSML document read into parts (`document_chunks`).
 1. Text to ids. `Engine.prompt` checks the text and calls `text.prompt.build_prompt`, which lays
    it out in the official chat layout with the Qwen2 byte-level BPE (`checkpoint.tokenizer`).
 2. Ids to the talker's input. `text.prompt.embed_prompt` adds the voice (a built-in speaker's
@@ -30,20 +33,24 @@ graphs (`convert`, handed in by the engine), or the torch reference (`model`), c
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
 from hearth.backends.interfaces import LanguageModel, Vocoder
 from hearth.checkpoint.config import ModelConfig
+from hearth.errors import InputError
 from hearth.generation.frame_loop import Batcher, FrameGenerator, TurnTaking
 from hearth.options import SpeechOptions
 from hearth.reliability import faults
 from hearth.streaming.audio_stream import AudioStream
-from hearth.streaming.chunks import AudioChunk, StreamEnd
+from hearth.streaming.chunks import AudioChunk, StreamEnd, silence
 from hearth.streaming.workers import Workers
+from hearth.text.normalize import NormalizeOptions
+from hearth.text.normalize.document import speakable
 from hearth.text.prompt import Prompt, embed_prompt
 
-__all__ = ["sentence_audio", "sentence_frames"]
+__all__ = ["document_chunks", "sentence_audio", "sentence_frames"]
 
 
 def sentence_frames(lm: LanguageModel, config: ModelConfig, text: str, prompt: Prompt, speech: SpeechOptions,
@@ -65,3 +72,29 @@ def sentence_audio(frames: FrameGenerator, vocoder: Vocoder, sample_rate: int, s
                         speed=1.0 if deliver is not None else speech.speed, deliver=deliver)
     audio.seed = speech.seed
     return audio
+
+
+def document_chunks(engine: Any, text: str, opts: SpeechOptions) -> tuple[list[AudioChunk], Any]:  # noqa: ANN401
+    """Step 0 for an SSML document, spoken whole (`Engine.synthesize`): its parts one after another,
+    each with its voice, language and rate (part i sampled with seed + i), the silences between them.
+    The chunks, and the first part's generation."""
+    try:
+        parts = speakable(text, opts.language, opts.normalize, "ssml")
+    except ValueError as e:
+        raise InputError(str(e), "text") from None
+    chunks: list[AudioChunk] = []
+    generation = None
+    plain = dataclasses.replace(opts, normalize=NormalizeOptions(enabled=False), text_format="text")
+    for i, part in enumerate(parts):
+        if part.pause_before_s:
+            chunks.append(silence(part.pause_before_s, engine.sample_rate, engine.config.talker.num_code_groups))
+        if not part.text.strip():
+            continue
+        said = dataclasses.replace(
+            plain.sentence(i), voice=engine.check_voice(part.voice) if part.voice else opts.voice,
+            language=engine.check_language(part.language) if part.language else opts.language,
+            speed=part.speed if part.speed is not None else opts.speed)
+        with engine.stream(part.text, speech=said) as audio:
+            chunks += list(audio)
+        generation = generation or audio.generation
+    return chunks, generation

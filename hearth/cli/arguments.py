@@ -12,7 +12,7 @@ import argparse
 import os
 import stat
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from hearth.checkpoint.config import ModelConfig
 from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
 from hearth.engine import MAX_TEXT_TOKENS
 from hearth.errors import InputError
+from hearth.options import FIELDS
 
 __all__ = [
     "MODEL_GROUP",
@@ -93,7 +94,7 @@ def add_playback(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
 
 
 def add_speed(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    p.add_argument("--speed", type=speed, default=1.0, help="speaking rate, 0.25 to 4.0, the pitch kept (default 1)")
+    add_option_flags(p, ("speed",))
 
 
 def seed(text: str) -> int:
@@ -182,7 +183,8 @@ def add_voice_alias(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> Non
 
 def load_flags(args: argparse.Namespace) -> dict[str, Any]:
     """The keywords of `hearth.load` the user gave: the backend's, and the voice aliases."""
-    return {**backend_flags(args), "voice_aliases": getattr(args, "voice_alias", None) or None}
+    return {**backend_flags(args), "voice_aliases": getattr(args, "voice_alias", None) or None,
+            "lexicon": getattr(args, "lexicon", None)}
 
 
 def check_backend(args: argparse.Namespace) -> None:
@@ -193,6 +195,13 @@ def check_backend(args: argparse.Namespace) -> None:
         backend_options(**backend_flags(args))
     except ValueError as e:
         raise InputError(str(e)) from e
+    if getattr(args, "lexicon", None) is not None:  # a bad lexicon fails now too, not after loading
+        from hearth.text.normalize.lexicon import Lexicon
+
+        try:
+            Lexicon.given(args.lexicon)
+        except ValueError as e:
+            raise InputError(f"--lexicon: {e}") from None
 
 
 def add_generation(p: argparse.ArgumentParser) -> None:
@@ -200,19 +209,50 @@ def add_generation(p: argparse.ArgumentParser) -> None:
     v = p.add_argument_group("voice")
     v.add_argument("--voice", default=None,
                    help="speaker (default vivian; see `hearth voices`), a stored voice (Base), none (VoiceDesign)")
-    v.add_argument("--language", default="auto", help="language, or auto (default)")
     add_voice_alias(v)
-    v.add_argument("--instruct", default=None,
-                   help="style instruction (1.7B), or the voice a VoiceDesign checkpoint speaks")
+    add_option_flags(v, ("language", "instruct"))
     g = p.add_argument_group("generation")
-    mode = g.add_mutually_exclusive_group()
-    mode.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling")
-    mode.add_argument("--seed", type=seed, default=None, help="seed of the sampling generator (default: random)")
-    g.add_argument("--max-new-tokens", type=count(), default=None, metavar="N",
-                   help="upper bound on generated tokens (frames + 1; default: generation_config.json's)")
-    g.add_argument("--text-mode", choices=("whole", "interleaved", "stream"), default=None,
-                   help="text in the prompt, or a token per frame (default: whole; interleaved when cloned)")
+    g.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling (no seed)")
+    add_option_flags(g, ("seed", "max_new_tokens", "text_mode"))
     g.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
+    t = p.add_argument_group("text")
+    add_option_flags(t, ("normalize", "text_format"))
+    add_lexicon(t)
+
+
+_FLAG_TYPES: dict[str, Callable[[str], Any]] = {"seed": seed, "count": count(), "speed": speed}
+
+
+def add_option_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup, keywords: Iterable[str] | None = None,
+                     server: bool = False) -> None:
+    """The request options' flags, as hearth.options.FIELDS declares them: `keywords`' (None: all), or
+    for a server (`server`) those it applies to every request."""
+    wanted = set(keywords) if keywords is not None else None
+    for f in FIELDS:
+        if (wanted is not None and f.keyword not in wanted) or (server and not f.server_default):
+            continue
+        for flag in f.flags:
+            kwargs = dict(flag.kwargs)
+            if isinstance(kwargs.get("type"), str):
+                kwargs["type"] = _FLAG_TYPES[kwargs["type"]]
+            p.add_argument(flag.name, **kwargs)
+
+
+def option_values(args: argparse.Namespace) -> dict[str, Any]:
+    """The request options the flags gave, as the engine's keywords (what was not given left out)."""
+    out: dict[str, Any] = {}
+    for f in FIELDS:
+        for flag in f.flags:
+            dest = flag.kwargs.get("dest") or flag.name.lstrip("-").replace("-", "_")
+            value = getattr(args, dest, None)
+            if value is not None and f.keyword not in out:  # (the first flag given wins: --no-normalize)
+                out[f.keyword] = flag.value(value) if flag.value is not None else value
+    return out
+
+
+def add_lexicon(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    p.add_argument("--lexicon", type=Path, default=None, metavar="FILE",
+                   help="a pronunciation lexicon: words respelled as they are to be said (TOML; docs/text.md)")
 
 
 def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:
@@ -251,9 +291,10 @@ def check_voice_language(args: argparse.Namespace) -> ModelConfig:
     if args.voice is None and config.model_type == "custom_voice":
         args.voice = DEFAULT_VOICE
     rules.resolve(args.voice)  # the engine resolves it again once loaded (a Base checkpoint's profiles)
-    if config.model_type == "voice_design" and not getattr(args, "instruct", None):
-        raise InputError("a VoiceDesign checkpoint speaks the voice --instruct describes; give one, e.g. "
-                         "--instruct 'A warm, low female voice, speaking slowly'")
+    try:
+        rules.check_instruct(getattr(args, "instruct", None))
+    except InputError as e:
+        raise InputError(f"--instruct: {e}") from None
     if language.strip().lower() not in config.languages:
         raise InputError(f"unknown language {language!r}; choose one of: {', '.join(config.languages)}")
     return config

@@ -19,7 +19,9 @@ from pathlib import Path
 from typing import Any
 
 from hearth.cli.arguments import (
+    add_lexicon,
     add_model_group,
+    add_option_flags,
     add_playback,
     add_speed,
     add_voice_alias,
@@ -28,6 +30,7 @@ from hearth.cli.arguments import (
     check_voice_language,
     count,
     load_flags,
+    option_values,
 )
 from hearth.cli.arguments import seed as seed_type
 from hearth.engine import load
@@ -59,6 +62,8 @@ def add_parsers(sub: Any) -> None:
                       help="seed of every answer (sentence i with seed + i; default: random)")
     chat.add_argument("--max-new-tokens", type=count(), default=None, help="upper bound on frames per sentence")
     add_speed(chat)
+    add_option_flags(chat, ("normalize",))
+    add_lexicon(chat)
     add_playback(chat)
     chat.add_argument("--out", type=Path, default=None,
                       help="write the speech to a WAV file instead of the speaker")
@@ -141,8 +146,8 @@ def _converse(scheduler: Scheduler, sink: Any, lines: queue.Queue[str | None], a
             try:
                 result["report"] = speak_turn(scheduler, sink, llm, voice=args.voice, language=args.language,
                                               seed=args.seed, barge_in=barge, max_new_tokens=args.max_new_tokens,
-                                              on_text=_print, speed=args.speed,
-                                              playback=args.playback)
+                                              on_text=_print, speed=args.speed, playback=args.playback,
+                                              normalize=option_values(args).get("normalize"))
             except Exception as e:  # noqa: BLE001 - this turn failed; the conversation goes on
                 result["error"] = e
 

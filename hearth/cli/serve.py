@@ -21,6 +21,7 @@ from typing import Any
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from hearth.cli.arguments import (
+    add_lexicon,
     add_model_group,
     add_voice_alias,
     check_backend,
@@ -51,6 +52,7 @@ def add_parsers(sub: Any) -> None:
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser pages from ORIGIN (repeatable; '*' for any)")
     add_voice_alias(serve)
+    add_lexicon(serve)
     add_model_group(serve)
     serve.set_defaults(run=_serve)
 

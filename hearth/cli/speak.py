@@ -18,7 +18,9 @@ from pathlib import Path
 from typing import Any
 
 from hearth.cli.arguments import (
+    add_lexicon,
     add_model_group,
+    add_option_flags,
     add_playback,
     add_speed,
     add_voice_alias,
@@ -27,6 +29,7 @@ from hearth.cli.arguments import (
     check_voice_language,
     count,
     load_flags,
+    option_values,
     seconds,
     seed,
 )
@@ -55,6 +58,8 @@ def add_parsers(sub: Any) -> None:
     speak.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
     speak.add_argument("--max-new-tokens", type=count(), default=None)
     add_speed(speak)
+    add_option_flags(speak, ("normalize",))
+    add_lexicon(speak)
     add_playback(speak)
     add_model_group(speak)
     speak.set_defaults(run=_speak)
@@ -148,8 +153,8 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
     requests: list[PlayerRequest] = []
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(requests, done), name="hearth-speak-watch", daemon=True)
-    with Service(engine, sink, max_new_tokens=args.max_new_tokens, speed=args.speed,
-                 playback=args.playback) as player:
+    with Service(engine, sink, max_new_tokens=args.max_new_tokens, speed=args.speed, playback=args.playback,
+                 normalize=option_values(args).get("normalize")) as player:
         watcher.start()
         if sys.stdin.isatty():
             _say(f"ready: voice {voice}, language {language}. {HELP}")

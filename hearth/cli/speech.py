@@ -26,6 +26,7 @@ from hearth.cli.arguments import (
     check_voice_language,
     count,
     load_flags,
+    option_values,
     read_text,
 )
 from hearth.engine import Engine, load
@@ -123,12 +124,11 @@ def _say(args: argparse.Namespace) -> int:
     # The same path as `hearth serve` and `hearth speak`: sentence by sentence through a scheduler,
     # so a request to the server with this seed gives these samples.
     with _load(args) as engine, Scheduler(engine, max_active=1, max_waiting=0) as scheduler:
-        options: dict[str, Any] = dict(
-            seed=args.seed, instruct=args.instruct, text_mode=args.text_mode, greedy=args.greedy,
-            max_new_tokens=args.max_new_tokens, budget=None if args.no_guard else FrameBudget(),
-            chunk_frames=args.chunk_frames, first_chunk_frames=args.first_chunk_frames, on_failure="raise",
-            speed=args.speed,
-        )
+        options: dict[str, Any] = {
+            **option_values(args), "greedy": args.greedy, "budget": None if args.no_guard else FrameBudget(),
+            "chunk_frames": args.chunk_frames, "first_chunk_frames": args.first_chunk_frames, "on_failure": "raise",
+        }
+        options.pop("language")
         if live:  # sentences start as their first words arrive, and take in the rest as it comes
             request = scheduler.open(args.voice, args.language, **options)
             threading.Thread(target=_feed_stdin, args=(request,), name="hearth-stdin", daemon=True).start()
@@ -166,11 +166,10 @@ def _say(args: argparse.Namespace) -> int:
 def _codes(args: argparse.Namespace) -> int:
     text = _prepare(args)
     with _load(args) as engine:
-        result = engine.generate_codes(
-            text, args.voice, args.language, instruct=args.instruct, text_mode=args.text_mode,
-            seed=args.seed, greedy=args.greedy, max_new_tokens=args.max_new_tokens,
-            budget=None if args.no_guard else FrameBudget(),
-        )
+        options = option_values(args)
+        options.pop("language")
+        result = engine.generate_codes(text, args.voice, args.language, greedy=args.greedy,
+                                       budget=None if args.no_guard else FrameBudget(), **options)
     s = result.stats
     log.info("%d frames (%.2f s of audio), stopped by %s%s", s.frames, s.frames * FRAME_S, s.stop_reason,
              f", seed {result.seed}" if result.seed is not None else ", greedy")

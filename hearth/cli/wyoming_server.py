@@ -19,17 +19,19 @@ from urllib.parse import urlparse
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
 from hearth.cli.arguments import (
+    add_lexicon,
     add_model_group,
+    add_option_flags,
     add_playback,
-    add_speed,
     add_voice_alias,
     check_backend,
     count,
     load_flags,
-    seed,
+    option_values,
 )
 from hearth.errors import InputError
 from hearth.voices.openai_names import voice_aliases
+from hearth.voices.rules import VoiceRules
 
 __all__ = ["add_parsers"]
 
@@ -43,15 +45,11 @@ def add_parsers(sub: Any) -> None:
                         "machines), unix://PATH or stdio://")
     p.add_argument("--zeroconf", nargs="?", const="", default=None, metavar="NAME",
                    help="announce the server for Home Assistant's discovery (tcp only; NAME defaults to the MAC)")
-    p.add_argument("--seed", type=seed, default=None,
-                   help="sample every request with this seed (sentence i with seed + i; default: random)")
-    p.add_argument("--max-new-tokens", type=count(), default=None,
-                   help="upper bound on tokens per sentence (default from generation_config.json)")
-    add_speed(p)  # Wyoming's synthesize event carries no rate: the server's is every request's
+    # Every synthesis's options (Wyoming's events carry none of them): seed, max-new-tokens, instruct
+    # (required by a VoiceDesign checkpoint), speed, normalize; hearth.options.FIELDS declares them.
+    add_option_flags(p.add_argument_group("every synthesis"), server=True)
+    add_lexicon(p)
     add_playback(p)
-    p.add_argument("--instruct", default=None,
-                   help="an instruction for every synthesis: the voice a VoiceDesign checkpoint speaks (required "
-                        "there), or the style of a 1.7B CustomVoice one")
     p.add_argument("--max-active", type=count(1), default=4, help="syntheses spoken in turn (default 4)")
     p.add_argument("--max-batch", type=count(1), default=None,
                    help="sentences of different syntheses generated together as one batch (default: the one "
@@ -105,13 +103,13 @@ def _wyoming(args: argparse.Namespace) -> int:
         raise InputError("--zeroconf announces a tcp:// server; it does not apply to " + args.uri)
     checkpoint = open_checkpoint(args.model)  # JSON only: a wrong path fails now
     aliases = voice_aliases(checkpoint.config, args.voice_alias)  # a bad alias fails now too
-    if checkpoint.config.model_type == "voice_design" and not (args.instruct or "").strip():
-        raise InputError(f"a {checkpoint.config.kind} checkpoint speaks the voice an instruction describes, and "
-                         "Wyoming carries none: give it with --instruct 'A warm, calm woman's voice'")
+    try:  # (Wyoming carries no instruction: the server's is every synthesis's)
+        VoiceRules(checkpoint.config).check_instruct(args.instruct)
+    except InputError as e:
+        raise InputError(f"--instruct: {e}") from None
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
     service = WyomingState(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1],
-                           seed=args.seed, max_new_tokens=args.max_new_tokens, instruct=args.instruct,
-                           voice_aliases=aliases, speed=args.speed, playback=args.playback)
+                           options=option_values(args), voice_aliases=aliases, playback=args.playback)
     try:  # a wrong default voice or language fails now, not at the first synthesis
         service.default_voice, service.default_language = service.defaults(args.voice, args.language)
     except InputError as e:

@@ -194,7 +194,7 @@ class TurnReport:
 def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice: str, language: str = "auto",
                seed: int | None = None, barge_in: BargeIn | None = None, max_new_tokens: int | None = None,
                on_text: Any = None, text_mode: str = "interleaved", budget: Any = DEFAULT_BUDGET,
-               speed: float = 1.0, playback: str = "auto") -> TurnReport:
+               speed: float = 1.0, playback: str = "auto", normalize: object = None) -> TurnReport:
     """Speak `tokens` (an LLM's answer as it streams) on `sink` while they arrive; see the module.
     `playback`: when audio starts playing (`hearth.streaming.pacing`): "eager" as it comes, "smooth" late
     enough that the rest plays without a gap, "auto" smooth where the machine is slower than real
@@ -202,7 +202,8 @@ def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice:
     report = TurnReport()
     barge_in = barge_in or BargeIn()
     request = scheduler.open(voice, language, seed=seed, text_mode=text_mode, max_new_tokens=max_new_tokens,
-                             budget=budget, paced=bool(getattr(sink, "realtime", False)), speed=speed)
+                             budget=budget, paced=bool(getattr(sink, "realtime", False)), speed=speed,
+                             normalize=normalize)
     report.request = request
 
     def write() -> None:

@@ -97,8 +97,10 @@ class Player:
         owns_scheduler: bool = False,
         speed: float = 1.0,
         playback: str = "auto",
+        normalize: object = None,
     ):
         self.scheduler = scheduler
+        self.normalize = normalize  # every request's text front end (hearth.options.check_normalize)
         self.sink = sink
         self.voice = scheduler.engine.check_voice(voice)
         self.language = scheduler.engine.check_language(language)
@@ -142,7 +144,7 @@ class Player:
                 text, voice or self.voice, language or self.language, seed=seed, instruct=instruct,
                 max_new_tokens=self.max_new_tokens, chunk_frames=self.chunk_frames,
                 first_chunk_frames=self.first_chunk_frames, paced=self.sink.realtime, keep_codes=self.keep_codes,
-                after=previous, speed=self.speed,
+                after=previous, speed=self.speed, normalize=self.normalize,
             )
             self._count += 1
             item = PlayerRequest(self._count, request)

@@ -60,12 +60,15 @@ from hearth.platform.process import trim_heap
 from hearth.reliability import faults
 from hearth.reliability.health import Health, Supervisor
 from hearth.runtime.request import Busy, Channel, Request, RequestChunk, SentenceFailed, SentenceResult
+from hearth.runtime.sentence_plan import plan_sentences
 from hearth.runtime.sentence_run import SentenceRun
 from hearth.runtime.text_feed import LiveSentence, TextFeed
 from hearth.streaming.chunks import AudioChunk, StreamEnd
 from hearth.streaming.pacing import SpeechRate
+from hearth.text.normalize.document import normalizer_language
+from hearth.text.normalize.live import LiveNormalizer
 from hearth.text.prompt import ClonedVoice, Speaker
-from hearth.text.sentences import clean_text, split_sentences
+from hearth.text.sentences import clean_text
 
 __all__ = ["MAX_REQUEST_CHARS", "Busy", "Request", "RequestChunk", "Scheduler", "SentenceFailed", "SentenceResult"]
 
@@ -126,13 +129,14 @@ class Scheduler:
         cleaned = clean_text(text)
         if not cleaned.strip():
             raise InputError("the text is empty; give some words to speak", "text")
-        texts = list(split_sentences(cleaned)) if split else [cleaned.strip()]
-        if not texts:
+        checked = speech_for(self.engine, voice, language, speech, options)
+        plan = plan_sentences(self.engine, cleaned, checked, split)  # normalized, SSML read, cut into sentences
+        if not plan.texts:
             raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)",
                              "text")
-        request = self._request(cleaned, speech_for(self.engine, voice, language, speech, options), keep_codes,
-                                on_failure, after)
-        return self._admit(request, texts)
+        request = self._request(cleaned, checked, keep_codes, on_failure, after)
+        request.plan, request.marks, request.spoken = plan.options, plan.marks, plan.spoken
+        return self._admit(request, plan.texts)
 
     def open(self, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
              keep_codes: bool = False, on_failure: str = "skip", **options: Any) -> Request:
@@ -146,13 +150,18 @@ class Scheduler:
         are certain, then it takes in its text as it arrives (the codes are still those of the
         whole sentence)."""
         checked = speech_for(self.engine, voice, language, speech, options)
+        if checked.text_format == "ssml":
+            raise InputError("an SSML document is read whole: submit it (text that arrives in pieces is plain text)",
+                             "text_format")
         request = self._request("", checked, keep_codes, on_failure, None)
         # An in-context clone's prompt lays the reference's frames beside the transcript and the
         # text, so it holds the sentence's first (reference frames + 1) text tokens: usually the
         # whole sentence. Its sentences start when they are complete (the same codes either way).
         in_context = isinstance(checked.voice, ClonedVoice) and checked.voice.in_context
         live = checked.text_mode == "interleaved" and not in_context
-        request.channel.open_feed(TextFeed(live, MAX_REQUEST_CHARS))
+        normalizer = LiveNormalizer(normalizer_language(checked.language), checked.normalize) \
+            if checked.normalize.enabled else None  # made speakable as it arrives: the same as the whole text
+        request.channel.open_feed(TextFeed(live, MAX_REQUEST_CHARS, normalizer))
         if live:
             self.engine.batch_invariance()  # measured once per engine, before any sentence needs it
         return self._admit(request, [])
@@ -339,7 +348,7 @@ class Scheduler:
     def _begin(self, request: Request) -> SentenceRun:
         """Under the lock: the request's next sentence, registered as running."""
         index = len(request.sentences)
-        seed = request.options.sentence(index).seed
+        seed = request.sentence_options(index).seed
         sentence = SentenceResult(index, "", seed, status="generating")
         run = SentenceRun(request, sentence, self._turns.join(), self.engine.sample_rate, self._landed)
         sentence.text, partial = request.channel.begin(run)  # partial: a sentence still being written
@@ -352,7 +361,7 @@ class Scheduler:
             feed.owed = live = LiveSentence(sentence, lambda: run.stopped, run.fail)
             try:  # under the lock, so that no text can come between its start and its first push
                 run.stream = live.utterance = self.engine.open(
-                    speech=request.options.sentence(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
+                    speech=request.sentence_options(index), turn=run.turn, batcher=self._batcher, deliver=run.landed)
                 live.grew(sentence.text)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e
@@ -364,7 +373,7 @@ class Scheduler:
         if run.stream is None and run.failed_to_start is None:
             request, sentence = run.request, run.sentence
             try:
-                stream = self.engine.stream(sentence.text, speech=request.options.sentence(sentence.index),
+                stream = self.engine.stream(sentence.text, speech=request.sentence_options(sentence.index),
                                             turn=run.turn, batcher=self._batcher, deliver=run.landed)
             except Exception as e:  # noqa: BLE001 - isolation: this sentence fails, the next one runs
                 run.failed_to_start = e

@@ -37,14 +37,19 @@ class SentenceRun:
         self.decode_s = 0.0  # the vocoder's time for its chunks so far
         self.started = time.monotonic()
         self.codes: list[np.ndarray] = []  # kept with keep_codes
-        speed = request.options.speed
+        speed = request.sentence_options(sentence.index).speed
         self.stretcher = Stretcher(speed, sample_rate) if speed != 1.0 else None
+        self.pause = np.zeros(int(round(request.pause_before(sentence.index) * sample_rate)), np.float32)
 
     def at_speed(self, chunk: AudioChunk) -> np.ndarray:
-        """`chunk`'s samples at the request's speed: the sentence is stretched as one stream (its
+        """`chunk`'s samples at the sentence's speed: the sentence is stretched as one stream (its
         chunks join without seams) and flushed at its end, so a chunk holds only its sentence's
-        audio and a sentence lasts exactly its samples / speed. On the vocoder's thread."""
-        return chunk.samples if self.stretcher is None else self.stretcher.chunk(chunk.samples, chunk.is_last)
+        audio and a sentence lasts exactly its samples / speed; the silence before it (an SSML
+        break) leads its first chunk. On the vocoder's thread."""
+        samples = chunk.samples if self.stretcher is None else self.stretcher.chunk(chunk.samples, chunk.is_last)
+        if self.pause.size:
+            samples, self.pause = np.concatenate((self.pause, samples)), self.pause[:0]
+        return samples
 
     def landed(self, item: AudioChunk | StreamEnd) -> None:
         """The stream's `deliver`: called on its vocoder's thread."""

@@ -24,8 +24,8 @@ class Service(Player):
     def __init__(self, engine: Engine, sink: Sink, *, voice: str = "vivian", language: str = "auto",
                  chunk_frames: int | None = None, first_chunk_frames: int | None = None, keep_codes: bool = False,
                  max_new_tokens: int | None = None, max_queued: int = 64, speed: float = 1.0,
-                 playback: str = "auto"):
+                 playback: str = "auto", normalize: object = None):
         super().__init__(Scheduler(engine, max_active=1, max_waiting=max_queued), sink, voice=voice,
                          language=language, chunk_frames=chunk_frames, first_chunk_frames=first_chunk_frames,
                          max_new_tokens=max_new_tokens, keep_codes=keep_codes, owns_scheduler=True, speed=speed,
-                         playback=playback)
+                         playback=playback, normalize=normalize)

@@ -16,6 +16,7 @@ from hearth.errors import InputError
 from hearth.reliability import faults
 from hearth.runtime.request import SentenceResult
 from hearth.streaming.live import LiveUtterance
+from hearth.text.normalize.live import LiveNormalizer
 from hearth.text.sentences import SentenceSplitter, is_speakable
 
 __all__ = ["LiveSentence", "TextFeed"]
@@ -77,9 +78,10 @@ class TextFeed:
     """An open request's text so far. `live`: its sentences start before they end (interleaved,
     and a voice whose prompt does not need the whole sentence)."""
 
-    def __init__(self, live: bool, max_chars: int):
+    def __init__(self, live: bool, max_chars: int, normalizer: LiveNormalizer | None = None):
         self.live = live
         self.max_chars = max_chars
+        self.normalizer = normalizer  # the text front end for text in pieces (None: spoken as written)
         self.partial = ""  # the certain start of the sentence being written (live only)
         self.owed: LiveSentence | None = None  # the running sentence the next text belongs to
         self._splitter = SentenceSplitter()
@@ -93,12 +95,14 @@ class TextFeed:
             raise InputError(f"one request takes at most {self.max_chars:,} characters; end this one and "
                              "open another", "text")
         self._chars += len(text)
-        return self._route(self._splitter.push(text))
+        said = text if self.normalizer is None else self.normalizer.push(text)
+        return self._route(self._splitter.push(said))
 
     def end(self) -> list[str]:
         """No more text: the sentences still to start."""
         self._ended = True
-        return self._route(self._splitter.finish())
+        rest = self._splitter.push(self.normalizer.end()) if self.normalizer is not None else []
+        return self._route(rest + self._splitter.finish())
 
     def startable(self) -> bool:
         """Whether the sentence being written may start now (its first words are certain)."""

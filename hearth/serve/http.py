@@ -198,9 +198,7 @@ async def _submit(state: ServerState, engine: Engine, scheduler: Scheduler, body
     """The body as a scheduler request (its voice cloned first, off the event loop, when inline)."""
     try:
         voice = await state.run(voice_for, engine, body) if body.ref_audio else voice_for(engine, body)
-        return scheduler.submit(body.input, voice, body.language, seed=body.seed, instruct=body.instructions,
-                                text_mode=body.text_mode, max_new_tokens=body.max_new_tokens, on_failure="raise",
-                                speed=body.speed)
+        return scheduler.submit(body.input, voice, on_failure="raise", **body.options)
     except InputError as e:
         raise bad_request(str(e), param_of(e)) from None
     except Busy as e:

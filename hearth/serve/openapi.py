@@ -14,8 +14,8 @@ from __future__ import annotations
 from typing import Any
 
 from hearth.engine import Engine
+from hearth.options import FIELDS
 from hearth.serve.encoders import FORMATS, MEDIA_TYPES
-from hearth.streaming.stretch import MAX_SPEED, MIN_SPEED
 
 __all__ = ["allowed", "document"]
 
@@ -45,6 +45,21 @@ def _absent_allowed(schema: dict[str, Any], empty: bool = False) -> dict[str, An
     return {"anyOf": [schema, {"type": "null"}, *([{"const": ""}] if empty else [])]}
 
 
+def _option_properties(config: Any, max_input: int) -> dict[str, Any]:  # noqa: ANN401
+    """The request options (hearth.options.FIELDS) by their JSON names: null (and "" for text) leaves
+    one out; the language's choices are the checkpoint's."""
+    out = {}
+    for f in FIELDS:
+        schema = {**f.schema, "description": f.help}
+        if f.keyword == "language":
+            schema["enum"] = list(config.languages)
+            schema.pop("type", None)
+        if f.keyword == "instruct":
+            schema["maxLength"] = max_input
+        out[f.json] = _absent_allowed(schema, empty=f.text)
+    return out
+
+
 def _speech_body(engine: Engine, max_input: int) -> dict[str, Any]:
     config = engine.config
     kind = config.model_type
@@ -61,16 +76,7 @@ def _speech_body(engine: Engine, max_input: int) -> dict[str, Any]:
                   "description": "a voice or an alias (GET /v1/audio/voices); ignored by VoiceDesign"},
         "response_format": _absent_allowed({"enum": list(FORMATS), "default": "mp3"}, empty=True),
         "stream_format": _absent_allowed({"enum": ["audio", "sse"], "default": "audio"}, empty=True),
-        "speed": _absent_allowed({"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED, "default": 1.0,
-                                  "description": "speaking rate; the pitch is kept"}),
-        "instructions": _absent_allowed({"type": "string", "maxLength": max_input, "description":
-                                         "a style instruction (1.7B), or the voice itself (VoiceDesign)"}),
-        "language": _absent_allowed({"enum": list(config.languages), "default": "auto"}, empty=True),
-        "seed": _absent_allowed({"type": "integer", "minimum": 0, "maximum": 2**64 - 1,
-                                 "description": "sentence i is sampled with seed + i"}),
-        "max_new_tokens": _absent_allowed({"type": "integer", "minimum": 1,
-                                           "description": "an upper bound on frames per sentence"}),
-        "text_mode": _absent_allowed({"enum": ["whole", "interleaved", "stream"]}, empty=True),
+        **_option_properties(config, max_input),
         "task_type": _absent_allowed({"enum": [config.kind]}),
     }
     required = ["input", "voice"] if kind != "voice_design" else ["input", "instructions"]
@@ -93,10 +99,8 @@ def _websocket_messages() -> dict[str, Any]:
     string, number, integer = {"type": "string"}, {"type": "number"}, {"type": "integer"}
     return {
         "WsSessionConfig": message("session.config", {
-            "voice": string, "language": string, "seed": integer, "max_new_tokens": integer,
-            "response_format": {"enum": ["pcm", "wav"]}, "instructions": string,
-            "text_mode": {"enum": ["whole", "interleaved", "stream"]}, "model": string,
-            "stream_format": string, "speed": {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED}}),
+            "voice": string, "response_format": {"enum": ["pcm", "wav"]}, "model": string, "stream_format": string,
+            **{f.json: {**f.schema, "description": f.help} for f in FIELDS}}),
         "WsInputText": message("input.text", {"text": string}, ["text"]),
         "WsInputDone": message("input.done"),
         "WsInputCancel": message("input.cancel"),

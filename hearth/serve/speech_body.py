@@ -9,6 +9,7 @@ from typing import Any
 
 from hearth.engine import Engine
 from hearth.errors import InputError
+from hearth.options import json_name, json_options
 from hearth.serve import jsonbody
 from hearth.serve.encoders import FORMATS
 from hearth.serve.server_state import bad_request as _bad
@@ -30,12 +31,7 @@ class SpeechBody:
     voice: str
     response_format: str
     stream_format: str
-    instructions: str | None
-    language: Any
-    seed: Any
-    max_new_tokens: Any
-    text_mode: Any
-    speed: Any = 1.0
+    options: dict[str, Any]  # the request options (hearth.options.FIELDS), as the engine's keywords
     task_type: str | None = None
     ref_audio: str | None = None  # vLLM-Omni's inline clone (Base): a base64 data URL
     ref_text: str | None = None
@@ -82,21 +78,18 @@ class SpeechBody:
         stream_format = given(body, "stream_format", "audio")
         if stream_format not in ("audio", "sse"):
             raise _bad(f"stream_format must be 'audio' or 'sse', got {stream_format!r}", "stream_format")
-        speed = body.get("speed")  # checked by the scheduler, as are language, seed, max_new_tokens and text_mode
-        instructions = body.get("instructions")
+        options = json_options(body)  # checked by the scheduler, as the engine checks every request's
+        instructions = options.get("instruct")
         if instructions is not None and (not isinstance(instructions, str) or len(instructions) > MAX_INPUT_CHARS):
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
-        return cls(text, voice, fmt, stream_format, instructions or None, given(body, "language", "auto"),
-                   whole(body.get("seed")), whole(body.get("max_new_tokens")), given(body, "text_mode", None),
-                   1.0 if speed is None else speed, task_type, ref_audio, ref_text, x_vector_only)
+        return cls(text, voice, fmt, stream_format, options, task_type, ref_audio, ref_text, x_vector_only)
+
+    @property
+    def instructions(self) -> str | None:
+        return self.options.get("instruct") or None
 
 
 TASK_KINDS = {"CustomVoice": "custom_voice", "Base": "base", "VoiceDesign": "voice_design"}
-
-
-def whole(value: Any) -> Any:  # noqa: ANN401 - checked where it is used
-    """A whole number JSON wrote with a fraction (7.0, as JavaScript and JSON Schema allow) as an int."""
-    return int(value) if isinstance(value, float) and value.is_integer() else value
 
 
 def given(body: dict[str, Any], key: str, default: Any) -> Any:  # noqa: ANN401 - checked where it is used
@@ -135,15 +128,10 @@ def voice_for(engine: Engine, body: SpeechBody) -> Speaker:
             raise _bad(f"ref_audio (cloning a voice) needs a Base checkpoint; this server runs a {engine.config.kind} "
                        f"one, with the voices {', '.join(engine.voices) or 'its instructions describe'}", "ref_audio")
         return inline_clone(engine, body)
-    if kind == "voice_design" and not body.instructions:
-        raise _bad(f"a {engine.config.kind} model speaks the voice its instructions describe: send instructions, "
-                   "e.g. \"A warm, calm woman's voice, speaking slowly\"", "instructions")
-    return engine.voice_rules.resolve(body.voice, design_voice="ignore")
-
-
-PARAMS = {"text": "input", "instruct": "instructions"}  # the engine's names of OpenAI's fields
+    return engine.voice_rules.resolve(body.voice, design_voice="ignore")  # (VoiceDesign: its instruction checked
+    # with the other options, `VoiceRules.check_instruct`)
 
 
 def param_of(e: InputError) -> str:
-    """The request field an engine error is about, by OpenAI's names (the text when none is named)."""
-    return PARAMS.get(e.param, e.param) if e.param else "input"
+    """The request field an engine error is about, by its JSON name (the text when none is named)."""
+    return "input" if not e.param or e.param == "text" else json_name(e.param) or e.param

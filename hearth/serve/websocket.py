@@ -30,12 +30,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import AsyncIterator
 from typing import Any
 
 from fastapi import WebSocket, WebSocketDisconnect
 
 from hearth.errors import InputError
-from hearth.runtime.scheduler import Busy, SentenceFailed
+from hearth.options import JSON_FIELDS, json_name, json_options
+from hearth.runtime.request import RequestChunk
+from hearth.runtime.scheduler import MAX_REQUEST_CHARS, Busy, SentenceFailed
 from hearth.runtime.scheduler import Request as SpeechRequest
 from hearth.serve import jsonbody
 from hearth.serve.encoders import encoder
@@ -45,14 +48,14 @@ __all__ = ["speech_stream"]
 log = logging.getLogger("hearth.serve")
 
 _FORMATS = ("pcm", "wav")
-_CONFIG_FIELDS = {"type", "voice", "language", "seed", "max_new_tokens", "response_format", "instructions",
-                  "text_mode", "model", "stream_format", "speed"}
+# The config's own fields; the request options are hearth.options.FIELDS' (by their JSON names).
+_CONFIG_FIELDS = {"type", "voice", "response_format", "model", "stream_format", *JSON_FIELDS}
 
 
 class _Session:
     """One configured session: its scheduler request, and the task that sends its audio."""
 
-    def __init__(self, ws: WebSocket, request: SpeechRequest, fmt: str, sample_rate: int):
+    def __init__(self, ws: WebSocket, request: SpeechRequest | _SsmlDocument, fmt: str, sample_rate: int):
         self.ws = ws
         self.request = request
         self.fmt = fmt
@@ -132,6 +135,56 @@ class _Session:
         """The text the model had taken in by the last frame sent, sentence by sentence."""
         parts = [self.request.text_taken(i, frames) for i, frames in sorted(self.frames_sent.items())]
         return " ".join(p for p in parts if p)
+
+
+class _SsmlDocument:
+    """A session whose text is SSML (text_format "ssml"): its input.text is collected and, at
+    input.done, submitted whole (a document is read whole: its parts may change voice and pause);
+    from then on it is that request."""
+
+    def __init__(self, scheduler: Any, voice: Any, options: dict[str, Any]):  # noqa: ANN401
+        self.scheduler, self.voice, self.options = scheduler, voice, options
+        self.text = ""
+        self.request: SpeechRequest | None = None
+        self.id = 0
+        self._given = asyncio.Event()  # set once submitted, or cancelled before
+
+    def push(self, text: str) -> None:
+        if self.request is not None:
+            raise InputError("the SSML document was submitted at input.done; configure a new session for another")
+        if len(self.text) + len(text) > MAX_REQUEST_CHARS:
+            raise InputError(f"an SSML document takes at most {MAX_REQUEST_CHARS:,} characters")
+        self.text += text
+
+    def end(self) -> None:
+        if self.request is None and not self._given.is_set():
+            self.request = self.scheduler.submit(self.text, self.voice, **self.options)
+            self.id = self.request.id
+            self._given.set()
+
+    def cancel(self) -> None:
+        if self.request is not None:
+            self.request.cancel()
+        self._given.set()
+
+    @property
+    def finished(self) -> bool:
+        return self.request.finished if self.request is not None else self._given.is_set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self.request.cancelled if self.request is not None else self._given.is_set()
+
+    def __getattr__(self, name: str) -> Any:  # noqa: ANN401 - the submitted request's, once there is one
+        if self.request is None:
+            return [] if name == "sentences" else None
+        return getattr(self.request, name)
+
+    async def __aiter__(self) -> AsyncIterator[RequestChunk]:
+        await self._given.wait()
+        if self.request is not None:
+            async for chunk in self.request:
+                yield chunk
 
 
 def _parse(raw: str | None) -> dict[str, Any]:
@@ -221,7 +274,11 @@ async def _handle(ws: WebSocket, state: Any, message: dict[str, Any], session: _
             except InputError as e:
                 await error(str(e))
         elif kind == "input.done":
-            request.end()
+            try:
+                request.end()
+            except InputError as e:  # an SSML document that cannot be spoken: said, and the session ends
+                await error(str(e))
+                request.cancel()
         else:
             session.client_cancelled = True
             request.cancel()  # generation stops within a frame; the sender then says so
@@ -248,35 +305,21 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
     if isinstance(voice, dict):
         voice = voice.get("id")
     design = state.engine.config.model_type == "voice_design"
-    if design and not message.get("instructions"):
-        await error(f"a {state.engine.config.kind} model speaks the voice its instructions describe: send "
-                    "\"instructions\" in session.config")
-        return None
     if not design and (not isinstance(voice, str) or not voice.strip()):  # the field is required
         await error(f"session.config needs a \"voice\"; choose one of: {', '.join(state.engine.voices)}")
-        return None
-    try:
-        voice = state.engine.voice_rules.resolve(voice, design_voice="ignore")
-    except InputError as e:
-        await error(str(e))
         return None
     fmt = message.get("response_format") or "pcm"
     if fmt not in _FORMATS:
         await error(f"response_format must be 'pcm' or 'wav' on this endpoint, got {fmt!r}")
         return None
-    speed = message.get("speed")
-    instructions = message.get("instructions")
-    if instructions is not None and not isinstance(instructions, str):
-        await error("instructions must be a string")
-        return None
+    options = json_options(message, {"text_mode": "interleaved"})  # text as it is written, by default
     try:
-        request = state.scheduler.open(
-            voice, message.get("language") or "auto", seed=message.get("seed"), instruct=instructions or None,
-            text_mode=message.get("text_mode") or "interleaved", max_new_tokens=message.get("max_new_tokens"),
-            speed=1.0 if speed is None else speed,
-        )
+        voice = state.engine.voice_rules.resolve(voice, design_voice="ignore")
+        if options.get("text_format") == "ssml":  # a document is read whole: its text comes, then input.done
+            return _Session(ws, _SsmlDocument(state.scheduler, voice, options), fmt, state.engine.sample_rate)
+        request = state.scheduler.open(voice, **options)
     except InputError as e:
-        await error(str(e))
+        await error(str(e) if not e.param else f"{json_name(e.param)}: {e}")
         return None
     except Busy as e:
         await error(f"{e} (retry after about {max(1, round(e.retry_after_s))} s)", "busy")

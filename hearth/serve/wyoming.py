@@ -113,11 +113,11 @@ class WyomingState(SharedEngine):
 
     config: ModelConfig
     model_name: str
-    seed: int | None = None
-    max_new_tokens: int | None = None
-    instruct: str | None = None  # every synthesis's instruction (a VoiceDesign checkpoint's voice)
+    # Every synthesis's request options (hearth.options.FIELDS' server defaults, from the command line:
+    # Wyoming's events carry none of them): seed, max_new_tokens, instruct (a VoiceDesign checkpoint's
+    # voice), speed, normalize.
+    options: dict[str, Any] = field(default_factory=dict)
     voice_aliases: dict[str, str] = field(default_factory=dict)  # other names for voices (hearth.voices.openai_names)
-    speed: float = 1.0  # every synthesis's speaking rate (Wyoming carries none)
     playback: str = "auto"  # when a synthesis's audio starts (streaming.pacing): held where the machine is slow
     default_voice: str | None = None  # a synthesis that names no voice: this one (None: the first)
     default_language: str | None = None  # ... and no language: this one (None: auto)
@@ -316,16 +316,15 @@ class Session(AsyncEventHandler):
             raise InputError('synthesize needs "text", a string')
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
-        return scheduler.submit(text, voice, language, seed=self.service.seed, instruct=self.service.instruct,
-                                max_new_tokens=self.service.max_new_tokens, on_failure="raise",
-                                speed=self.service.speed)
+        text_format = data.get("text_format") or "text"  # (Wyoming 1.9 and later: "ssml" where the client says so)
+        return scheduler.submit(text, voice, language, on_failure="raise",
+                                **{**self.service.options, "text_format": text_format})
 
     async def _open(self, data: dict[str, Any]) -> Request:
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
-        return scheduler.open(voice, language, seed=self.service.seed, instruct=self.service.instruct,
-                              max_new_tokens=self.service.max_new_tokens, on_failure="raise",
-                              speed=self.service.speed)
+        return scheduler.open(voice, language, on_failure="raise", text_format=data.get("text_format") or "text",
+                              **self.service.options)
 
     def _start(self, request: Request, streamed: bool) -> None:
         self._requests.add(request)

@@ -11,7 +11,7 @@ import numpy as np
 from hearth.frames import FRAME_S
 from hearth.generation.frame_loop import GenerationStats
 
-__all__ = ["AudioChunk", "ChunkPlan", "ChunkTiming", "StreamEnd"]
+__all__ = ["AudioChunk", "ChunkPlan", "ChunkTiming", "StreamEnd", "silence"]
 
 
 @dataclass(frozen=True)
@@ -80,6 +80,13 @@ class AudioChunk:
     @property
     def duration_s(self) -> float:
         return len(self.samples) / self.sample_rate
+
+
+def silence(seconds: float, sample_rate: int, groups: int) -> AudioChunk:
+    """A chunk of silence (an SSML break): no frames, no codes."""
+    samples = np.zeros(int(round(seconds * sample_rate)), np.float32)
+    return AudioChunk(samples, sample_rate, 0, 0, 0, np.zeros((0, groups), np.int64), False,
+                      ChunkTiming(0.0, 0.0, 0.0, 0.0))
 
 
 @dataclass(frozen=True)

@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -292,8 +293,9 @@ class LiveEmbeds:
 class LiveUtterance:
     """An utterance fed with text while it speaks (`Engine.open`): push, end, cancel; iterate audio."""
 
-    def __init__(self, embeds: LiveEmbeds, audio: AudioStream):
+    def __init__(self, embeds: LiveEmbeds, audio: AudioStream, normalizer: Any = None):  # noqa: ANN401
         self._embeds = embeds
+        self._normalizer = normalizer  # a LiveNormalizer: the text made speakable as it arrives (None: as it is)
         self.audio = audio
         self.seed = audio.seed
         self.generation = audio.generation
@@ -303,13 +305,17 @@ class LiveUtterance:
         if not isinstance(text, str):
             raise InputError("the text must be a string")
         try:
-            self._embeds.push(text)
+            said = text if self._normalizer is None else self._normalizer.push(text)
+            if said:
+                self._embeds.push(said)
         except ValueError as e:
             raise InputError(str(e)) from e
 
     def end(self) -> None:
         """No more text: the rest is spoken, then the audio ends."""
         try:
+            if self._normalizer is not None and (rest := self._normalizer.end()):
+                self._embeds.push(rest)
             self._embeds.end()
         except ValueError as e:
             raise InputError(str(e)) from e

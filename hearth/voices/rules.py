@@ -40,6 +40,15 @@ class VoiceRules:
     def kind(self) -> str:
         return self.config.model_type
 
+    def check_instruct(self, instruct: str | None) -> None:
+        """The one VoiceDesign rule: such a checkpoint speaks the voice its instruction describes, so
+        a request without one is refused (`instruct`: the HTTP body's `instructions`, the CLI's
+        --instruct, the Wyoming server's --instruct, the WebSocket config's `instructions`)."""
+        if self.kind == "voice_design" and not (instruct or "").strip():
+            raise InputError(f"a {self.config.kind} checkpoint speaks the voice its instruction describes: give one "
+                             "(instructions / --instruct), e.g. \"A warm, calm woman's voice, speaking slowly\"",
+                             "instruct")
+
     def choices(self) -> list[str]:
         """The voices to name: built-in ones, or for a Base checkpoint the stored profiles."""
         return self.stored() if self.kind == "base" else list(self.config.voices)

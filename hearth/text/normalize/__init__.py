@@ -15,14 +15,17 @@ from __future__ import annotations
 import dataclasses
 import importlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from hearth.text.normalize.language import Language, Rule
+from hearth.text.normalize.language import LANGUAGES, Language, Rule  # noqa: F401 - (Rule: for the lexicon's type)
 from hearth.text.normalize.mapped import Mapped
 from hearth.text.normalize.markup import strip_emoji, strip_html, strip_markdown
 from hearth.text.normalize.rules import say_plain
+from hearth.text.normalize.say_as import say_interpreted
 from hearth.text.normalize.spans import VERBATIM, Normalized, Span, Spoken, Word
+from hearth.text.normalize.ssml import SayAs
 
 if TYPE_CHECKING:
     from hearth.text.normalize.lexicon import Lexicon
@@ -30,13 +33,6 @@ if TYPE_CHECKING:
 __all__ = ["LANGUAGES", "PARTS", "Normalized", "NormalizeOptions", "Span", "Word", "language", "language_of",
            "normalize"]
 
-# The languages, by the prompt's name: their module and class in hearth/text/normalize/languages/.
-LANGUAGES = {
-    "english": ("en", "English"), "chinese": ("zh", "Chinese"), "japanese": ("ja", "Japanese"),
-    "korean": ("ko", "Korean"), "german": ("de", "German"), "french": ("fr", "French"),
-    "russian": ("ru", "Russian"), "portuguese": ("pt", "Portuguese"), "spanish": ("es", "Spanish"),
-    "italian": ("it", "Italian"),
-}
 # The parts a request can turn off, and the rules each covers.
 PARTS: dict[str, tuple[str, ...]] = {
     "markdown": (), "html": (), "emoji": (),
@@ -89,24 +85,37 @@ def language(name: str) -> Language:
 
 
 _KANA = re.compile(r"[\u3040-\u30ff]")
-_HANGUL = re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]")
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LETTER = re.compile(r"[^\W\d_]")
+_SCRIPTS = (
+    (re.compile(r"[\u3040-\u30ff]"), "japanese"),
+    (re.compile(r"[\uac00-\ud7af\u1100-\u11ff\u3130-\u318f]"), "korean"),
+    (re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]"), "chinese"),
+    (re.compile(r"[\u0400-\u04ff]"), "russian"),
+)
+
+
+def first_letters_language(sentence: str, final: bool = True) -> str | None:
+    """The language "auto" gives a sentence: its first letter's script says it (kana Japanese,
+    hangul Korean, Cyrillic Russian, Latin and the rest English, since the script cannot tell
+    English from German: a request that knows says so); a sentence that starts with Han characters
+    is Japanese if kana follow anywhere in it, else Chinese. None: no letter yet, or (not `final`)
+    Han characters without kana so far, which the rest of the sentence may still decide."""
+    first = _LETTER.search(sentence)
+    if first is None:
+        return None
+    for pattern, name in _SCRIPTS:
+        if pattern.match(first.group()):
+            if name == "chinese":
+                if _KANA.search(sentence, first.start()):
+                    return "japanese"
+                return "chinese" if final else None
+            return name
+    return "english"
 
 
 def language_of(sentence: str) -> str:
-    """The language a sentence's script says ("auto"): kana Japanese, hangul Korean, Han characters
-    Chinese, Cyrillic Russian, and English for the Latin script (which cannot tell English from
-    German or Spanish: a request that knows says so)."""
-    if _KANA.search(sentence):
-        return "japanese"
-    if _HANGUL.search(sentence):
-        return "korean"
-    if _HAN.search(sentence):
-        return "chinese"
-    if _CYRILLIC.search(sentence):
-        return "russian"
-    return "english"
+    """The language "auto" gives a whole sentence (English where it has no letters)."""
+    return first_letters_language(sentence) or "english"
 
 
 # Where "auto" decides again: after a sentence's end (a full stop and a space, CJK ends, new lines).
@@ -116,9 +125,11 @@ _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 def normalize(text: str, language_name: str = "auto", options: NormalizeOptions | None = None) -> Normalized:
     """`text` as it will be spoken in `language_name` ("auto": each sentence by its script), and the
     span map back to `text`. Raises ValueError for a language without rules."""
-    options = options or NormalizeOptions()
-    if not options.enabled:
-        return Normalized(text, text, (Span(0, len(text), 0, len(text)),) if text else ())
+    return normalize_span(text, 0, len(text), language_name, options)
+
+
+def clean_markup(text: str, options: NormalizeOptions) -> Mapped:
+    """`text` with what the options take out (emoji, HTML, markdown) taken out."""
     clean = Mapped(text)
     if options.allows_part("emoji"):
         clean = strip_emoji(clean)
@@ -126,25 +137,72 @@ def normalize(text: str, language_name: str = "auto", options: NormalizeOptions 
         clean = strip_html(clean)
     if options.allows_part("markdown"):
         clean = strip_markdown(clean)
+    return clean
+
+
+def normalize_span(text: str, start: int, end: int, language_name: str = "auto",
+                   options: NormalizeOptions | None = None) -> Normalized:
+    """text[start:end] as it will be spoken, read in the context of all of `text` (what stands before
+    `start`, and in "auto" the rest of each sentence's text for its language); spans over `text`.
+    For text that arrives in pieces (`LiveNormalizer`), whose cuts no rule reads across."""
+    options = options or NormalizeOptions()
+    if not options.enabled:
+        return Normalized(text, text[start:end], (Span(0, end - start, start, end),) if end > start else ())
+    clean = clean_markup(text, options)
+    lo = next((i for i, s in enumerate(clean.starts) if s >= start), len(clean))
+    hi = next((i for i, s in enumerate(clean.starts) if s >= end), len(clean)) if end < len(text) else len(clean)
+    return normalize_mapped(text, clean, lo, hi, language_name, options)
+
+
+def normalize_mapped(source: str, clean: Mapped, lo: int, hi: int, language_name: str,
+                     options: NormalizeOptions, say_as: Sequence[SayAs] = ()) -> Normalized:
+    """clean.text[lo:hi] said (`clean` is `source` rewritten, each character knowing its origin),
+    with `say_as` spans (SSML) read as they say instead of by the rules."""
     spoken = Spoken(clean.text)
     lexicon = options.lexicon if options.lexicon is not None and options.allows_part("lexicon") else None
 
-    def extra(name: str) -> list[Rule]:
-        return lexicon.rules(name, options.voice) if lexicon is not None else []
-
-    if language_name == "auto":
-        pos, previous = 0, "english"
-        for cut in [*(m.end() for m in _SENTENCE_END.finditer(clean.text)), len(clean.text)]:
-            if cut <= pos:
+    def say(a: int, b: int, name: str) -> None:
+        lang = language(name)
+        extra = lexicon.rules(lang.name, options.voice) if lexicon is not None else []
+        pos = a
+        for span in say_as:
+            if span.end <= pos or span.start >= b:
                 continue
-            piece = clean.text[pos:cut]
-            name = language_of(piece) if re.search(r"[^\W\d_]", piece) else previous
-            say_plain(spoken, pos, cut, language(name), options.allows, extra(name))
-            pos, previous = cut, name
+            say_plain(spoken, pos, max(pos, span.start), lang, options.allows, extra)
+            s, e = max(pos, span.start), min(b, span.end)
+            said = say_interpreted(lang, clean.text[s:e], span.interpret_as, span.format)
+            spoken.said(said, s, e, f"say-as:{span.interpret_as}") if said else spoken.verbatim(s, e)
+            pos = e
+        say_plain(spoken, pos, b, lang, options.allows, extra)
+
+    if language_name != "auto":
+        say(lo, hi, language_name)
     else:
-        lang = language(language_name)
-        say_plain(spoken, 0, len(clean), lang, options.allows, extra(lang.name))
-    return _to_original(text, clean, spoken.build())
+        for a, b, name in _language_runs(clean.text):
+            if b > lo and a < hi:
+                say(max(a, lo), min(b, hi), name)
+    return _to_original(source, clean, spoken.build())
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where "auto" decides a sentence's language anew."""
+    return [m.end() for m in _SENTENCE_END.finditer(text)]
+
+
+def _language_runs(text: str) -> list[tuple[int, int, str]]:
+    """[start, end, language) runs of consecutive sentences that "auto" reads in one language."""
+    runs: list[tuple[int, int, str]] = []
+    pos, previous = 0, "english"
+    for cut in [*(m.end() for m in _SENTENCE_END.finditer(text)), len(text)]:
+        if cut <= pos:
+            continue
+        name = first_letters_language(text[pos:cut]) or previous
+        if runs and runs[-1][2] == name:
+            runs[-1] = (runs[-1][0], cut, name)
+        else:
+            runs.append((pos, cut, name))
+        pos, previous = cut, name
+    return runs
 
 
 def _to_original(source: str, clean: Mapped, said: Normalized) -> Normalized:

@@ -16,7 +16,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["CURRENCIES", "UNITS", "Language", "Num", "Rule"]
+__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Num", "Rule"]
+
+# The languages, by the prompt's name: their module and class in hearth/text/normalize/languages/.
+LANGUAGES = {
+    "english": ("en", "English"), "chinese": ("zh", "Chinese"), "japanese": ("ja", "Japanese"),
+    "korean": ("ko", "Korean"), "german": ("de", "German"), "french": ("fr", "French"),
+    "russian": ("ru", "Russian"), "portuguese": ("pt", "Portuguese"), "spanish": ("es", "Spanish"),
+    "italian": ("it", "Italian"),
+}
 
 
 @dataclass(frozen=True)
@@ -90,6 +98,7 @@ class Language:
     spelled_as_words: ClassVar[frozenset[str]] = frozenset()  # initialisms said as a word (NASA)
     space_between_words: ClassVar[bool] = True  # False for Chinese and Japanese
     year_cues: ClassVar[tuple[str, ...]] = ()  # words after which a four-digit number is a year ("in")
+    month_words: ClassVar[tuple[str, ...]] = ()  # month names and their short forms, as written in dates
 
     # Numbers.
     def cardinal(self, n: int) -> str:
@@ -204,6 +213,13 @@ class Language:
     def join(self, parts: Sequence[str]) -> str:
         sep = " " if self.space_between_words else ""
         return sep.join(p for p in parts if p)
+
+    def lead_ins(self) -> frozenset[str]:
+        """Words that a rule may read together with the words after them (a month name before its
+        day, the first word of an abbreviation written with a space): text arriving in pieces holds
+        such a word until it knows what follows (`LiveNormalizer`)."""
+        firsts = {key.split()[0] for key in self.abbreviations if " " in key}
+        return frozenset({*self.month_words, *(m.rstrip(".") for m in self.month_words), *firsts})
 
     def extra_rules(self) -> list[Rule]:
         """Rules of this language alone, tried beside the shared ones."""

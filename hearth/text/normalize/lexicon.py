@@ -22,12 +22,13 @@ Japanese and Korean, which have no spaces around them, match wherever they stand
 
 from __future__ import annotations
 
+import os
 import re
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
-from hearth.text.normalize.language import Rule
+from hearth.text.normalize.language import LANGUAGES, Rule
 
 __all__ = ["Lexicon", "LexiconError"]
 
@@ -44,6 +45,13 @@ class Lexicon:
 
     entries: dict[tuple[str | None, str | None], dict[str, str]]
     source: str = "<lexicon>"
+
+    @classmethod
+    def given(cls, value: str | os.PathLike[str] | Lexicon | None) -> Lexicon | None:
+        """A lexicon as a caller gives it: a file's path, a Lexicon, or None. Raises LexiconError."""
+        if value is None or isinstance(value, Lexicon):
+            return value
+        return cls.load(Path(value), tuple(LANGUAGES))
 
     @classmethod
     def load(cls, path: str | Path, languages: tuple[str, ...]) -> Lexicon:

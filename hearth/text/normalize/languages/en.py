@@ -59,6 +59,11 @@ _CURRENCIES: dict[str, tuple[str, str, str, str]] = {
 }
 
 
+def _street(m: re.Match[str]) -> str | None:
+    """"St." after a name is a street ("Main St."), before one a saint ("St. Louis")."""
+    return "Street" if re.search(r"\b[A-Z][a-z]+ $", m.string[:m.start()]) else None
+
+
 class English(Language):
     code = "en"
     name = "english"
@@ -87,6 +92,7 @@ class English(Language):
         "JPEG", "PIN", "RAM", "ROM", "LAN", "WAN", "SIM", "CAPTCHA", "COVID", "IKEA", "LEGO", "NASDAQ", "ZIP", "WIFI",
         "SONAR", "OK", "AM", "PM", "I", "A", "ID",
     })
+    month_words = (*_MONTHS, *_MONTH_ABBREVIATIONS)
     year_cues = ("in", "since", "from", "until", "till", "by", "year", "circa", "around", "before", "after", "of",
                  "In", "Since", "From", "Until", "By", "Year", "Circa", "Around", "Before", "After")
 
@@ -177,13 +183,13 @@ class English(Language):
         day_month = re.compile(rf"\b(?P<d>[0-3]?\d)(?:st|nd|rd|th)? (?:of )?(?P<mon>{months})(?:,? (?P<y>\d{{4}}))?\b")
         ordinal = re.compile(r"(?<![\w.,])(?P<n>\d+)(?P<suffix>st|nd|rd|th)\b")
         saint = re.compile(r"\bSt\.(?= [A-Z])")
-        street = re.compile(r"\b(?P<name>[A-Z][a-z]+) St\.")  # "Main St.": the name kept, as written
+        street = re.compile(r"\bSt\.")  # after a name ("Main St."): read with what stands before it
         return [
             Rule("date", month_day, lambda m: self._named_date(m, day_first=False), 10),
             Rule("date", day_month, lambda m: self._named_date(m, day_first=True), 10),
             Rule("ordinal", ordinal, self._ordinal, 25),
             Rule("abbreviation", saint, lambda m: "Saint", 70),
-            Rule("abbreviation", street, lambda m: f"{m.group('name')} Street", 69),
+            Rule("abbreviation", street, _street, 69),
         ]
 
     def _named_date(self, m: re.Match[str], day_first: bool) -> str | None:
