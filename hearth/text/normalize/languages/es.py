@@ -98,7 +98,7 @@ _UNSTRESSED = str.maketrans("áéíóú", "aeiou")
 _NEXT_WORD = re.compile(r"\s+([^\W\d_]+)")
 _MASCULINE_IN_A = frozenset("""día mapa problema sistema programa tema idioma clima planeta poema esquema drama
 dilema teorema diploma fantasma pijama sofá cometa telegrama""".split())
-_FEMININE_ENDINGS = ("a", "ción", "sión", "dad", "tad", "tud", "umbre", "ie", "sis", "ez")
+_FEMININE_ENDINGS = ("a", "ción", "sión", "cion", "sion", "dad", "tad", "tud", "umbre", "ie", "sis", "ez")
 _FEMININE = frozenset("""mano foto moto radio noche parte clase calle gente llave leche carne nube mujer flor imagen
 ley luz voz red sal piel miel cárcel señal tarde muerte suerte fuente frase base torre nave""".split())
 
@@ -150,10 +150,11 @@ def _ordinal(n: int, feminine: bool = False, short: bool = False) -> str:
 
 def _is_feminine(noun: str) -> bool:
     word = noun.lower()
-    singular = word[:-2] if word.endswith("es") and len(word) > 4 else word[:-1] if word.endswith("s") else word
-    if word in _MASCULINE_IN_A or singular in _MASCULINE_IN_A:
+    # the singulars a plural may have: "personas", "ciudades" (ciudad), "canciones" (canción, unaccented)
+    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word}
+    if forms & _MASCULINE_IN_A:
         return False
-    return singular in _FEMININE or word in _FEMININE or singular.endswith(_FEMININE_ENDINGS)
+    return bool(forms & _FEMININE) or any(f.endswith(_FEMININE_ENDINGS) for f in forms)
 
 
 def _counted(words: str, noun: str) -> str:
@@ -324,7 +325,7 @@ class Spanish(Language):
         ordinal = re.compile(r"(?<![\w.,])(?P<n>\d{1,4})(?P<suf>\.?[ºª]|\.?er|(?:ro|ra|do|da|to|ta|mo|ma|vo|va|no|na))"
                              r"(?![\w])")
         degrees = re.compile(rf"(?<![\w.,/:@]){number}\s?(?:°|º(?=\s?[CF]))(?:\s?(?P<cf>[CF]))?(?![\w])")
-        counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?P<noun>[a-záéíóúñü]+)\b)")
+        counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?:mil\s)?(?P<noun>[a-záéíóúñü]+)\b)")
         clock = re.compile(r"(?<![\w.,])(?P<h>[01]?\d|2[0-3])\.(?P<min>[0-5]\d)\s?h\b|"
                            r"(?<=\blas )(?P<h2>[01]?\d|2[0-3])\.(?P<min2>[0-5]\d)(?![\w]|[.,]\d)")
         phone = re.compile(r"(?<![\w+.,])[6-9]\d{2}(?: \d{2}){3}(?![\w])|(?<![\w+.,])[89]\d (?:\d{3} \d{2} \d{2})"
