@@ -91,16 +91,24 @@ _CURRENCIES: dict[str, tuple[str, str, str, str, str]] = {
     "SEK": ("corona sueca", "coronas suecas", "f", "", ""), "PLN": ("esloti", "eslotis", "m", "", ""),
 }
 # Words after a number that are not what it counts ("1 de cada 10", "2 y 3"): the number stays "uno".
-_NOT_NOUNS = frozenset("""a al ante bajo con contra de del desde durante e en entre hacia hasta la las lo los más
-menos mediante o ni para pero por que se según si sin so sobre tras u y ya es son fue era está están ha han como
-cuando donde""".split())
+_NOT_NOUNS = frozenset((
+    "a", "al", "ante", "bajo", "con", "contra", "de", "del", "desde", "durante", "e", "en", "entre", "hacia", "hasta",
+    "la", "las", "lo", "los", "más", "menos", "mediante", "o", "ni", "para", "pero", "por", "que", "se", "según",
+    "si", "sin", "so", "sobre", "tras", "u", "y", "ya", "es", "son", "fue", "era", "está", "están", "ha", "han",
+    "como", "cuando", "donde",
+))
 _UNSTRESSED = str.maketrans("áéíóú", "aeiou")
 _NEXT_WORD = re.compile(r"\s+([^\W\d_]+)")
-_MASCULINE_IN_A = frozenset("""día mapa problema sistema programa tema idioma clima planeta poema esquema drama
-dilema teorema diploma fantasma pijama sofá cometa telegrama""".split())
+_MASCULINE_IN_A = frozenset((
+    "día", "mapa", "problema", "sistema", "programa", "tema", "idioma", "clima", "planeta", "poema", "esquema",
+    "drama", "dilema", "teorema", "diploma", "fantasma", "pijama", "sofá", "cometa", "telegrama",
+))
 _FEMININE_ENDINGS = ("a", "ción", "sión", "cion", "sion", "dad", "tad", "tud", "umbre", "ie", "sis", "ez")
-_FEMININE = frozenset("""mano foto moto radio noche parte clase calle gente llave leche carne nube mujer flor imagen
-ley luz voz red sal piel miel cárcel señal tarde muerte suerte fuente frase base torre nave""".split())
+_FEMININE = frozenset((
+    "mano", "foto", "moto", "radio", "noche", "parte", "clase", "calle", "gente", "llave", "leche", "carne", "nube",
+    "mujer", "flor", "imagen", "ley", "luz", "voz", "red", "sal", "piel", "miel", "cárcel", "señal", "tarde",
+    "muerte", "suerte", "fuente", "frase", "base", "torre", "nave",
+))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -220,9 +228,7 @@ class Spanish(Language):
             name = "medio" if one else "medios"
         elif denominator == 3:
             name = "tercio" if one else "tercios"
-        elif denominator <= 10:
-            name = _ordinal(denominator) + ("" if one else "s")
-        elif denominator in (100, 1000):
+        elif denominator <= 10 or denominator in (100, 1000):
             name = _ordinal(denominator) + ("" if one else "s")
         else:  # onceavo, dieciseisavo, treintavo: the cardinal, unstressed, with -avo
             stem = _cardinal(denominator).replace(" y ", "i").replace(" ", "").translate(_UNSTRESSED)

@@ -68,8 +68,10 @@ _UNITS: dict[str, tuple[str, str, str]] = {
 }
 # (unit, units, gender, cent, cents, the cent's gender)
 _CURRENCIES: dict[str, tuple[str, str, str, str, str, str]] = {
-    "BRL": ("real", "reais", "m", "centavo", "centavos", "m"), "EUR": ("euro", "euros", "m", "centavo", "centavos", "m"),
-    "USD": ("dólar", "dólares", "m", "centavo", "centavos", "m"), "GBP": ("libra", "libras", "f", "pêni", "pence", "m"),
+    "BRL": ("real", "reais", "m", "centavo", "centavos", "m"),
+    "EUR": ("euro", "euros", "m", "centavo", "centavos", "m"),
+    "USD": ("dólar", "dólares", "m", "centavo", "centavos", "m"),
+    "GBP": ("libra", "libras", "f", "pêni", "pence", "m"),
     "JPY": ("iene", "ienes", "m", "", "", "m"), "CNY": ("yuan", "yuans", "m", "", "", "m"),
     "KRW": ("won", "wons", "m", "", "", "m"), "RUB": ("rublo", "rublos", "m", "copeque", "copeques", "m"),
     "CHF": ("franco suíço", "francos suíços", "m", "centavo", "centavos", "m"),
@@ -80,13 +82,21 @@ _CURRENCIES: dict[str, tuple[str, str, str, str, str, str]] = {
     "SEK": ("coroa sueca", "coroas suecas", "f", "", "", "m"), "PLN": ("zloty", "zlotys", "m", "", "", "m"),
 }
 # Words after a number that are not what it counts ("1 de cada 10", "2 e 3").
-_NOT_NOUNS = frozenset("""a à ao aos as às até com contra de da das do dos e em entre na nas no nos num numa o ou os
-para pela pelo per por que se sem sob sobre mais menos é são foi era está estão como quando onde""".split())
-_MASCULINE_IN_A = frozenset("""dia mapa problema sistema programa tema idioma clima planeta poema esquema drama
-dilema teorema diploma telefonema cinema sofá""".split())
+_NOT_NOUNS = frozenset((
+    "a", "à", "ao", "aos", "as", "às", "até", "com", "contra", "de", "da", "das", "do", "dos", "e", "em", "entre",
+    "na", "nas", "no", "nos", "num", "numa", "o", "ou", "os", "para", "pela", "pelo", "per", "por", "que", "se",
+    "sem", "sob", "sobre", "mais", "menos", "é", "são", "foi", "era", "está", "estão", "como", "quando", "onde",
+))
+_MASCULINE_IN_A = frozenset((
+    "dia", "mapa", "problema", "sistema", "programa", "tema", "idioma", "clima", "planeta", "poema", "esquema",
+    "drama", "dilema", "teorema", "diploma", "telefonema", "cinema", "sofá",
+))
 _FEMININE_ENDINGS = ("a", "ção", "são", "dade", "gem", "tude", "ie")
-_FEMININE = frozenset("""mão foto moto noite parte classe gente chave tarde mulher flor cor dor lei luz voz rede pele
-fome morte sorte fonte frase base torre nave vez fase""".split())
+_FEMININE = frozenset((
+    "mão", "foto", "moto", "noite", "parte", "classe", "gente", "chave", "tarde", "mulher", "flor", "cor", "dor",
+    "lei", "luz", "voz", "rede", "pele", "fome", "morte", "sorte", "fonte", "frase", "base", "torre", "nave", "vez",
+    "fase",
+))
 _NEXT_WORD = re.compile(r"\s+([^\W\d_]+)")
 
 
@@ -219,7 +229,7 @@ class Portuguese(Language):
         names = _CURRENCIES.get(code)
         plural = names[1] if names else self.letters(code)
         if exponent == 3:
-            return f"{self.number(num, bool(names) and names[2] == 'f')} mil {plural}"
+            return f"{self.number(num, names is not None and names[2] == 'f')} mil {plural}"
         scale = {6: ("milhão", "milhões"), 9: ("bilhão", "bilhões")}[exponent]
         return f"{self.number(num)} {scale[0] if int(num.whole) < 2 else scale[1]} de {plural}"
 
