@@ -28,8 +28,8 @@ from collections.abc import Sequence
 from typing import ClassVar
 
 from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.languages import ru_dates, ru_rules
 from hearth.text.normalize.languages import ru_grammar as g
-from hearth.text.normalize.languages import ru_rules
 
 __all__ = ["Russian"]
 
@@ -52,10 +52,9 @@ class Russian(Language):
     symbols: ClassVar[dict[str, str]] = {"&": "и", "+": "плюс", "=": "равно", "@": "собака", "#": "решётка",
                                          "~": "около", "×": "на", "÷": "разделить на", "°": "градусов", "№": "номер"}
     abbreviations: ClassVar[dict[str, str]] = {
-        "т. е.": "то есть", "т.е.": "то есть", "и т. д.": "и так далее", "и т.д.": "и так далее",
-        "т. д.": "так далее", "и т. п.": "и тому подобное", "и т.п.": "и тому подобное", "т. п.": "тому подобное",
+        "т. е.": "то есть", "т.е.": "то есть", "т. д.": "так далее", "т. п.": "тому подобное",
         "т. к.": "так как", "т.к.": "так как", "т. н.": "так называемый", "т.н.": "так называемый",
-        "в т. ч.": "в том числе", "в т.ч.": "в том числе", "и др.": "и другие", "до н. э.": "до нашей эры",
+        "в т. ч.": "в том числе", "в т.ч.": "в том числе", "до н. э.": "до нашей эры",
         "н. э.": "нашей эры", "ул.": "улица", "пр-т": "проспект", "д.": "дом", "кв.": "квартира", "стр.": "страница",
         "рис.": "рисунок", "см.": "смотри", "напр.": "например", "проф.": "профессор", "акад.": "академик",
         "им.": "имени", "г-н": "господин", "г-жа": "госпожа", "тел.": "телефон", "обл.": "область", "р-н": "район",
@@ -101,7 +100,7 @@ class Russian(Language):
 
     def money_scaled(self, num: Num, exponent: int, code: str) -> str:
         """"$5k": "пять тысяч долларов"; "€2,5M": "две целых пять десятых миллиона евро"."""
-        scale = {3: "тыс.", 6: "млн", 9: "млрд"}[exponent]
+        scale = {3: "тыс", 6: "млн", 9: "млрд"}[exponent]
         unit = g.CURRENCIES[code][0].many if code in g.CURRENCIES else self.letters(code)
         return f"{g.counted(num, g.SCALES[scale])} {unit}"
 
@@ -122,7 +121,7 @@ class Russian(Language):
         return f"от {first} до {second}"
 
     def date(self, year: int | None, month: int | None, day: int | None) -> str:
-        return ru_rules.date(year, month or 1, day)
+        return ru_dates.date(year, month or 1, day)
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         """A written am/pm said as the part of the day: "семь тридцать вечера"."""
@@ -131,7 +130,7 @@ class Russian(Language):
             words = g.cardinal(hour) + ("" if not minute else f" {'ноль ' if minute < 10 else ''}"
                                         f"{g.cardinal(minute, 'n', 'f')}")
             return f"{words} {next(name for end, name in _DAY_PARTS if hour24 < end)}"
-        return ru_rules.time(hour, minute, second)
+        return ru_dates.time(hour, minute, second)
 
     def phone(self, groups: Sequence[str], international: bool) -> str:
         said = ", ".join(_phone_group(g_) for g_ in groups)

@@ -1,10 +1,9 @@
 """Russian's own rules: numbers in the case their preposition asks ("от 10 до 20 °C": "от десяти до
 двадцати градусов Цельсия", "до 500 ₽": "до пятисот рублей"), agreeing with the noun written after
 them ("1 минута": "одна минута", "2 недели": "две недели"), units as Russian writes them (км/ч, кг,
-°С), ranges ("10–20": "от десяти до двадцати"), dates with the ordinal day and the genitive month
-and year ("8 декабря 2026 г."), times, years before "год" ("в 2026 году": "в две тысячи двадцать
-шестом году"), ordinals with their endings ("3-й", "2-я", "90-е"), Cyrillic initialisms ("МГУ"),
-"№", Russian phone numbers. They replace the shared rules where both match the same text.
+°С), ranges ("10–20": "от десяти до двадцати"), Cyrillic initialisms ("МГУ"), "№", "г. Москва",
+Russian phone numbers; with ru_dates' dates, times, years and ordinals. They replace the shared
+rules where both match the same text (a lower rank at the same place).
 
 The case is read from the preposition before a number and, where the noun is written, from its
 ending ("с 5 детьми": instrumental; "в 3 странах": prepositional). A unit or currency written as a
@@ -19,18 +18,12 @@ from collections.abc import Iterable
 
 from hearth.text.normalize.language import CURRENCIES as ISO_CURRENCIES
 from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.languages import ru_dates
 from hearth.text.normalize.languages import ru_grammar as g
 from hearth.text.normalize.rules import number_pattern, parse_number
 
-__all__ = ["case_before", "date", "money", "preposition", "rules", "spell", "time"]
+__all__ = ["money", "rules", "spell"]
 
-_GENITIVE = frozenset(("от", "до", "с", "со", "после", "около", "из", "без", "для", "кроме", "более", "менее",
-                       "свыше", "больше", "меньше", "порядка", "ниже", "выше", "среди", "вместо", "возле", "у",
-                       "против", "накануне", "ради", "из-за", "из-под", "вокруг", "после"))
-_ACCUSATIVE = frozenset(("на", "за", "через", "про", "в", "во", "спустя", "по"))
-_WORD_BEFORE = re.compile(r"(?:^|[^\w-])([а-яё]+(?:-[а-яё]+)?)\s+$", re.I)
-_NEXT_WORD = re.compile(r"\s+([а-яё]+)", re.I)
-_BEFORE = r"(?<![\w.,/:@])"
 _CYRILLIC_LETTERS = dict(zip("абвгдеёжзийклмнопрстуфхцчшщъыьэюя", [
     "а", "бэ", "вэ", "гэ", "дэ", "е", "ё", "жэ", "зэ", "и", "и краткое", "ка", "эль", "эм", "эн", "о", "пэ", "эр",
     "эс", "тэ", "у", "эф", "ха", "цэ", "че", "ша", "ща", "твёрдый знак", "ы", "мягкий знак", "э", "ю", "я"],
@@ -48,37 +41,6 @@ _FEMININE_SOFT = frozenset(("дверь", "площадь", "жизнь", "за�
                             "соль", "роль", "цель", "модель", "сеть", "дробь", "осень", "тень", "боль", "цепь",
                             "ступень", "морковь", "любовь", "очередь"))
 _SPOKEN = {"США": "сэ-шэ-а"}  # spelled as custom has it, not by the letters' names
-_YEAR_NOUNS = {"год": "n", "года": "g", "году": "p", "годом": "i", "годе": "p"}
-_HOUR = g.Forms("час", "часа", "часов")
-_MINUTE = g.Forms("минута", "минуты", "минут", "f", "", "минуту")
-_SECOND = g.Forms("секунда", "секунды", "секунд", "f", "", "секунду")
-_HOUR_OBLIQUE = {"d": ("часу", "часам"), "i": ("часом", "часами"), "p": ("часе", "часах")}
-
-
-def preposition(text: str, start: int) -> str:
-    """The word right before `start`, lower case ("" at the start of the text)."""
-    m = _WORD_BEFORE.search(text[max(0, start - 16):start])
-    return m.group(1).lower() if m else ""
-
-
-def case_before(text: str, start: int, noun: str = "") -> str:
-    """The case a number at `start` is said in: by the preposition before it, refined by the ending
-    of the noun after it where one is written ("с 5 детьми")."""
-    prep = preposition(text, start)
-    if not prep:
-        return "n"
-    if noun.endswith(("ами", "ями", "ьми")):
-        return "i"
-    if prep in ("в", "во", "на", "о", "об", "при") and noun.endswith(("ах", "ях")):
-        return "p"
-    if prep in ("к", "ко", "по") and noun.endswith(("ам", "ям")):
-        return "d"
-    if prep in _GENITIVE:
-        return "g"
-    if prep in _ACCUSATIVE:
-        return "a"
-    return {"к": "d", "ко": "d", "о": "p", "об": "p", "при": "p", "между": "i", "перед": "i", "над": "i",
-            "под": "i"}.get(prep, "n")
 
 
 def _gender_of(noun: str, n: int, case: str) -> str:
@@ -137,37 +99,10 @@ def money(num: Num, code: str, case: str = "n") -> str:
     return f"минус {said}" if num.negative else said
 
 
-def date(year: int | None, month: int, day: int | None, case: str = "n") -> str:
-    """"восьмое декабря две тысячи двадцать шестого года": the day an ordinal, neuter, in `case`;
-    the month and the year in the genitive."""
-    parts = [g.ordinal(day, case, "n")] if day else []
-    parts.append(g.MONTHS[month - 1])
-    if year is not None:
-        parts += [g.ordinal(year, "g"), "года"]
-    return " ".join(parts)
-
-
-def time(hour: int, minute: int, second: int | None, case: str = "n") -> str:
-    """"девятнадцать тридцать", "девятнадцать ноль пять" (minutes are feminine: "ноль одна"); on
-    the hour "девятнадцать часов"; with seconds the hours, minutes and seconds named."""
-    case = case if case in "ngdip" else "n"
-    if second is not None:
-        case = case if case in "ng" else "n"
-        return " ".join(g.counted(Num(False, str(v)), forms, case)
-                        for v, forms in ((hour, _HOUR), (minute, _MINUTE), (second, _SECOND)))
-    if minute == 0:
-        if case in _HOUR_OBLIQUE:
-            noun = _HOUR_OBLIQUE[case][0 if hour % 10 == 1 and hour != 11 else 1]
-            return f"{g.cardinal(hour, case)} {noun}"
-        return g.counted(Num(False, str(hour)), _HOUR, case)
-    minutes = g.cardinal(minute, case, "f")
-    return f"{g.cardinal(hour, case)} {'ноль ' + minutes if minute < 10 else minutes}"
-
-
 def _symbols() -> tuple[dict[str, g.Forms], dict[str, str]]:
     """The units by every way they are written, and the currencies written after an amount."""
     units = {**g.UNITS, **{cyr: g.UNITS[sym] for cyr, sym in g.CYRILLIC_UNITS.items()}}
-    money_after = {"₽": "RUB", "руб.": "RUB", "руб": "RUB", "р.": "RUB", "долл.": "USD"}
+    money_after = {"₽": "RUB", "руб": "RUB", "р": "RUB", "долл": "USD"}
     for code, written in ISO_CURRENCIES.items():
         if code in g.CURRENCIES:
             money_after.update({s: code for s in written if s not in money_after and not s[0].isalpha()})
@@ -183,12 +118,13 @@ def rules(lang: Language) -> list[Rule]:
     number = number_pattern(lang)
     units, money_after = _symbols()
     unit = rf"(?P<unit>{_alternatives(units)})(?![\w/²³])"
-    currency = rf"(?P<cur>{_alternatives(money_after)})(?![\w])"
-    scale = rf"(?P<scale>тыс\.|млн\.?|млрд\.?|трлн\.?)(?:\s?(?P<scur>{_alternatives(money_after)}))?(?![\w])"
+    currency = rf"(?P<cur>{_alternatives(money_after)})(?:(?<=[бпл]){g.DOT})?(?![\w])"
+    scale = (rf"(?P<scale>тыс|млн|млрд|трлн)(?:{g.DOT})?(?:\s?(?P<scur>{_alternatives(money_after)})"
+             rf"(?:(?<=[бпл]){g.DOT})?)?(?![\w])")
 
     def quantity(m: re.Match[str]) -> str | None:
         num = parse_number(m)
-        case = case_before(m.string, m.start())
+        case = g.case_before(m.string, m.start())
         case = case if case in "nga" else "n"
         if m.groupdict().get("scale"):
             return _scaled(num, m.group("scale"), m.group("scur"), money_after, case)
@@ -200,30 +136,32 @@ def rules(lang: Language) -> list[Rule]:
         return g.counted(num, units[written], case)
 
     return [
-        Rule("measure", re.compile(_digit_led(rf"{_BEFORE}{number}\s?{unit}")), quantity, 28),
-        Rule("currency", re.compile(_digit_led(rf"{_BEFORE}{number}\s?(?:{scale}|{currency})")), quantity, 18),
-        Rule("number", re.compile(_digit_led(rf"{_BEFORE}{number}(?![\w]|[.,]\d)")), _number, 88),
+        Rule("measure", re.compile(g.digit_led(rf"{g.BEFORE}{number}\s?{unit}")), quantity, 28),
+        Rule("currency", re.compile(g.digit_led(rf"{g.BEFORE}{number}\s?(?:{scale}|{currency})")), quantity, 18),
+        Rule("number", re.compile(g.digit_led(rf"{g.BEFORE}{number}(?![\w]|[.,]\d)")), _number, 88),
         *_range_rules(number, number_pattern(lang, "a"), unit, currency, units, money_after),
-        *_date_rules(),
+        *ru_dates.rules(),
         *_other_rules(lang),
     ]
 
 
 def _scaled(num: Num, scale: str, cur: str | None, money_after: dict[str, str], case: str) -> str:
     """"5 тыс. руб.": "пять тысяч рублей"; after a scale the currency is in the genitive plural."""
-    said = g.counted(num, g.SCALES[scale.rstrip(".") if scale != "тыс." else scale], case)
+    said = g.counted(num, g.SCALES[scale], case)
     return f"{said} {g.CURRENCIES[money_after[cur]][0].many}" if cur else said
 
 
 def _number(m: re.Match[str]) -> str:
     """A number, in the case of its preposition, agreeing with the noun after it."""
     num = parse_number(m)
-    following = _NEXT_WORD.match(m.string, m.end())
+    following = g.NEXT_WORD.match(m.string, m.end())
     noun = following.group(1) if following else ""
-    case = case_before(m.string, m.start(), noun.lower())
+    case = g.case_before(m.string, m.start(), noun.lower())
     if num.fraction is not None:
         return g.decimal(num, case)
     n = int(num.whole)
+    if case == "n" and n % 10 == 1 and n % 100 != 11 and noun.endswith(("у", "ю")) and len(noun) > 2:
+        case = "a"  # "купил 1 книгу": a feminine object, the accusative
     said = g.cardinal(n, case, _gender_of(noun, n, case) if noun else "m")
     return f"минус {said}" if num.negative else said
 
@@ -231,8 +169,8 @@ def _number(m: re.Match[str]) -> str:
 def _range_rules(number: str, first: str, unit: str, currency: str, units: dict[str, g.Forms],
                  money_after: dict[str, str]) -> list[Rule]:
     first_unit = unit.replace("?P<unit>", "?P<unit1>")
-    ranged = re.compile(_digit_led(rf"{_BEFORE}{first}(?:\s?{first_unit})?\s?[-–—]\s?{number}"
-                                   rf"(?:\s?(?:{unit}|{currency}))?(?P<years>\s?гг?\.)?(?![\w]|[.,]\d)"))
+    ranged = re.compile(g.digit_led(rf"{g.BEFORE}{first}(?:\s?{first_unit})?\s?[-–—]\s?{number}"
+                                   rf"(?:\s?(?:{unit}|{currency}))?(?P<years>\s?гг?{g.DOT})?(?![\w]|[.,]\d)"))
 
     def say(m: re.Match[str]) -> str | None:
         a, b = parse_number(m, "a"), parse_number(m)
@@ -240,7 +178,7 @@ def _range_rules(number: str, first: str, unit: str, currency: str, units: dict[
         if m.group("unit1") not in (None, written) or b.negative:
             return None
         if not written and not m.group("cur") and _years(a, b):
-            return f"с {g.ordinal(int(a.whole), 'g')} по {g.ordinal(int(b.whole))} год"
+            return ru_dates.year_range(int(a.whole), int(b.whole), m.string, m.start(), m.end(), bool(m.group("years")))
         lo = g.decimal(a, "g") if a.fraction is not None else (
             ("минус " if a.negative else "") + g.cardinal(int(a.whole), "g", units[written].gender if written else "m"))
         if written:
@@ -254,121 +192,43 @@ def _range_rules(number: str, first: str, unit: str, currency: str, units: dict[
     return [Rule("range", ranged, say, 27)]
 
 
+
+
 def _years(a: Num, b: Num) -> bool:
     return all(n.is_integer and not n.negative and len(n.whole) == 4 and 1000 <= int(n.whole) < 2100 for n in (a, b))
 
 
-def _date_rules() -> list[Rule]:
-    year_word = r"(?:\s?(?:г\.|года)(?![\w]))?"
-    numeric = rf"(?P<d>\d{{1,2}})\.(?P<m>\d{{1,2}})\.(?P<y>\d{{4}}|\d{{2}}){year_word}(?![\w]|[.,]\d)"
-    iso = rf"(?P<iy>\d{{4}})-(?P<im>\d{{2}})-(?P<id>\d{{2}}){year_word}(?![\w]|[.,]\d)"
-    named = (rf"(?P<nd>\d{{1,2}})(?:-?(?:го|е|ое))?\s+(?P<mon>(?i:{'|'.join(g.MONTHS)}))"
-             rf"(?:\s+(?P<ny>\d{{4}}){year_word})?(?![\w])")
-    dates = re.compile(_digit_led(rf"{_BEFORE}(?:{numeric}|{iso}|{named})"))
-    short = re.compile(_digit_led(rf"{_BEFORE}(?P<d>\d{{2}})\.(?P<m>[01]\d)(?![\w]|[.,]\d)"))
-
-    def say(m: re.Match[str]) -> str | None:
-        parts = {k: v for k, v in m.groupdict().items() if v}
-        month = g.MONTHS.index(parts["mon"].lower()) + 1 if "mon" in parts else int(parts.get("m") or parts["im"])
-        day = int(parts.get("d") or parts.get("id") or parts["nd"])
-        written_year = parts.get("y") or parts.get("iy") or parts.get("ny")
-        year = int(written_year) if written_year else None
-        if year is not None and year < 100:
-            year += 2000 if year < 70 else 1900
-        if not 1 <= month <= 12 or not 1 <= day <= (31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)[month - 1]:
-            return None
-        case = case_before(m.string, m.start())
-        return date(year, month, day, "n" if case == "a" else case)
-
-    return [Rule("date", dates, say, 9), Rule("date", short, say, 39)]
-
-
-def _digit_led(pattern: str) -> str:
-    """`pattern`, which starts with a number, tried only where a digit or a minus is: the engine
-    then skips the other characters without trying each alternative (half the search time)."""
-    return rf"(?=[-−0-9])(?:{pattern})"
-
-
 def _other_rules(lang: Language) -> list[Rule]:
-    clock = re.compile(_digit_led(rf"{_BEFORE}(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?"
-                                  r"(?![\w:]|[.,]\d)"))
-    year = re.compile(_digit_led(rf"{_BEFORE}(?P<y>\d{{1,4}})(?=\s+(?P<noun>год|года|году|годом|годе)(?![\w]))"
-                                 rf"|{_BEFORE}(?P<y2>\d{{4}})\s?г\.(?![\w])"))
-    ordinal = re.compile(r"(?<![\w.,])(?P<n>\d{1,4})-(?P<suf>[а-яё]{1,3})(?![\w])")
     initialism = re.compile(r"(?<![\w-])(?P<w>[А-ЯЁ]{2,5})(?![\w-])")
     phone = re.compile(r"(?<![\w+])8\s?\(?\d{3}\)?\s?\d{3}[-\s]?\d{2}[-\s]?\d{2}(?![\w])"
                        r"|(?<![\w+-])\d{3}-\d{2}-\d{2}(?![\w-])")
-
-    def clock_said(m: re.Match[str]) -> str:
-        sec = m.group("sec")
-        return time(int(m.group("h")), int(m.group("min")), int(sec) if sec else None,
-                    case_before(m.string, m.start()))
-
+    closing = re.compile(rf"(?<![\w.])(?P<a>и т\. ?д|и т\. ?п|и др|и пр){g.DOT}(?![\w])")
     return [
-        Rule("time", clock, clock_said, 14),
-        Rule("year", year, _year, 58),
-        Rule("ordinal", ordinal, _ordinal, 25),
         Rule("initialism", initialism, lambda m: None if _said_as_word(m.group("w")) else spell(m.group("w")), 80),
         Rule("phone", phone, lambda m: lang.phone(re.findall(r"\d+", m.group()), False), 11),
         Rule("abbreviation", re.compile(r"№(?=\s?\d)|(?<![\w.])г\.(?=\s?[А-ЯЁ])"), _sign, 70),
+        Rule("abbreviation", closing, lambda m: _CLOSING[m.group("a").replace(" ", "")], 69),
+        Rule("symbol", re.compile(r"(?<![\w+])\+(?=\d)"), lambda m: "плюс ", 84),
+        Rule("number", re.compile(r"(?<![\w.,:])(?P<a>\d{1,2}):(?P<b>\d)(?![\d:])"), _score, 16),
     ]
 
 
+# Ending a list, usually a sentence: its full stop is left to end it.
+_CLOSING = {"ит.д": "и так далее", "ит.п": "и тому подобное", "идр": "и другие", "ипр": "и прочее"}
+
+
 def _sign(m: re.Match[str]) -> str:
-    """"№ 5": "номер пять" (a space put in where "№5" has none); "г. Москва": "город Москва"."""
+    """"№ 5": "номер пять" (a space put in where "№5" has none); "г. Москва": "город Москва",
+    "в г. Москва": "в городе Москва"."""
     if m.group() == "г.":
-        return "город"
+        case = g.case_before(m.string, m.start(), "")
+        return {"a": "городе", "p": "городе", "g": "города", "d": "городу", "i": "городом"}.get(case, "город")
     return "номер" + ("" if m.string[m.end():m.end() + 1].isspace() else " ")
 
 
-def _year(m: re.Match[str]) -> str | None:
-    """"в 2026 году": the year an ordinal in the case of "год" as written; "2026 г." said in full,
-    "года" unless a preposition asks otherwise ("в 2026 г.": "в ... шестом году")."""
-    if m.group("y2"):
-        case = case_before(m.string, m.start())
-        case = {"p": "p", "a": "p", "d": "d"}.get(case, "g")
-        noun = {"p": "году", "d": "году", "g": "года"}[case]
-        return f"{g.ordinal(int(m.group('y2')), case)} {noun}"
-    n, noun = int(m.group("y")), m.group("noun")
-    if noun in ("год", "года") and n < 1000:
-        return None  # "2 года", "21 год": a number of years
-    case = _YEAR_NOUNS[noun]
-    if noun == "году" and case_before(m.string, m.start()) == "d":
-        case = "d"  # "к 2030 году"
-    return g.ordinal(n, case)
-
-
-_ENDINGS: dict[str, tuple[str, str, bool]] = {  # a written ending: case, gender, plural
-    "й": ("n", "m", False), "ый": ("n", "m", False), "ий": ("n", "m", False), "ой": ("n", "m", False),
-    "я": ("n", "f", False), "ая": ("n", "f", False), "ю": ("a", "f", False), "ую": ("a", "f", False),
-    "е": ("n", "n", False), "ое": ("n", "n", False), "ее": ("n", "n", False), "ые": ("n", "m", True),
-    "ие": ("n", "m", True), "го": ("g", "m", False), "ого": ("g", "m", False), "его": ("g", "m", False),
-    "му": ("d", "m", False), "ому": ("d", "m", False), "ему": ("d", "m", False), "м": ("i", "m", False),
-    "ым": ("i", "m", False), "им": ("i", "m", False), "х": ("g", "m", True), "ых": ("g", "m", True),
-    "их": ("g", "m", True), "ми": ("i", "m", True), "ыми": ("i", "m", True),
-}
-
-
-def _ordinal(m: re.Match[str]) -> str | None:
-    """"3-й этаж", "2-я", "3-е место", "90-е годы", "на 5-м этаже", "в 1990-х", "к 3-й"."""
-    ending = _ENDINGS.get(m.group("suf"))
-    n = int(m.group("n"))
-    if ending is None or n == 0:
-        return None
-    case, gender, plural = ending
-    following = _NEXT_WORD.match(m.string, m.end())
-    noun = following.group(1).lower() if following else ""
-    prep = preposition(m.string, m.start())
-    locative = prep in ("в", "во", "на", "о", "об", "при")
-    if m.group("suf") in ("й", "ой") and prep:
-        oblique = case_before(m.string, m.start(), noun)
-        if oblique in ("g", "d", "i", "p") or (locative and noun.endswith(("е", "и"))):
-            case, gender = oblique if oblique != "a" else "p", "f"  # "к 3-й", "на 3-й улице"
-    elif m.group("suf") in ("м", "ым", "им") and locative:
-        case = "p"  # "на 5-м этаже"
-    elif case == "n" and gender == "n" and (noun.startswith(("год", "гг")) or (not noun and n % 10 == 0 and n >= 20)):
-        plural = True  # "90-е годы", "1990-е"
-    if m.group("suf") == "м" and noun.endswith(("ам", "ям")):
-        case, plural = "d", True  # "к 90-м годам"
-    return g.ordinal(n, case, gender, plural)
-
+def _score(m: re.Match[str]) -> str:
+    """"со счётом 2:1": "два — один"; otherwise a ratio, "1:5": "один к пяти"."""
+    a, b = int(m.group("a")), int(m.group("b"))
+    if re.search(r"сч[её]т", m.string[max(0, m.start() - 25):m.start()], re.I):
+        return f"{g.cardinal(a)} — {g.cardinal(b)}"
+    return f"{g.cardinal(a)} к {g.cardinal(b, 'd')}"
