@@ -41,6 +41,9 @@ CASES = [
     ("el 11.º", "el undécimo"),
     ("el 21.º aniversario", "el vigésimo primer aniversario"),
     ("2do", "segundo"),
+    ("Felipe VI", "Felipe sexto"),
+    ("Alfonso XIII", "Alfonso trece"),
+    ("en el siglo XXI", "en el siglo veintiuno"),
     ("45 %", "cuarenta y cinco por ciento"),
     ("un 12,5 % menos", "un doce coma cinco por ciento menos"),
     # currencies, before and after, symbols and codes
@@ -70,6 +73,7 @@ CASES = [
     ("a la 1:15", "a la una quince"),
     ("a las 21:00", "a las veintiuna horas"),
     ("a las 19.30", "a las diecinueve treinta"),
+    ("sale a las 6:45 h", "sale a las seis cuarenta y cinco"),
     ("7:30 p. m.", "siete treinta de la tarde."),
     ("19:30:15", "diecinueve horas treinta minutos y quince segundos"),
     # years
@@ -78,6 +82,8 @@ CASES = [
     # ranges
     ("10–20 °C", "de diez a veinte grados Celsius"),
     ("páginas 5-9", "páginas de cinco a nueve"),
+    ("ganó 3-1", "ganó tres a uno"),
+    ("terminó 2:1.", "terminó dos a uno."),
     ("2020–2024", "de dos mil veinte a dos mil veinticuatro"),
     # units, singular and plural, masculine and feminine
     ("21,5 °C", "veintiuno coma cinco grados Celsius"),
@@ -94,6 +100,8 @@ CASES = [
     ("1013 hPa", "mil trece hectopascales"),
     ("230 V", "doscientos treinta voltios"),
     ("1 h", "una hora"),
+    ("hace +5 °C", "hace más cinco grados Celsius"),
+    ("una sala de 2x3 m", "una sala de dos por tres metros"),
     # phone numbers, addresses
     ("+34 612 34 56 78", "más treinta y cuatro, seiscientos doce, treinta y cuatro, cincuenta y seis, setenta y ocho"),
     ("91 234 56 78", "noventa y uno, doscientos treinta y cuatro, cincuenta y seis, setenta y ocho"),
@@ -104,6 +112,7 @@ CASES = [
     ("la Dra. Pérez", "la doctora Pérez"),
     ("p. ej. esto", "por ejemplo esto"),
     ("libros, revistas, etc.", "libros, revistas, etcétera."),
+    ("Carlos, Ana, etc., vinieron", "Carlos, Ana, etcétera, vinieron"),
     ("EE. UU.", "Estados Unidos"),
     ("el puerto USB", "el puerto u ese be"),
     ("el DNI", "el de ene i"),

@@ -29,6 +29,7 @@ CASES = [
     ("2 mil pessoas", "duas mil pessoas"),
     ("2 vezes", "duas vezes"),
     ("2 dias", "dois dias"),
+    ("2 irmãs", "duas irmãs"),
     ("2.000.000 pessoas", "dois milhões de pessoas"),
     ("1 de cada 10", "um de cada dez"),
     # fractions, ordinals, percentages
@@ -41,6 +42,8 @@ CASES = [
     ("3.º andar", "terceiro andar"),
     ("21º", "vigésimo primeiro"),
     ("a 2ª colocada", "a segunda colocada"),
+    ("Dom Pedro II", "Dom Pedro segundo"),
+    ("no século XIX", "no século dezenove"),
     ("45 %", "quarenta e cinco por cento"),
     ("100%", "cem por cento"),
     # currencies, before and after, symbols and codes
@@ -79,6 +82,7 @@ CASES = [
     # ranges
     ("10–20 °C", "de dez a vinte graus Celsius"),
     ("páginas 5-9", "páginas de cinco a nove"),
+    ("o jogo terminou 2x1.", "o jogo terminou dois a um."),
     ("2020–2024", "de dois mil e vinte a dois mil e vinte e quatro"),
     # units, singular and plural, masculine and feminine
     ("21,5 °C", "vinte e um vírgula cinco graus Celsius"),
@@ -93,9 +97,12 @@ CASES = [
     ("2 t", "duas toneladas"),
     ("1 h", "uma hora"),
     ("220 V", "duzentos e vinte volts"),
+    ("faz +5 °C", "faz mais cinco graus Celsius"),
+    ("um quarto de 3 x 4 m", "um quarto de três por quatro metros"),
     # phone numbers, addresses
     ("+55 11 98765-4321", "mais cinquenta e cinco, onze, nove oito sete seis cinco, quatro três dois um"),
     ("(21) 3456-7890", "vinte e um, três quatro cinco seis, sete oito nove zero"),
+    ("CEP 01310-100", "CEP zero um três um zero um zero zero"),
     ("eu@exemplo.com.br", "eu arroba exemplo ponto com ponto br"),
     ("https://www.exemplo.com.br/docs/", "dáblio dáblio dáblio ponto exemplo ponto com ponto br barra docs"),
     # abbreviations, initialisms, symbols
@@ -103,6 +110,7 @@ CASES = [
     ("a Dra. Ana", "a doutora Ana"),
     ("p. ex. isto", "por exemplo isto"),
     ("livros, revistas etc.", "livros, revistas et cetera."),
+    ("apto. 52", "apartamento cinquenta e dois"),
     ("os EUA", "os Estados Unidos"),
     ("a porta USB", "a porta u esse bê"),
     ("o CPF", "o cê pê efe"),

@@ -30,6 +30,7 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.languages import iberian
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["Spanish"]
@@ -188,7 +189,7 @@ class Spanish(Language):
         "Sr.": "señor", "Sra.": "señora", "Srta.": "señorita", "Sres.": "señores", "Dr.": "doctor",
         "Dra.": "doctora", "Prof.": "profesor", "Profa.": "profesora", "Lic.": "licenciado", "Ing.": "ingeniero",
         "Ud.": "usted", "Uds.": "ustedes", "Vd.": "usted", "Vds.": "ustedes", "Dña.": "doña", "Sto.": "santo",
-        "Sta.": "santa", "etc": "etcétera", "p. ej.": "por ejemplo", "p.ej.": "por ejemplo", "pág.": "página",
+        "Sta.": "santa", "p. ej.": "por ejemplo", "p.ej.": "por ejemplo", "pág.": "página",
         "págs.": "páginas", "núm.": "número", "n.º": "número", "nº": "número", "aprox.": "aproximadamente",
         "tel.": "teléfono", "Avda.": "avenida", "Av.": "avenida", "C/": "calle", "EE. UU.": "Estados Unidos",
         "EE.UU.": "Estados Unidos", "a. C.": "antes de Cristo", "d. C.": "después de Cristo", "máx.": "máximo",
@@ -330,18 +331,19 @@ class Spanish(Language):
         number = number_pattern(self)
         ordinal = re.compile(r"(?<![\w.,])(?P<n>\d{1,4})(?P<suf>\.?[ºª]|\.?er|(?:ro|ra|do|da|to|ta|mo|ma|vo|va|no|na))"
                              r"(?![\w])")
-        degrees = re.compile(rf"(?<![\w.,/:@]){number}\s?(?:°|º(?=\s?[CF]))(?:\s?(?P<cf>[CF]))?(?![\w])")
         counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?:mil\s)?(?P<noun>[a-záéíóúñü]+)\b)")
-        clock = re.compile(r"(?<![\w.,])(?P<h>[01]?\d|2[0-3])\.(?P<min>[0-5]\d)\s?h\b|"
+        clock = re.compile(r"(?<![\w.,])(?P<h>[01]?\d|2[0-3])[.:](?P<min>[0-5]\d)\s?h\b|"
                            r"(?<=\blas )(?P<h2>[01]?\d|2[0-3])\.(?P<min2>[0-5]\d)(?![\w]|[.,]\d)")
         phone = re.compile(r"(?<![\w+.,])[6-9]\d{2}(?: \d{2}){3}(?![\w])|(?<![\w+.,])[89]\d (?:\d{3} \d{2} \d{2})"
                            r"(?![\w])|(?<![\w+.,])[6-9]\d{2} \d{3} \d{3}(?![\w])")
         return [
             Rule("ordinal", ordinal, self._ordinal_said, 25),
-            Rule("measure", degrees, self._degrees, 29),
             Rule("number", counted, self._counted_number, 89),
             Rule("time", clock, self._dotted_time, 14),
             Rule("phone", phone, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 11),
+            *iberian.rules(self, iberian.Words(
+                self._degrees, _ordinal, _cardinal, "más", {"-": "a", ":": "a", "x": "por"}, "etcétera",
+                ("siglo", "siglos"))),
         ]
 
     def _ordinal_said(self, m: re.Match[str]) -> str | None:
@@ -355,12 +357,12 @@ class Spanish(Language):
         if len(suffix) == 2 and suffix != "er" and masculine[-2:] != suffix[0] + "o":
             return None  # "2do", "7mo": the ending written must be the word's
         following = _NEXT_WORD.match(m.string, m.end())
-        noun = following is not None and following.group(1).islower() and following.group(1) not in _NOT_NOUNS
+        noun = (following is not None and following.group(1).islower() and following.group(1) not in _NOT_NOUNS
+                and m.string[following.end():following.end() + 1] != ".")  # "3.º izq.": not a noun
         return _ordinal(n, feminine, short=suffix == "er" or (noun and not feminine))
 
-    def _degrees(self, m: re.Match[str]) -> str:
-        unit = {"C": "°C", "F": "°F"}.get(m.group("cf") or "")
-        num = parse_number(m)
+    def _degrees(self, num: Num, scale: str | None) -> str:
+        unit = {"C": "°C", "F": "°F"}.get(scale or "")
         if unit:
             return self.measure(num, unit)
         said = self._amount(Num(False, num.whole, num.fraction), "grado", "grados", "m")

@@ -28,6 +28,7 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.languages import iberian
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["Portuguese"]
@@ -91,7 +92,7 @@ _MASCULINE_IN_A = frozenset((
     "dia", "mapa", "problema", "sistema", "programa", "tema", "idioma", "clima", "planeta", "poema", "esquema",
     "drama", "dilema", "teorema", "diploma", "telefonema", "cinema", "sofá",
 ))
-_FEMININE_ENDINGS = ("a", "ção", "são", "dade", "gem", "tude", "ie")
+_FEMININE_ENDINGS = ("a", "ã", "ção", "são", "dade", "gem", "tude", "ie")
 _FEMININE = frozenset((
     "mão", "foto", "moto", "noite", "parte", "classe", "gente", "chave", "tarde", "mulher", "flor", "cor", "dor",
     "lei", "luz", "voz", "rede", "pele", "fome", "morte", "sorte", "fonte", "frase", "base", "torre", "nave", "vez",
@@ -153,12 +154,13 @@ class Portuguese(Language):
         "Sr.": "senhor", "Sra.": "senhora", "Srta.": "senhorita", "Srs.": "senhores", "Dr.": "doutor",
         "Dra.": "doutora", "Drs.": "doutores", "Prof.": "professor", "Profa.": "professora", "Eng.": "engenheiro",
         "Exmo.": "excelentíssimo", "Exma.": "excelentíssima", "V. Sa.": "vossa senhoria", "Sto.": "santo",
-        "Sta.": "santa", "etc": "et cetera", "p. ex.": "por exemplo", "p.ex.": "por exemplo", "pág.": "página",
+        "Sta.": "santa", "p. ex.": "por exemplo", "p.ex.": "por exemplo", "pág.": "página",
         "págs.": "páginas", "nº": "número", "n.º": "número", "núm.": "número", "aprox.": "aproximadamente",
         "tel.": "telefone", "Av.": "avenida", "Ltda.": "limitada", "S.A.": "sociedade anônima",
         "S/A": "sociedade anônima", "a.C.": "antes de Cristo", "d.C.": "depois de Cristo", "obs.": "observação",
         "Obs.": "observação", "máx.": "máximo", "mín.": "mínimo", "séc.": "século", "vs.": "versus",
         "EUA": "Estados Unidos", "cia.": "companhia", "Cia.": "companhia", "depto.": "departamento",
+        "apto.": "apartamento", "ap.": "apartamento",
     }
     spelled_as_words = frozenset({
         "ONU", "OTAN", "UNESCO", "UNICEF", "OVNI", "AIDS", "FIFA", "UEFA", "NASA", "OPEP", "PIN", "LED", "COVID",
@@ -292,7 +294,6 @@ class Portuguese(Language):
         months = "|".join(_MONTHS)
         ordinal = re.compile(r"(?<![\w.,])(?P<n>\d{1,4})\.?(?P<suf>[ºª])(?![\w])")
         first = re.compile(rf"(?<![\w.,])1[º°]?(?= de (?:{months})\b)", re.I)
-        degrees = re.compile(rf"(?<![\w.,/:@]){number}\s?(?:°|º(?=\s?[CF]))(?:\s?(?P<cf>[CF]))?(?![\w])")
         clock = re.compile(r"(?<![\w.,])(?P<h>[01]?\d|2[0-3])h(?:(?P<min>[0-5]\d)(?:min|m)?)?(?![\w])")
         counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?:mil\s)?(?P<noun>[a-záâãàéêíóôõúüç]+)\b)")
         phone = re.compile(r"(?<![\w+])(?:\(\d{2}\)\s?|\d{2}\s)9?\d{4}[-\s]\d{4}(?![\w])")
@@ -301,20 +302,22 @@ class Portuguese(Language):
         return [
             Rule("ordinal", ordinal, self._ordinal_said, 25),
             Rule("date", first, lambda m: "primeiro", 24),
-            Rule("measure", degrees, self._degrees, 29),
             Rule("time", clock, lambda m: self.time(int(m.group("h")), int(m.group("min") or 0), None, None), 14),
             Rule("number", counted, self._counted_number, 89),
             Rule("phone", phone, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 11),
             Rule("currency", scaled, self._scaled_money, 19),
+            Rule("number", re.compile(r"(?<![\w-])\d{5}-\d{3}(?![\w-])"), lambda m: self.digits(m.group()), 12),
+            *iberian.rules(self, iberian.Words(
+                self._degrees, _ordinal, _cardinal, "mais", {"-": "a", ":": "a", "x": "a"}, "et cetera",
+                ("século", "séculos"))),
         ]
 
     def _ordinal_said(self, m: re.Match[str]) -> str | None:
         n = int(m.group("n"))
         return _ordinal(n, feminine=m.group("suf") == "ª") if n else None
 
-    def _degrees(self, m: re.Match[str]) -> str:
-        unit = {"C": "°C", "F": "°F"}.get(m.group("cf") or "")
-        num = parse_number(m)
+    def _degrees(self, num: Num, scale: str | None) -> str:
+        unit = {"C": "°C", "F": "°F"}.get(scale or "")
         if unit:
             return self.measure(num, unit)
         said = self._amount(Num(False, num.whole, num.fraction), "grau", "graus", "m")
