@@ -52,6 +52,7 @@ CASES = [
     ("21 €", "veintiún euros"),
     ("0,99 €", "noventa y nueve céntimos"),
     ("$5", "cinco dólares"),
+    ("$1,234.56", "mil doscientos treinta y cuatro dólares con cincuenta y seis centavos"),
     ("R$ 10,00", "diez reales"),
     ("£200", "doscientas libras"),
     ("100 ₽", "cien rublos"),

@@ -4,7 +4,8 @@ with the ordinal indicator typed for the degree sign), Roman numerals after a na
 both grammars say: "Felipe sexto", "Alfonso trece", "siglo veintiuno"), scores ("3-1", "2:1",
 "2x1": "tres a uno"; ranges go up, a score written high to low is not one), sizes ("2x3 m": "dos
 por tres metros"), a plus sign before a
-number ("+5 °C"), and "etc." keeping the full stop that ends a sentence.
+number ("+5 °C"), "etc." keeping the full stop that ends a sentence, and amounts written the
+English way ("$1,234.56", where both marks are written).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from hearth.text.normalize.language import UNITS, Language, Num, Rule
+from hearth.text.normalize.language import CURRENCIES, UNITS, Language, Num, Rule
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["ROMAN", "Words", "rules"]
@@ -22,6 +23,14 @@ ROMAN = r"(?=[IVXLC])C{0,3}(?:XC|XL|L?X{0,3})(?:IX|IV|V?I{0,3})"
 _VALUES = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 _NAME_BEFORE = re.compile(r"(?:^|\s)(?:[A-ZÁÉÍÓÚÑÇ][a-záéíóúñçãõâêôü]+)\s$")
 _UNITS = "|".join(re.escape(u) for u in sorted(UNITS, key=len, reverse=True))
+# "$1,234.56" as the United States, Mexico and programs write it: a comma between thousands and a
+# point before the decimals, both written (so it is no Spanish or Portuguese decimal comma).
+_SYMBOLS = {s: code for code, written in reversed(CURRENCIES.items()) for s in written
+            if not s.replace(".", "").isalpha()}
+_ENGLISH_FORMAT = re.compile(
+    rf"(?<![\w.,/:@])(?:(?P<cur>{'|'.join(re.escape(s) for s in sorted(_SYMBOLS, key=len, reverse=True))})\s?)?"
+    r"(?P<sign>[-−])?(?P<whole>\d{1,3}(?:,\d{3})+)\.(?P<frac>\d+)(?![\w]|[.,]\d)"
+    rf"(?:\s?(?P<unit>{_UNITS})(?![\w/²³]))?")
 # The full stop of "etc.": taken where the sentence goes on, left to end it otherwise.
 _DOT = r"(?:\.(?=\s*[,;:)]|\s+[a-záéíóúñçãõâêô\d])|(?=\.))"
 
@@ -71,7 +80,16 @@ def rules(lang: Language, words: Words) -> list[Rule]:
             return None
         return f"{words.cardinal(int(m.group('a')))} por {lang.measure(Num(False, m.group('b')), m.group('unit'))}"
 
+    def say_english_format(m: re.Match[str]) -> str:
+        num = Num(bool(m.group("sign")), m.group("whole").replace(",", ""), m.group("frac"))
+        if m.group("cur"):
+            said = lang.money(num, _SYMBOLS[m.group("cur")])
+            return said + (f" {m.group('unit')}" if m.group("unit") else "")
+        unit = m.group("unit")
+        return lang.measure(num, unit) if unit and lang.unit_words(unit, num) else lang.number(num)
+
     return [
+        Rule("currency", _ENGLISH_FORMAT, say_english_format, 19),
         Rule("measure", degrees, say_degrees, 29),
         Rule("measure", re.compile(rf"(?<![\w.,])(?P<a>\d{{1,4}})\s?[x×]\s?(?P<b>\d{{1,4}})\s?(?P<unit>{_UNITS})"
                                    r"(?![\w/²³])"), say_area, 28),

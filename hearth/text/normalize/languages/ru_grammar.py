@@ -228,7 +228,7 @@ BEFORE = r"(?<![\w.,/:@])"
 # left as the sentence's end otherwise ("... 1,2 млрд руб.").
 DOT = r"(?:\.(?=\s*[,;:)]|\s+[а-яё\d])|(?=\.))"  # a number's start: not inside a word, a number, a path or an address
 NEXT_WORD = re.compile(r"\s+([а-яё]+)", re.I)
-_WORD_BEFORE = re.compile(r"(?:^|[^\w-])([а-яё]+(?:-[а-яё]+)?)\s+$", re.I)
+_WORD_BEFORE = re.compile(r"(?:^|[^\w-])([а-яё]+(?:-[а-яё]+)?)\s+\+?$", re.I)  # "до +5": the sign between
 
 
 def preposition(text: str, start: int) -> str:

@@ -200,8 +200,8 @@ def _years(a: Num, b: Num) -> bool:
 
 def _other_rules(lang: Language) -> list[Rule]:
     initialism = re.compile(r"(?<![\w-])(?P<w>[А-ЯЁ]{2,5})(?![\w-])")
-    phone = re.compile(r"(?<![\w+])8\s?\(?\d{3}\)?\s?\d{3}[-\s]?\d{2}[-\s]?\d{2}(?![\w])"
-                       r"|(?<![\w+-])\d{3}-\d{2}-\d{2}(?![\w-])")
+    phone = re.compile(g.digit_led(r"(?<![\w+])8\s?\(?\d{3}\)?\s?\d{3}[-\s]?\d{2}[-\s]?\d{2}(?![\w])"
+                                  r"|(?<![\w+-])\d{3}-\d{2}-\d{2}(?![\w-])"))
     closing = re.compile(rf"(?<![\w.])(?P<a>и т\. ?д|и т\. ?п|и др|и пр){g.DOT}(?![\w])")
     return [
         Rule("initialism", initialism, lambda m: None if _said_as_word(m.group("w")) else spell(m.group("w")), 80),
