@@ -3,9 +3,8 @@ with the ordinal indicator typed for the degree sign), Roman numerals after a na
 ("Felipe VI", "siglo XXI", "Dom Pedro II", "século XIX": ordinals up to ten, cardinals above, as
 both grammars say: "Felipe sexto", "Alfonso trece", "siglo veintiuno"), scores ("3-1", "2:1",
 "2x1": "tres a uno"; ranges go up, a score written high to low is not one), sizes ("2x3 m": "dos
-por tres metros"), a plus sign before a
-number ("+5 °C"), "etc." keeping the full stop that ends a sentence, and amounts written the
-English way ("$1,234.56", where both marks are written).
+por tres metros"), a plus sign before a number ("+5 °C"), "etc." keeping the full stop that ends a
+sentence, and amounts written the English way ("$1,234.56", where both marks are written).
 """
 
 from __future__ import annotations
@@ -30,7 +29,7 @@ _SYMBOLS = {s: code for code, written in reversed(CURRENCIES.items()) for s in w
 _ENGLISH_FORMAT = re.compile(
     rf"(?<![\w.,/:@])(?:(?P<cur>{'|'.join(re.escape(s) for s in sorted(_SYMBOLS, key=len, reverse=True))})\s?)?"
     r"(?P<sign>[-−])?(?P<whole>\d{1,3}(?:,\d{3})+)\.(?P<frac>\d+)(?![\w]|[.,]\d)"
-    rf"(?:\s?(?P<unit>{_UNITS})(?![\w/²³]))?")
+    rf"(?(cur)|(?:\s?(?P<unit>{_UNITS})(?![\w/²³]))?)")  # a unit after a number, not after an amount
 # The full stop of "etc.": taken where the sentence goes on, left to end it otherwise.
 _DOT = r"(?:\.(?=\s*[,;:)]|\s+[a-záéíóúñçãõâêô\d])|(?=\.))"
 
@@ -83,8 +82,7 @@ def rules(lang: Language, words: Words) -> list[Rule]:
     def say_english_format(m: re.Match[str]) -> str:
         num = Num(bool(m.group("sign")), m.group("whole").replace(",", ""), m.group("frac"))
         if m.group("cur"):
-            said = lang.money(num, _SYMBOLS[m.group("cur")])
-            return said + (f" {m.group('unit')}" if m.group("unit") else "")
+            return lang.money(num, _SYMBOLS[m.group("cur")])
         unit = m.group("unit")
         return lang.measure(num, unit) if unit and lang.unit_words(unit, num) else lang.number(num)
 
