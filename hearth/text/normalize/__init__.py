@@ -4,10 +4,10 @@ map from every spoken word back to the characters it came from.
 
     normalize("It's 21.5 °C.", "english").text   -> "It's twenty-one point five degrees Celsius."
 
-The steps: markup out (markdown, HTML, emoji: `markup`), the language of each sentence (the
-request's, or by its script), then the rules (`rules`) said in that language (`languages/`), with
-a pronunciation lexicon's respellings first (`lexicon`). The result speaks the same when normalized
-again: it holds no digits or symbols a rule would read.
+The steps: markup out (markdown, HTML, emoji: `markup`), full-width forms folded (`width`), the
+language of each sentence (the request's, or by its script), then the rules (`rules`) said in that
+language (`languages/`), with a pronunciation lexicon's respellings first (`lexicon`). The result
+speaks the same when normalized again: it holds no digits or symbols a rule would read.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from hearth.text.normalize.mapped import Mapped
 from hearth.text.normalize.markup import strip_emoji, strip_html, strip_markdown
 from hearth.text.normalize.rules import say_plain
 from hearth.text.normalize.spans import VERBATIM, Normalized, Span, Spoken, Word
+from hearth.text.normalize.width import fold_width
 
 if TYPE_CHECKING:
     from hearth.text.normalize.lexicon import Lexicon
@@ -126,6 +127,7 @@ def normalize(text: str, language_name: str = "auto", options: NormalizeOptions 
         clean = strip_html(clean)
     if options.allows_part("markdown"):
         clean = strip_markdown(clean)
+    clean = fold_width(clean)  # "１２．５％" -> "12.5%", "℃" -> "°C": what the rules read
     spoken = Spoken(clean.text)
     lexicon = options.lexicon if options.lexicon is not None and options.allows_part("lexicon") else None
 

@@ -20,7 +20,7 @@ from hearth.text.normalize.spans import Spoken
 
 __all__ = ["number_pattern", "parse_number", "rules_for", "say_plain"]
 
-_DASHES = "-–—"  # hyphen, en dash, em dash: ranges
+_DASHES = "-–—~"  # hyphen, en dash, em dash, tilde (Chinese, Japanese and Korean ranges: 10~20): ranges
 _MINUS = "-−"  # hyphen-minus, the minus sign
 
 
@@ -45,8 +45,12 @@ def parse_number(m: re.Match[str], name: str = "") -> Num:
     return Num(bool(m.group(f"{name}s")), whole, fraction)
 
 
-_BEFORE = r"(?<![\w.,/:@])"  # not inside a word, a number, a path or an address
-_AFTER = r"(?![\w]|[.,]\d)"
+# Han, kana and hangul: a number written against them is still a number of its own ("温度是21.5℃",
+# "3개를"), so the boundaries below count only the letters and digits of the spaced scripts (`_LETTER`).
+_CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_LETTER = rf"[^\W{_CJK}]"
+_BEFORE = rf"(?<!{_LETTER})(?<![.,/:@])"  # not inside a word, a number, a path or an address
+_AFTER = rf"(?!{_LETTER}|[.,]\d)"
 
 
 def _money_rules(lang: Language, number: str) -> list[Rule]:
@@ -59,7 +63,7 @@ def _money_rules(lang: Language, number: str) -> list[Rule]:
     sym = "|".join(re.escape(s) for s in by_length if not s[0].isalpha())
     word_sym = "|".join(re.escape(s) for s in by_length if s[0].isalpha())
     codes = "|".join(CURRENCIES)
-    scale = r"(?:\s?(?P<scale>[kKMB]|bn|mn)\b)?"
+    scale = rf"(?:\s?(?P<scale>[kKMB]|bn|mn)(?!{_LETTER}))?"
 
     def say(m: re.Match[str]) -> str | None:
         written = m.group("cur")
@@ -71,7 +75,7 @@ def _money_rules(lang: Language, number: str) -> list[Rule]:
         return lang.money(num, code)
 
     before = rf"{_BEFORE}(?P<cur>{sym}|(?:{codes}){'|' + word_sym if word_sym else ''})\s?{number}{scale}{_AFTER}"
-    after = rf"{_BEFORE}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})\b)"
+    after = rf"{_BEFORE}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})(?!{_LETTER}))"
     return [Rule("currency", re.compile(before), say, 20),
             Rule("currency", re.compile(after), lambda m: lang.money(parse_number(m), _code(m, symbols)), 20)]
 
@@ -98,18 +102,15 @@ def _measure_rules(lang: Language, number: str) -> list[Rule]:
             return None
         return lang.measure(num, unit)
 
-    single = rf"{_BEFORE}{number}\s?(?P<unit>{units})(?![\w/²³])"
+    single = rf"{_BEFORE}{number}\s?(?P<unit>{units})(?!{_LETTER}|[/²³])"
     ranged = (rf"{_BEFORE}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
-              rf"(?P<unit>{units})(?![\w/²³])")
+              rf"(?P<unit>{units})(?!{_LETTER}|[/²³])")
 
     def measure_range(m: re.Match[str]) -> str | None:
         unit = m.group("unit")
         if m.group("unit1") not in (None, unit):
             return None
-        second = measure(m)
-        if second is None:
-            return None
-        return lang.range(lang.number(parse_number(m, "a")), second)
+        return lang.measure_range(parse_number(m, "a"), parse_number(m), unit)
 
     return [Rule("measure", re.compile(single), measure, 30), Rule("measure", re.compile(ranged), measure_range, 30)]
 
@@ -137,7 +138,7 @@ def _date_rules(lang: Language) -> list[Rule]:
     sep = r"(?P<sep>[./-])" if lang.date_order != "MDY" else r"(?P<sep>[/.-])"
     numeric = re.compile(_BEFORE + rf"(?P<{order[0]}>{sizes[order[0]]}){sep}(?P<{order[1]}>{sizes[order[1]]})"
                          rf"(?P=sep)(?P<{order[2]}>{sizes[order[2]]}){_AFTER}")
-    short_order = ("m", "d") if lang.date_order == "MDY" else ("d", "m")
+    short_order = ("d", "m") if lang.date_order == "DMY" else ("m", "d")  # 12/8: December in Chinese too
     short = re.compile(rf"{_BEFORE}(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}}){_AFTER}")
 
     def say_short(m: re.Match[str]) -> str | None:
@@ -154,9 +155,9 @@ def _date_rules(lang: Language) -> list[Rule]:
 def _time_rules(lang: Language) -> list[Rule]:
     # "pm", "p.m.", "PM": the last full stop of "p.m." is taken only inside a sentence (before a
     # comma or a lower-case word), where it cannot also be the sentence's end.
-    period = r"(?:\s?(?P<p>[AaPp])\.?\s?[Mm](?![\w])(?:\.(?=,|\s+[a-z]))?)"
+    period = rf"(?:\s?(?P<p>[AaPp])\.?\s?[Mm](?!{_LETTER})(?:\.(?=,|\s+[a-z]))?)"
     clock = re.compile(rf"{_BEFORE}(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?{period}?"
-                       r"(?![\w:]|[.,]\d)")
+                       rf"(?!{_LETTER}|:|[.,]\d)")
     hours = re.compile(rf"{_BEFORE}(?P<h>1[0-2]|0?[1-9]){period}")
 
     def say(m: re.Match[str]) -> str | None:
@@ -175,16 +176,18 @@ _TLD = r"(?:com|org|net|edu|gov|io|ai|dev|app|info|de|fr|it|es|pt|ru|jp|cn|kr|uk
 
 
 def _address_rules(lang: Language) -> list[Rule]:
-    url = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]"
-                     rf"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.{_TLD}\b(?:/[^\s<>\"'()\[\].,;:!?]+)*", re.I)
-    email = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+    # An address ends where Han, kana or hangul or their punctuation start ("见example.com。").
+    out = rf"\s<>\"'()\[\]{_CJK}\u3000-\u303f\uff00-\uffef"
+    url = re.compile(rf"(?<!{_LETTER})(?:https?://|www\.)[^{out}]+[^{out}.,;:!?]"
+                     rf"|(?<!{_LETTER})[a-z0-9-]+(?:\.[a-z0-9-]+)*\.{_TLD}(?!{_LETTER})(?:/[^{out}.,;:!?]+)*", re.I)
+    email = re.compile(rf"(?<!{_LETTER})(?:{_LETTER}|[.+-])+@(?:{_LETTER}|-)+(?:\.(?:{_LETTER}|-)+)+(?!{_LETTER})")
     return [Rule("url", url, lambda m: lang.address(m.group()), 5),
             Rule("email", email, lambda m: lang.address(m.group()), 5)]
 
 
 def _phone_rules(lang: Language) -> list[Rule]:
-    intl = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
-    nanp = re.compile(r"(?<![\w(])(?:\(\d{3}\) ?|\d{3}[-.])\d{3}[-.]\d{4}(?![\w])")
+    intl = re.compile(rf"(?<!{_LETTER})(?<!\+)\+\d{{1,3}}(?:[ .-]?\(?\d{{1,4}}\)?){{2,5}}(?!{_LETTER})")
+    nanp = re.compile(rf"(?<!{_LETTER})(?<!\()(?:\(\d{{3}}\) ?|\d{{3}}[-.])\d{{3}}[-.]\d{{4}}(?!{_LETTER})")
 
     def say(m: re.Match[str]) -> str:
         text = m.group()
@@ -204,12 +207,12 @@ def _number_rules(lang: Language, number: str) -> list[Rule]:
             return lang.year(int(num.whole))
         return lang.number(num)
 
-    plain = re.compile(rf"{_BEFORE}{number}(?![\w]|[.,]\d)")
+    plain = re.compile(rf"{_BEFORE}{number}{_AFTER}")
     rules = [Rule("number", plain, say, 90)]
     if cue:
         year = re.compile(rf"(?i:\b(?P<cue>{cue})\s+)(?P<y>1\d{{3}}|20\d{{2}})(?![\w]|[.,]\d)")
         rules.append(Rule("year", year, lambda m: _with_cue(lang, m), 60))
-    ranged = re.compile(rf"{_BEFORE}{number_pattern(lang, 'a')}\s?[{_DASHES}]\s?{number}(?![\w]|[.,]\d)")
+    ranged = re.compile(rf"{_BEFORE}{number_pattern(lang, 'a')}\s?[{_DASHES}]\s?{number}{_AFTER}")
 
     def say_range(m: re.Match[str]) -> str | None:
         first, second = parse_number(m, "a"), parse_number(m)
@@ -232,9 +235,10 @@ def _word_rules(lang: Language) -> list[Rule]:
     rules = []
     if lang.abbreviations:
         keys = sorted(lang.abbreviations, key=len, reverse=True)
-        pattern = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(k) for k in keys) + r")(?![\w])")
+        words = "|".join(re.escape(k) for k in keys)
+        pattern = re.compile(rf"(?<!{_LETTER})(?<!\.)(?:{words})(?!{_LETTER})")
         rules.append(Rule("abbreviation", pattern, lambda m: lang.abbreviations[m.group()], 70))
-    initialism = re.compile(r"(?<![\w.-])(?P<w>[A-Z]{2,5})(?P<pl>s)?(?![\w-])")
+    initialism = re.compile(rf"(?<!{_LETTER})(?<![.-])(?P<w>[A-Z]{{2,5}})(?P<pl>s)?(?!{_LETTER}|-)")
 
     def spell(m: re.Match[str]) -> str | None:
         word = m.group("w")
