@@ -51,6 +51,7 @@ CASES = [
     ("0.5", "零点五"),
     ("-3.5℃", "零下三点五摄氏度"),
     ("今天-2℃", "今天零下两摄氏度"),
+    ("气温-3度", "气温零下三度"),
     # fractions, ordinals, percentages
     ("3/4", "四分之三"),
     ("1/2", "二分之一"),
@@ -101,6 +102,10 @@ CASES = [
     ("10-20℃", "十到二十摄氏度"),
     ("-5~3℃", "零下五摄氏度到三摄氏度"),
     ("-10~-5℃", "零下十到零下五摄氏度"),
+    ("营业时间9:00～18:00", "营业时间九点到十八点"),
+    ("5月1日-5月5日", "五月一日到五月五日"),
+    ("3点~5点", "三点到五点"),
+    ("比分2:1", "比分二比一"),
     # units
     ("温度是21.5℃", "温度是二十一点五摄氏度"),
     ("21.5 °C", "二十一点五摄氏度"),
@@ -114,6 +119,7 @@ CASES = [
     ("1013hPa", "一千零一十三百帕"),
     ("24h营业", "二十四小时营业"),
     ("16GB", "十六吉字节"),
+    ("PM2.5浓度", "P M二点五浓度"),
     # phone numbers: digit by digit, 1 as 幺, the groups apart
     ("13812345678", "幺三八，幺二三四，五六七八"),
     ("138-1234-5678", "幺三八，幺二三四，五六七八"),
@@ -170,4 +176,5 @@ def test_auto_reads_a_chinese_sentence_in_chinese_and_an_english_one_in_english(
     assert normalize("温度是21.5℃。", "auto").text == "温度是二十一点五摄氏度。"
     assert normalize("It is 2350 yuan. 一共2350元。", "auto").text == (
         "It is two thousand three hundred fifty yuan. 一共两千三百五十元。")
-    assert normalize("I have 3 cats and 28,000 fans.", "auto").text == "I have three cats and twenty-eight thousand fans."
+    assert normalize("I have 3 cats and 28,000 fans.", "auto").text == (
+        "I have three cats and twenty-eight thousand fans.")

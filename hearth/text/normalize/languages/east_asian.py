@@ -16,6 +16,8 @@ from decimal import Decimal
 from typing import ClassVar
 
 from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.rules import say_plain
+from hearth.text.normalize.spans import Spoken
 
 __all__ = ["EastAsian", "plain_amount"]
 
@@ -36,6 +38,7 @@ class EastAsian(Language):
     group_marks = ","
     date_order = "YMD"
     below_zero: ClassVar[str] = ""  # said before a temperature below 0 °C instead of "minus"
+    degree: ClassVar[str] = ""  # the word a temperature is written with (-3度, -3도)
     percent_before: ClassVar[bool] = False  # Chinese: 百分之十五, the percent before the number
     phone_digits: ClassVar[Sequence[str]] = ()  # 0-9 as a phone number says them
     phone_joint: ClassVar[str] = " "  # between a phone number's groups
@@ -115,4 +118,27 @@ class EastAsian(Language):
         # 090-1234-5678, 03-1234-5678, 0120-123-456, 010-1234-5678, 02-123-4567: a domestic number
         # begins with 0 (a range or a date does not).
         domestic = re.compile(r"(?<![\d+-])0\d{1,4}(?P<sep>[- ])\d{1,4}(?P=sep)\d{3,4}(?![\d-])")
-        return [Rule("phone", domestic, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 12)]
+        clock = r"(?P<h{0}>[01]?\d|2[0-4]):(?P<m{0}>[0-5]\d)"
+        hours = re.compile(rf"(?<![\d:.]){clock.format(1)}\s?[-~–]\s?{clock.format(2)}(?![\d:])")  # 9:00-18:00
+        ratio = re.compile(r"(?<![\d:.,])(?P<a>\d+):(?P<b>\d+)(?![\d:])")  # 2:1, 16:9 (not a clock)
+        # 5月1日-5月5日, 3時～5時, 3시~5시: a dash after a date's or a clock's word starts the range's
+        # second end (a minus sign would be followed by a number alone: 今天-3℃).
+        ends = "年月日号號天周時时点點分秒半년월일시분초"
+        through = re.compile(rf"(?<=[{ends}])\s?[-–~〜～]\s?(?P<rest>\d+\s?[{ends}](?:\s?\d+\s?[{ends}])*)")
+        cold = re.compile(rf"(?<![A-Za-z\d.,])[-−](?P<w>\d+)(?:\.(?P<f>\d+))?\s?{self.degree}")  # -3度
+        return [
+            Rule("measure", cold, lambda m: self.join([self.below_zero, self.count(Num(False, m["w"], m["f"])),
+                                                       self.degree]), 30),
+            Rule("phone", domestic, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 12),
+            Rule("time", hours, lambda m: self.range(self.time(int(m["h1"]), int(m["m1"]), None, None),
+                                                     self.time(int(m["h2"]), int(m["m2"]), None, None)), 14),
+            Rule("number", ratio, lambda m: self.join([self.cardinal(int(m["a"])), self.words["ratio"],
+                                                       self.cardinal(int(m["b"]))]), 16),
+            Rule("range", through, self._through, 35),
+        ]
+
+    def _through(self, m: re.Match[str]) -> str:
+        """The range's word, then its second end said as the rules say it."""
+        second = Spoken(m.string)
+        say_plain(second, m.start("rest"), m.end("rest"), self, lambda kind: True)
+        return self.range("", second.text)

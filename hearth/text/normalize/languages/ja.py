@@ -74,10 +74,12 @@ class Japanese(EastAsian):
     name = "japanese"
     space_between_words = False
     below_zero = "氷点下"
+    degree = "度"
     phone_digits = ("ゼロ", "イチ", "ニー", "サン", "ヨン", "ゴー", "ロク", "ナナ", "ハチ", "キュー")
     phone_joint = "の"
     words: ClassVar[dict[str, str]] = {
-        "minus": "マイナス", "point": "点", "to": "から", "percent": "パーセント", "plus": "プラス", "and": "と",
+        "minus": "マイナス", "point": "点", "to": "から", "percent": "パーセント",
+        "plus": "プラス", "and": "と", "ratio": "対",
     }
     marks: ClassVar[dict[str, str]] = {
         ".": "ドット", "@": "アットマーク", "/": "スラッシュ", ":": "コロン", "-": "ハイフン", "_": "アンダースコア",
@@ -88,6 +90,7 @@ class Japanese(EastAsian):
         "&": "アンド", "+": "プラス", "=": "イコール", "×": "かける", "÷": "割る", "°": "度",
     }
     abbreviations: ClassVar[dict[str, str]] = {
+        "PM2.5": "ピーエム二点五", "PM10": "ピーエム十",
         "e.g.": "例えば", "etc.": "など", "vs.": "対", "vs": "対", "VS": "対", "(株)": "株式会社", "（株）": "株式会社",
         "㈱": "株式会社", "(有)": "有限会社", "（有）": "有限会社", "㈲": "有限会社",
     }

@@ -88,11 +88,13 @@ class Chinese(EastAsian):
     name = "chinese"
     space_between_words = False
     below_zero = "零下"
+    degree = "度"
     percent_before = True
     phone_digits = "零幺二三四五六七八九"
     phone_joint = "，"
     words: ClassVar[dict[str, str]] = {
-        "minus": "负", "point": "点", "to": "到", "percent": "百分之", "plus": "加", "and": "和",
+        "minus": "负", "point": "点", "to": "到", "percent": "百分之",
+        "plus": "加", "and": "和", "ratio": "比",
     }
     marks: ClassVar[dict[str, str]] = {
         ".": "点", "@": "at", "/": "斜杠", ":": "冒号", "-": "杠", "_": "下划线", "+": "加", "?": "问号",
@@ -100,6 +102,7 @@ class Chinese(EastAsian):
     }
     symbols: ClassVar[dict[str, str]] = {"&": "和", "+": "加", "=": "等于", "×": "乘", "÷": "除以", "°": "度"}
     abbreviations: ClassVar[dict[str, str]] = {
+        "PM2.5": "P M二点五", "PM10": "P M十",
         "e.g.": "例如", "i.e.": "即", "etc.": "等等", "vs.": "对", "vs": "对", "VS": "对",
     }
     spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
