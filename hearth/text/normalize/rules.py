@@ -51,6 +51,9 @@ _CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-
 _LETTER = rf"[^\W{_CJK}]"
 _BEFORE = rf"(?<!{_LETTER})(?<![.,/:@])"  # not inside a word, a number, a path or an address
 _AFTER = rf"(?!{_LETTER}|[.,]\d)"
+# A pattern that starts with a number starts with this: the first character tried before the
+# boundary's lookbehinds, which keeps a search's scan through text without digits quick.
+_AT_NUMBER = rf"(?=[{_MINUS}\d]){_BEFORE}"
 
 
 def _money_rules(lang: Language, number: str) -> list[Rule]:
@@ -75,7 +78,7 @@ def _money_rules(lang: Language, number: str) -> list[Rule]:
         return lang.money(num, code)
 
     before = rf"{_BEFORE}(?P<cur>{sym}|(?:{codes}){'|' + word_sym if word_sym else ''})\s?{number}{scale}{_AFTER}"
-    after = rf"{_BEFORE}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})(?!{_LETTER}))"
+    after = rf"{_AT_NUMBER}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})(?!{_LETTER}))"
     return [Rule("currency", re.compile(before), say, 20),
             Rule("currency", re.compile(after), lambda m: lang.money(parse_number(m), _code(m, symbols)), 20)]
 
@@ -102,8 +105,8 @@ def _measure_rules(lang: Language, number: str) -> list[Rule]:
             return None
         return lang.measure(num, unit)
 
-    single = rf"{_BEFORE}{number}\s?(?P<unit>{units})(?!{_LETTER}|[/²³])"
-    ranged = (rf"{_BEFORE}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
+    single = rf"{_AT_NUMBER}{number}\s?(?P<unit>{units})(?!{_LETTER}|[/²³])"
+    ranged = (rf"{_AT_NUMBER}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
               rf"(?P<unit>{units})(?!{_LETTER}|[/²³])")
 
     def measure_range(m: re.Match[str]) -> str | None:
@@ -132,14 +135,14 @@ _DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 
 def _date_rules(lang: Language) -> list[Rule]:
-    iso = re.compile(rf"{_BEFORE}(?P<y>\d{{4}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){_AFTER}")
+    iso = re.compile(rf"{_AT_NUMBER}(?P<y>\d{{4}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){_AFTER}")
     order = {"DMY": ("d", "m", "y"), "MDY": ("m", "d", "y"), "YMD": ("y", "m", "d")}[lang.date_order]
     sizes = {"d": r"\d{1,2}", "m": r"\d{1,2}", "y": r"\d{4}|\d{2}"}
     sep = r"(?P<sep>[./-])" if lang.date_order != "MDY" else r"(?P<sep>[/.-])"
-    numeric = re.compile(_BEFORE + rf"(?P<{order[0]}>{sizes[order[0]]}){sep}(?P<{order[1]}>{sizes[order[1]]})"
+    numeric = re.compile(_AT_NUMBER + rf"(?P<{order[0]}>{sizes[order[0]]}){sep}(?P<{order[1]}>{sizes[order[1]]})"
                          rf"(?P=sep)(?P<{order[2]}>{sizes[order[2]]}){_AFTER}")
     short_order = ("d", "m") if lang.date_order == "DMY" else ("m", "d")  # 12/8: December in Chinese too
-    short = re.compile(rf"{_BEFORE}(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}}){_AFTER}")
+    short = re.compile(rf"{_AT_NUMBER}(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}}){_AFTER}")
 
     def say_short(m: re.Match[str]) -> str | None:
         a, b = int(m.group("a")), int(m.group("b"))
@@ -156,9 +159,9 @@ def _time_rules(lang: Language) -> list[Rule]:
     # "pm", "p.m.", "PM": the last full stop of "p.m." is taken only inside a sentence (before a
     # comma or a lower-case word), where it cannot also be the sentence's end.
     period = rf"(?:\s?(?P<p>[AaPp])\.?\s?[Mm](?!{_LETTER})(?:\.(?=,|\s+[a-z]))?)"
-    clock = re.compile(rf"{_BEFORE}(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?{period}?"
+    clock = re.compile(rf"{_AT_NUMBER}(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?{period}?"
                        rf"(?!{_LETTER}|:|[.,]\d)")
-    hours = re.compile(rf"{_BEFORE}(?P<h>1[0-2]|0?[1-9]){period}")
+    hours = re.compile(rf"{_AT_NUMBER}(?P<h>1[0-2]|0?[1-9]){period}")
 
     def say(m: re.Match[str]) -> str | None:
         hour = int(m.group("h"))
@@ -207,12 +210,12 @@ def _number_rules(lang: Language, number: str) -> list[Rule]:
             return lang.year(int(num.whole))
         return lang.number(num)
 
-    plain = re.compile(rf"{_BEFORE}{number}{_AFTER}")
+    plain = re.compile(rf"{_AT_NUMBER}{number}{_AFTER}")
     rules = [Rule("number", plain, say, 90)]
     if cue:
         year = re.compile(rf"(?i:\b(?P<cue>{cue})\s+)(?P<y>1\d{{3}}|20\d{{2}})(?![\w]|[.,]\d)")
         rules.append(Rule("year", year, lambda m: _with_cue(lang, m), 60))
-    ranged = re.compile(rf"{_BEFORE}{number_pattern(lang, 'a')}\s?[{_DASHES}]\s?{number}{_AFTER}")
+    ranged = re.compile(rf"{_AT_NUMBER}{number_pattern(lang, 'a')}\s?[{_DASHES}]\s?{number}{_AFTER}")
 
     def say_range(m: re.Match[str]) -> str | None:
         first, second = parse_number(m, "a"), parse_number(m)
@@ -296,14 +299,15 @@ def say_plain(spoken: Spoken, start: int, end: int, lang: Language, allow: Calla
         return None
 
     pos = start
+    active = list(range(len(rules)))  # the rules with a match left (most rules find nothing in a sentence)
     while pos < end:
         best: tuple[tuple[int, int, int], re.Match[str], str, str] | None = None
-        for i, rule in enumerate(rules):
-            hit = next_find(i, pos)
-            if hit is not None:
-                key = (hit[0].start(), hit[0].start() - hit[0].end(), rule.rank)
-                if best is None or key < best[0]:
-                    best = (key, hit[0], hit[1], rule.kind)
+        hits = [(i, hit) for i in active if (hit := next_find(i, pos)) is not None]
+        active = [i for i, _ in hits]
+        for i, hit in hits:
+            key = (hit[0].start(), hit[0].start() - hit[0].end(), rules[i].rank)
+            if best is None or key < best[0]:
+                best = (key, hit[0], hit[1], rules[i].kind)
         if best is None:
             break
         _, m, said, kind = best

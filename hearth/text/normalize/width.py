@@ -16,9 +16,9 @@ from hearth.text.normalize.mapped import Mapped
 
 __all__ = ["fold_width"]
 
-_FULL_ALNUM = "\uff10-\uff19\uff21-\uff3a\uff41-\uff5a"
-_ALNUM = f"0-9A-Za-z{_FULL_ALNUM}"
-_DIGIT = "0-9\uff10-\uff19"
+_ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                   + "".join(chr(c) for c in range(0xFF10, 0xFF5B) if chr(c).isalnum()))
+_DIGITS = frozenset("0123456789０１２３４５６７８９")
 
 # Single characters that stand for a unit (the CJK compatibility squares), spelled as UNITS spells them.
 _UNITS = {
@@ -27,29 +27,45 @@ _UNITS = {
     "㎒": "MHz", "㎓": "GHz", "㏈": "dB", "㎧": "m/s", "㎩": "Pa", "㎫": "MPa", "㎪": "kPa", "㏊": "ha",
 }
 _SIGNS = {"－": "-", "＋": "+", "＄": "$", "￥": "¥", "￡": "£", "～": "~", "〜": "~", "，": ","}
-
-_FOLD = re.compile(
-    rf"[{_FULL_ALNUM}]"
-    # marks inside a number or an address: 12．5, 19：30, a／b, x＠y, 3－5, 3～5, 3〜5
-    rf"|(?<=[{_ALNUM}])[．：／＿＠＋＆＝－](?=[{_ALNUM}])"
-    rf"|(?<=[{_DIGIT}％%])[～〜](?=[{_DIGIT}－-])"
-    rf"|(?<=[{_DIGIT}])，(?=[{_DIGIT}]{{3}}(?![{_DIGIT}]))"  # a thousands separator: 28，000 (not 1，2)
-    rf"|(?<![{_ALNUM}])[－＋＄￥￡](?=[{_DIGIT}])"  # a sign or a currency before a number
-    rf"|(?<=[{_DIGIT}])％"
-    rf"|[{''.join(_UNITS)}]"
-)
-_ANY = re.compile(rf"[\uff01-\uffee{''.join(_UNITS)}〜]")
+_CANDIDATES = re.compile(rf"[\uff01-\uffee〜{''.join(_UNITS)}]")
 
 
-def _folded(char: str) -> str:
-    if char in _UNITS:
-        return _UNITS[char]
-    if char in _SIGNS:
-        return _SIGNS[char]
-    return chr(ord(char) - 0xFEE0)  # U+FF01..U+FF5E are U+0021..U+007E, full-width
+def _folded(text: str, i: int) -> str | None:
+    """What text[i] is folded to where it stands, or None (kept)."""
+    c = text[i]
+    before = text[i - 1] if i else ""
+    after = text[i + 1] if i + 1 < len(text) else ""
+    if c in _UNITS:
+        return _UNITS[c]
+    if c in _ALNUM:
+        fold = True
+    elif c in "．：／＿＠＋＆＝－" and before in _ALNUM and after in _ALNUM:
+        fold = True  # inside a number or an address: 12．5, 19：30, a／b, x＠y, 3－5
+    elif c in "～〜":
+        fold = (before in _DIGITS or before in "％%") and (after in _DIGITS or after in "－-")  # 3～5
+    elif c == "，":  # a thousands separator: 28，000 (not 1，2)
+        group = text[i + 1:i + 4]
+        fold = before in _DIGITS and len(group) == 3 and all(d in _DIGITS for d in group) and (
+            text[i + 4:i + 5] not in _DIGITS)
+    elif c in "－＋＄￥￡":
+        fold = before not in _ALNUM and after in _DIGITS  # a sign or a currency before a number
+    else:
+        fold = c == "％" and before in _DIGITS
+    if not fold:
+        return None
+    return _SIGNS.get(c) or chr(ord(c) - 0xFEE0)  # U+FF01..U+FF5E are U+0021..U+007E, full-width
 
 
 def fold_width(text: Mapped) -> Mapped:
-    if not _ANY.search(text.text):
+    s = text.text
+    folds = [(m.start(), said) for m in _CANDIDATES.finditer(s) if (said := _folded(s, m.start())) is not None]
+    if not folds:
         return text
-    return text.sub(_FOLD, lambda m: [_folded(m.group())])
+    out, starts, ends, pos = [], [], [], 0
+    for i, said in folds:
+        out += [s[pos:i], said]
+        starts += text.starts[pos:i] + [text.starts[i]] * len(said)
+        ends += text.ends[pos:i] + [text.ends[i]] * len(said)
+        pos = i + 1
+    out.append(s[pos:])
+    return Mapped("".join(out), starts + text.starts[pos:], ends + text.ends[pos:])

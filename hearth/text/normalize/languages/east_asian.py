@@ -117,15 +117,16 @@ class EastAsian(Language):
     def extra_rules(self) -> list[Rule]:
         # 090-1234-5678, 03-1234-5678, 0120-123-456, 010-1234-5678, 02-123-4567: a domestic number
         # begins with 0 (a range or a date does not).
-        domestic = re.compile(r"(?<![\d+-])0\d{1,4}(?P<sep>[- ])\d{1,4}(?P=sep)\d{3,4}(?![\d-])")
+        domestic = re.compile(r"(?=0)(?<![\d+-])0\d{1,4}(?P<sep>[- ])\d{1,4}(?P=sep)\d{3,4}(?![\d-])")
         clock = r"(?P<h{0}>[01]?\d|2[0-4]):(?P<m{0}>[0-5]\d)"
-        hours = re.compile(rf"(?<![\d:.]){clock.format(1)}\s?[-~–]\s?{clock.format(2)}(?![\d:])")  # 9:00-18:00
-        ratio = re.compile(r"(?<![\d:.,])(?P<a>\d+):(?P<b>\d+)(?![\d:])")  # 2:1, 16:9 (not a clock)
+        hours = re.compile(rf"(?=\d)(?<![\d:.]){clock.format(1)}\s?[-~–]\s?{clock.format(2)}(?![\d:])")  # 9:00-18:00
+        ratio = re.compile(r"(?=\d)(?<![\d:.,])(?P<a>\d+):(?P<b>\d+)(?![\d:])")  # 2:1, 16:9 (not a clock)
         # 5月1日-5月5日, 3時～5時, 3시~5시: a dash after a date's or a clock's word starts the range's
         # second end (a minus sign would be followed by a number alone: 今天-3℃).
         ends = "年月日号號天周時时点點分秒半년월일시분초"
-        through = re.compile(rf"(?<=[{ends}])\s?[-–~〜～]\s?(?P<rest>\d+\s?[{ends}](?:\s?\d+\s?[{ends}])*)")
-        cold = re.compile(rf"(?<![A-Za-z\d.,])[-−](?P<w>\d+)(?:\.(?P<f>\d+))?\s?{self.degree}")  # -3度
+        rest = rf"(?P<rest>\d+\s?[{ends}](?:\s?\d+\s?[{ends}])*)"
+        through = re.compile(rf"(?=\s?[-–~〜～])(?<=[{ends}])\s?[-–~〜～]\s?{rest}")
+        cold = re.compile(rf"(?=[-−])(?<![A-Za-z\d.,])[-−](?P<w>\d+)(?:\.(?P<f>\d+))?\s?{self.degree}")  # -3度
         return [
             Rule("measure", cold, lambda m: self.join([self.below_zero, self.count(Num(False, m["w"], m["f"])),
                                                        self.degree]), 30),

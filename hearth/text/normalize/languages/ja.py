@@ -139,7 +139,7 @@ class Japanese(EastAsian):
                        for c in text if not c.isspace())
 
     def extra_rules(self) -> list[Rule]:
-        zero_hour = re.compile(r"(?<![A-Za-z\d.,])0(?=時(?!間))")  # 0時: 零時, the hour's name
+        zero_hour = re.compile(r"(?=0)(?<![A-Za-z\d.,])0(?=時(?!間))")  # 0時: 零時, the hour's name
         postcode = re.compile(r"〒\s?(?P<a>\d{3})-(?P<b>\d{4})(?!\d)")
         return [
             *super().extra_rules(),

@@ -173,7 +173,7 @@ class Korean(EastAsian):
                        for c in text if not c.isspace())
 
     def extra_rules(self) -> list[Rule]:
-        start = r"(?<![A-Za-z\d])(?<!\d[.,])"  # not inside a word or a number
+        start = r"(?=\d)(?<![A-Za-z\d])(?<!\d[.,])"  # not inside a word or a number
         names = sorted((*_NATIVE, *_SINO_COUNTERS), key=lambda c: len(c.split("(")[0]), reverse=True)
         number = r"(?P<n>\d{1,3}(?:,\d{3})+|\d+)(?![\d.,])"
         counted = re.compile(rf"{start}(?:(?P<a>\d+)\s?[-~]\s?)?{number}\s?(?P<c>{'|'.join(names)})")
@@ -181,7 +181,7 @@ class Korean(EastAsian):
         date = re.compile(rf"{start}(?P<y>\d{{4}})년\s?(?P<m>\d{{1,2}})월(?:\s?(?P<d>\d{{1,2}})일)?"
                           rf"|{start}(?P<y2>\d{{4}})\.\s(?P<m2>\d{{1,2}})\.\s(?P<d2>\d{{1,2}})(?!\d)")
         scaled = re.compile(rf"{start}(?P<n>\d+(?:\.\d+)?)(?P<u>[만억조천백])")
-        service = re.compile(r"(?<![\d+-])1[5-9]\d{2}-\d{4}(?![\d-])")  # 1588-1234: a company's number
+        service = re.compile(r"(?=1)(?<![\d+-])1[5-9]\d{2}-\d{4}(?![\d-])")  # 1588-1234: a company's number
         point = re.compile(rf"{start}(?P<w>\d+)(?:\.(?P<f>\d+))?%p(?![A-Za-z])")  # percentage points
         return [
             *super().extra_rules(),

@@ -156,12 +156,12 @@ class Chinese(EastAsian):
         return said
 
     def extra_rules(self) -> list[Rule]:
-        year = re.compile(r"(?<![A-Za-z\d.,])\d{4}(?=\s?年)")
-        counted = re.compile(r"(?<![A-Za-z\d第])(?<!\d[.,])(?:(?P<a>\d+)\s?[-~到至]\s?)?(?P<n>\d+)(?![\d.,])"
+        year = re.compile(r"(?=\d)(?<![A-Za-z\d.,])\d{4}(?=\s?年)")
+        counted = re.compile(r"(?=\d)(?<![A-Za-z\d第])(?<!\d[.,])(?:(?P<a>\d+)\s?[-~到至]\s?)?(?P<n>\d+)(?![\d.,])"
                              rf"(?=\s?(?:{'|'.join(_MEASURE_WORDS)}))")
-        clock = re.compile(r"(?<![\d.,:])(?P<h>[01]?\d|2[0-4])点(?P<m>[0-5]?\d)分(?:(?P<s>[0-5]?\d)秒)?")
-        mobile = re.compile(r"(?<![\d+-])1[3-9]\d(?P<sep>[- ]?)\d{4}(?P=sep)\d{4}(?![\d-])")
-        landline = re.compile(r"(?<![\d+-])0\d{2,3}-\d{7,8}(?![\d-])|(?<![\d+-])[48]00-\d{3}-\d{4}(?![\d-])")
+        clock = re.compile(r"(?=\d)(?<![\d.,:])(?P<h>[01]?\d|2[0-4])点(?P<m>[0-5]?\d)分(?:(?P<s>[0-5]?\d)秒)?")
+        mobile = re.compile(r"(?=1)(?<![\d+-])1[3-9]\d(?P<sep>[- ]?)\d{4}(?P=sep)\d{4}(?![\d-])")
+        landline = re.compile(r"(?=[048])(?<![\d+-])0\d{2,3}-\d{7,8}(?![\d-])|(?<![\d+-])[48]00-\d{3}-\d{4}(?![\d-])")
         return [
             *super().extra_rules(),
             Rule("date", year, self._year, 33),
