@@ -67,7 +67,7 @@ UNITS: tuple[str, ...] = (
     "°C", "°F", "K", "km/h", "mph", "m/s", "kWh", "MWh", "Wh", "kW", "MW", "W", "V", "mA", "A", "Hz", "kHz",
     "MHz", "GHz", "km", "cm", "mm", "m", "mi", "ft", "in", "kg", "mg", "g", "t", "lb", "oz", "l", "ml", "L", "mL",
     "hPa", "mbar", "bar", "Pa", "dB", "lx", "ppm", "µg/m³", "m²", "m³", "km²", "KB", "MB", "GB", "TB", "kB",
-    "ms", "s", "min", "h", "%",
+    "ms", "s", "min", "h", "%", "mAh",
 )
 
 

@@ -46,6 +46,7 @@ class EastAsian(Language):
     currencies: ClassVar[dict[str, str]] = {}  # ISO code -> the currency's name
     units: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
     # template with {} where the number goes (時速{}キロメートル)
+    code_cues: ClassVar[str] = ""  # words after which digits are a code, said one by one (验证码是123456)
 
     def count(self, num: Num) -> str:
         """A number before a measure word or a unit (Chinese says 两 there, not 二)."""
@@ -126,6 +127,10 @@ class EastAsian(Language):
         ends = "年月日号號天周時时点點分秒半년월일시분초"
         rest = rf"(?P<rest>\d+\s?[{ends}](?:\s?\d+\s?[{ends}])*)"
         through = re.compile(rf"(?=\s?[-–~〜～])(?<=[{ends}])\s?[-–~〜～]\s?{rest}")
+        # (010) 1234-5678: an area code in brackets
+        bracketed = re.compile(r"\((?P<a>0\d{1,3})\)\s?(?P<b>\d{3,4})[- ]?(?P<c>\d{4})(?![\d-])")
+        # a code of 3 to 8 digits after the word that names it (a longer one is a phone number)
+        code = re.compile(rf"(?:{self.code_cues})\D{{0,3}}?(?<![\d.,-])(?P<d>\d{{3,8}})(?![\d.,-])")
         cold = re.compile(rf"(?=[-−])(?<![A-Za-z\d.,])[-−](?P<w>\d+)(?:\.(?P<f>\d+))?\s?{self.degree}")  # -3度
         return [
             Rule("measure", cold, lambda m: self.join([self.below_zero, self.count(Num(False, m["w"], m["f"])),
@@ -136,7 +141,13 @@ class EastAsian(Language):
             Rule("number", ratio, lambda m: self.join([self.cardinal(int(m["a"])), self.words["ratio"],
                                                        self.cardinal(int(m["b"]))]), 16),
             Rule("range", through, self._through, 35),
+            Rule("phone", bracketed, lambda m: self.phone([m["a"], m["b"], m["c"]], False), 12),
+            *([Rule("number", code, self._code, 20)] if self.code_cues else []),
         ]
+
+    def _code(self, m: re.Match[str]) -> str:
+        """The words before the code as written, the code in the digits' phone names."""
+        return m.string[m.start():m.start("d")] + "".join(self.phone_digits[int(c)] for c in m["d"])
 
     def _through(self, m: re.Match[str]) -> str:
         """The range's word, then its second end said as the rules say it."""

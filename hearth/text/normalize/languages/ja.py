@@ -48,6 +48,7 @@ _UNITS = {
     "dB": "デシベル", "lx": "ルクス", "ppm": "ピーピーエム", "µg/m³": "マイクログラム毎立方メートル",
     "m²": "平方メートル", "m³": "立方メートル", "km²": "平方キロメートル", "KB": "キロバイト", "kB": "キロバイト",
     "MB": "メガバイト", "GB": "ギガバイト", "TB": "テラバイト", "ms": "ミリ秒", "s": "秒", "min": "分", "h": "時間",
+    "mAh": "ミリアンペア時",
 }  # no K: 4K and 8K are screens' resolutions far more often than kelvins
 
 _CURRENCIES = {
@@ -90,6 +91,7 @@ class Japanese(EastAsian):
         "&": "アンド", "+": "プラス", "=": "イコール", "×": "かける", "÷": "割る", "°": "度",
     }
     abbreviations: ClassVar[dict[str, str]] = {
+        "TEL": "電話", "Tel": "電話", "FAX": "ファックス", "Fax": "ファックス",
         "PM2.5": "ピーエム二点五", "PM10": "ピーエム十",
         "e.g.": "例えば", "etc.": "など", "vs.": "対", "vs": "対", "VS": "対", "(株)": "株式会社", "（株）": "株式会社",
         "㈱": "株式会社", "(有)": "有限会社", "（有）": "有限会社", "㈲": "有限会社",
@@ -97,6 +99,7 @@ class Japanese(EastAsian):
     spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
     currencies = _CURRENCIES
     units = _UNITS
+    code_cues = "暗証番号|番号|コード|パスワード|部屋"
 
     def cardinal(self, n: int) -> str:
         if n < 0:

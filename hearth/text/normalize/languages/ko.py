@@ -37,7 +37,7 @@ _MONTHS = ["일월", "이월", "삼월", "사월", "오월", "유월", "칠월",
 _NATIVE = ("번째", "사람", "시간", "마리", "군데", "가지", "켤레", "그루", "송이", "자루", "명", "개(?!월)", "살",
            "권", "잔", "병", "대", "번(?!지|호)", "장", "채", "곳", "달(?!러)", "벌", "끼", "배", "시(?!간)")
 _SINO_COUNTERS = ("개월", "학년", "인분", "번지", "페이지", "년", "월", "일", "분", "초", "층", "호", "회", "주",
-                  "세", "차", "위", "등", "쪽", "도", "점", "박", "동(?!안)")
+                  "세", "차", "위", "등", "쪽", "도", "점", "박", "평", "동(?!안)")
 _NATIVE_WORDS = frozenset(c.split("(")[0] for c in _NATIVE)
 _LABELS = ("출구", "버스", "문제", "게이트", "채널", "트랙", "좌석", "자리", "테이블", "승강장", "플랫폼", "홀", "타자",
            "선수", "항목")
@@ -57,6 +57,7 @@ _UNITS = {
     "µg/m³": "마이크로그램 퍼 세제곱미터", "m²": "제곱미터", "m³": "세제곱미터", "km²": "제곱킬로미터",
     "KB": "킬로바이트", "kB": "킬로바이트", "MB": "메가바이트", "GB": "기가바이트", "TB": "테라바이트",
     "ms": "밀리초", "s": "초", "min": "분", "h": "시간",
+    "mAh": "밀리암페어시",
 }  # no K: 4K and 8K are screens' resolutions far more often than kelvins
 
 _CURRENCIES = {
@@ -102,12 +103,14 @@ class Korean(EastAsian):
         "&": "앤드", "+": "플러스", "=": "이퀄", "×": "곱하기", "÷": "나누기", "°": "도",
     }
     abbreviations: ClassVar[dict[str, str]] = {
+        "TEL": "전화", "Tel": "전화", "FAX": "팩스", "Fax": "팩스",
         "PM2.5": "피엠 이 점 오", "PM10": "피엠 십",
         "(주)": "주식회사", "㈜": "주식회사", "e.g.": "예를 들어", "etc.": "등", "vs.": "대", "vs": "대", "VS": "대",
     }
     spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
     currencies = _CURRENCIES
     units = _UNITS
+    code_cues = "번호|코드|비밀번호|호실"
 
     def cardinal(self, n: int) -> str:
         if n < 0:
@@ -175,7 +178,7 @@ class Korean(EastAsian):
     def extra_rules(self) -> list[Rule]:
         start = r"(?=\d)(?<![A-Za-z\d])(?<!\d[.,])"  # not inside a word or a number
         names = sorted((*_NATIVE, *_SINO_COUNTERS), key=lambda c: len(c.split("(")[0]), reverse=True)
-        number = r"(?P<n>\d{1,3}(?:,\d{3})+|\d+)(?![\d.,])"
+        number = r"(?P<n>\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<f>\d+))?(?![\d.,])"
         counted = re.compile(rf"{start}(?:(?P<a>\d+)\s?[-~]\s?)?{number}\s?(?P<c>{'|'.join(names)})")
         clock = re.compile(rf"{start}(?P<h>[01]?\d|2[0-4])시\s?(?P<m>[0-5]?\d)분(?:\s?(?P<s>[0-5]?\d)초)?")
         date = re.compile(rf"{start}(?P<y>\d{{4}})년\s?(?P<m>\d{{1,2}})월(?:\s?(?P<d>\d{{1,2}})일)?"
@@ -197,6 +200,8 @@ class Korean(EastAsian):
 
     def _counted(self, m: re.Match[str]) -> str | None:
         counter, n = m["c"], int(m["n"].replace(",", ""))
+        if m["f"]:  # 4.5점, 1.5배: a decimal is Sino-Korean
+            return None if counter == "월" or m["a"] else f"{self.number(Num(False, str(n), m['f']))} {counter}"
         if counter == "월":
             if not 1 <= n <= 12 or (m["a"] and not 1 <= int(m["a"]) <= 12):
                 return None

@@ -46,6 +46,7 @@ _UNITS = {
     "Pa": "帕", "dB": "分贝", "lx": "勒克斯", "µg/m³": "微克每立方米", "m²": "平方米", "m³": "立方米",
     "km²": "平方公里", "KB": "千字节", "kB": "千字节", "MB": "兆字节", "GB": "吉字节", "TB": "太字节",
     "ms": "毫秒", "s": "秒", "min": "分钟", "h": "小时", "ppm": "P P M",
+    "mAh": "毫安时",
 }  # no K: in Chinese text 4K is a screen's resolution far more often than kelvins
 
 _CURRENCIES = {
@@ -102,12 +103,14 @@ class Chinese(EastAsian):
     }
     symbols: ClassVar[dict[str, str]] = {"&": "和", "+": "加", "=": "等于", "×": "乘", "÷": "除以", "°": "度"}
     abbreviations: ClassVar[dict[str, str]] = {
+        "TEL": "电话", "Tel": "电话", "FAX": "传真", "Fax": "传真",
         "PM2.5": "P M二点五", "PM10": "P M十",
         "e.g.": "例如", "i.e.": "即", "etc.": "等等", "vs.": "对", "vs": "对", "VS": "对",
     }
     spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
     currencies = _CURRENCIES
     units = _UNITS
+    code_cues = "代码|编号|号码|验证码|单号|尾号|账号|卡号|房间号|房号|邮编|工号|学号|密码|车次"
 
     def cardinal(self, n: int) -> str:
         if n < 0:
