@@ -49,6 +49,7 @@ def parse_number(m: re.Match[str], name: str = "") -> Num:
 # "3개를"), so the boundaries below count only the letters and digits of the spaced scripts (`_LETTER`).
 _CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _LETTER = rf"[^\W{_CJK}]"
+_HAS_CJK = re.compile(f"[{_CJK}]")
 _BEFORE = rf"(?<!{_LETTER})(?<![.,/:@])"  # not inside a word, a number, a path or an address
 _AFTER = rf"(?!{_LETTER}|[.,]\d)"
 # A pattern that starts with a number starts with this: the first character tried before the
@@ -258,9 +259,12 @@ def _word_rules(lang: Language) -> list[Rule]:
 
 
 def _shouting(m: re.Match[str]) -> bool:
-    """An all-capitals word among other all-capitals words is shouting, not an initialism."""
+    """An all-capitals word among other all-capitals words is shouting, not an initialism (never
+    beside Han, kana or hangul, which have no capitals: "USB、AI、GPU" are initialisms)."""
     text = m.string
     around = text[max(0, m.start() - 40): m.end() + 40]
+    if _HAS_CJK.search(around):
+        return False
     words = re.findall(r"[^\W\d_]{2,}", around)
     return len(words) >= 3 and sum(w.isupper() for w in words) >= 0.7 * len(words)
 

@@ -18,7 +18,8 @@ __all__ = ["fold_width"]
 
 _ALNUM = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
                    + "".join(chr(c) for c in range(0xFF10, 0xFF5B) if chr(c).isalnum()))
-_DIGITS = frozenset("0123456789０１２３４５６７８９")
+_FULL_DIGITS = "０１２３４５６７８９"
+_DIGITS = frozenset("0123456789" + _FULL_DIGITS)
 
 # Single characters that stand for a unit (the CJK compatibility squares), spelled as UNITS spells them.
 _UNITS = {
@@ -43,10 +44,10 @@ def _folded(text: str, i: int) -> str | None:
         fold = True  # inside a number or an address: 12．5, 19：30, a／b, x＠y, 3－5
     elif c in "～〜":
         fold = (before in _DIGITS or before in "％%") and (after in _DIGITS or after in "－-")  # 3～5
-    elif c == "，":  # a thousands separator: 28，000 (not 1，2)
-        group = text[i + 1:i + 4]
-        fold = before in _DIGITS and len(group) == 3 and all(d in _DIGITS for d in group) and (
-            text[i + 4:i + 5] not in _DIGITS)
+    elif c == "，":  # a thousands separator between full-width digits: ２８，０００ (not １，２, nor 8，100)
+        back = text[max(0, i - 4):i][::-1]
+        fold = _group_of(back, 1) and back.lstrip(_FULL_DIGITS)[:1] not in (".", "．") and (
+            _group_of(text[i + 1:i + 5], 3))
     elif c in "－＋＄￥￡":
         fold = before not in _ALNUM and after in _DIGITS  # a sign or a currency before a number
     else:
@@ -54,6 +55,14 @@ def _folded(text: str, i: int) -> str | None:
     if not fold:
         return None
     return _SIGNS.get(c) or chr(ord(c) - 0xFEE0)  # U+FF01..U+FF5E are U+0021..U+007E, full-width
+
+
+def _group_of(digits: str, least: int) -> bool:
+    """Whether `digits` starts with between `least` and 3 full-width digits, then no digit."""
+    n = next((k for k, d in enumerate(digits) if d not in _FULL_DIGITS), len(digits))
+    if digits[n:n + 1] in _DIGITS:
+        return False
+    return least <= n <= 3
 
 
 def fold_width(text: Mapped) -> Mapped:

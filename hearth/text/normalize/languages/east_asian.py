@@ -138,12 +138,17 @@ class EastAsian(Language):
             Rule("phone", domestic, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 12),
             Rule("time", hours, lambda m: self.range(self.time(int(m["h1"]), int(m["m1"]), None, None),
                                                      self.time(int(m["h2"]), int(m["m2"]), None, None)), 14),
-            Rule("number", ratio, lambda m: self.join([self.cardinal(int(m["a"])), self.words["ratio"],
-                                                       self.cardinal(int(m["b"]))]), 16),
+            Rule("number", ratio, self._ratio, 16),
             Rule("range", through, self._through, 35),
             Rule("phone", bracketed, lambda m: self.phone([m["a"], m["b"], m["c"]], False), 12),
             *([Rule("number", code, self._code, 20)] if self.code_cues else []),
         ]
+
+    def _ratio(self, m: re.Match[str]) -> str:
+        a, b = int(m["a"]), int(m["b"])
+        if len(m["b"]) == 2 and a == 24 and b == 0:  # 24:00, the day's end: a clock
+            return self.time(a, b, None, None)
+        return self.join([self.cardinal(a), self.words["ratio"], self.cardinal(b)])
 
     def _code(self, m: re.Match[str]) -> str:
         """The words before the code as written, the code in the digits' phone names."""
