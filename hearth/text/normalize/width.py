@@ -28,7 +28,7 @@ _UNITS = {
     "㎒": "MHz", "㎓": "GHz", "㏈": "dB", "㎧": "m/s", "㎩": "Pa", "㎫": "MPa", "㎪": "kPa", "㏊": "ha",
 }
 _SIGNS = {"－": "-", "＋": "+", "＄": "$", "￥": "¥", "￡": "£", "～": "~", "〜": "~", "，": ","}
-_CANDIDATES = re.compile(rf"[\uff01-\uffee〜{''.join(_UNITS)}]")
+_CANDIDATES = re.compile(rf"[\uff01-\uffee〜μ{''.join(_UNITS)}]")
 
 
 def _folded(text: str, i: int) -> str | None:
@@ -38,6 +38,8 @@ def _folded(text: str, i: int) -> str | None:
     after = text[i + 1] if i + 1 < len(text) else ""
     if c in _UNITS:
         return _UNITS[c]
+    if c == "μ":  # the Greek letter written for the micro sign: 75μg/m³
+        return "µ" if (before in _DIGITS or before == " ") and after in "gmlLsAV" and after else None
     if c in _ALNUM:
         fold = True
     elif c in "．：／＿＠＋＆＝－" and before in _ALNUM and after in _ALNUM:

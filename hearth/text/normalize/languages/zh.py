@@ -164,6 +164,7 @@ class Chinese(EastAsian):
                              rf"(?=\s?(?:{'|'.join(_MEASURE_WORDS)}))")
         clock = re.compile(r"(?=\d)(?<![\d.,:])(?P<h>[01]?\d|2[0-4])点(?P<m>[0-5]?\d)分(?:(?P<s>[0-5]?\d)秒)?")
         mobile = re.compile(r"(?=1)(?<![\d+-])1[3-9]\d(?P<sep>[- ]?)\d{4}(?P=sep)\d{4}(?![\d-])")
+        room = re.compile(r"(?=\d)(?<![A-Za-z\d.,-])\d{3,4}(?=室|房间|号房)")  # 201室: 二零幺室, digit by digit
         landline = re.compile(r"(?=[048])(?<![\d+-])0\d{2,3}-\d{7,8}(?![\d-])|(?<![\d+-])[48]00-\d{3}-\d{4}(?![\d-])")
         return [
             *super().extra_rules(),
@@ -172,6 +173,7 @@ class Chinese(EastAsian):
             Rule("time", clock, lambda m: self.time(int(m["h"]), int(m["m"]), int(m["s"]) if m["s"] else None,
                                                      None), 15),
             Rule("phone", mobile, lambda m: self._phone(m.group()), 12),
+            Rule("number", room, lambda m: "".join(self.phone_digits[int(c)] for c in m.group()), 33),
             Rule("phone", landline, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 12),
         ]
 
