@@ -2,7 +2,10 @@
 (2026/12/08, and 12/8 is the eighth of December), a currency's name after the amount in every
 case ("$5" is 五美元, 五ドル, 오 달러), a unit's name after the number or around it (時速百キロメートル,
 시속 백 킬로미터), a word of its own for a temperature below zero (零下, 氷点下, 영하), phone numbers
-said digit by digit in the digits' phone names, and domestic numbers written 090-1234-5678.
+said digit by digit in the digits' phone names, and domestic numbers written 090-1234-5678 or
+(010) 1234-5678; codes named by the word before them (验证码：123456) said like phone numbers;
+clock ranges (9:00～18:00); a range's second end after a date's or a clock's word (5月1日-5月5日);
+scores and ratios (2:1).
 
 Amounts of money are said as decimals, trailing zeros dropped ("¥12.50": 十二点五元, 十二点五円,
 십이 점 오 원): the reading news and announcements use; shops' 元角分 or 块毛 are not used.
@@ -155,7 +158,8 @@ class EastAsian(Language):
         return m.string[m.start():m.start("d")] + "".join(self.phone_digits[int(c)] for c in m["d"])
 
     def _through(self, m: re.Match[str]) -> str:
-        """The range's word, then its second end said as the rules say it."""
+        """The range's word, then its second end said as the rules say it (all of them: the
+        request's parts turned off are not known here, and a range's end is read as a whole)."""
         second = Spoken(m.string)
         say_plain(second, m.start("rest"), m.end("rest"), self, lambda kind: True)
         return self.range("", second.text)

@@ -15,7 +15,8 @@ Choices where usage varies (the most common reading, tested):
 - ranges with から: 10～20℃ -> 十から二十度;
 - money: 2350円 -> 二千三百五十円, $3.99 -> 三点九九ドル;
 - phone numbers in katakana with the phone reading's long ニー and ゴー, the groups joined by の
-  (090-1234-5678 -> ゼロキューゼロのイチニーサンヨンのゴーロクナナハチ);
+  (090-1234-5678 -> ゼロキューゼロのイチニーサンヨンのゴーロクナナハチ), and so are post codes and
+  codes named by the word before them (暗証番号は1234 -> 暗証番号はイチニーサンヨン);
 - Latin letters by their Japanese names (USB -> ユーエスビー); an address's marks: ドット, アットマーク.
 """
 

@@ -13,7 +13,8 @@ Choices where usage varies (the most common reading, tested):
   machines (3대 -> 세 대) but a multiple of ten is an age group (30대 -> 삼십 대); 분 is minutes;
 - ranges with 에서, a counter said with each number: 10~20 -> 십에서 이십, 3~5명 -> 세 명에서 다섯 명;
 - temperatures below zero 영하 (-3.5℃ -> 영하 삼 점 오 도), other negatives 마이너스;
-- zero 영, and 공 in phone numbers (010-1234-5678 -> 공일공 일이삼사 오육칠팔);
+- zero 영, and 공 in phone numbers and in codes named by the word before them (010-1234-5678 ->
+  공일공 일이삼사 오육칠팔, 인증번호는 123456 -> 인증번호는 일이삼사오육);
 - Latin letters by their Korean names (USB -> 유에스비); an address: 골뱅이 for @, 닷 for the dot.
 """
 

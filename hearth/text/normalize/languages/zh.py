@@ -11,7 +11,8 @@ Choices where usage varies (the most common reading, tested):
 - temperatures below zero: -3.5℃ -> 零下三点五摄氏度; other negatives 负;
 - money in the written register: 2350元 -> 两千三百五十元, ¥12.50 -> 十二点五元, $5 -> 五美元;
 - phone numbers with 幺 for 1 (the reading of broadcasts, service lines and dispatch, which keeps
-  1 from sounding like 7): 13812345678 -> 幺三八，幺二三四，五六七八;
+  1 from sounding like 7): 13812345678 -> 幺三八，幺二三四，五六七八; so are codes after the word
+  that names them and room numbers (验证码：123456 -> 验证码：幺二三四五六, 201室 -> 二零幺室);
 - clocks 24-hour as written: 19:30 -> 十九点三十分, 7:05 -> 七点零五分, 2:00 -> 两点;
 - Latin letters said by their names, apart: USB -> U S B; an address's marks: 点, 斜杠, at.
 """
@@ -34,7 +35,8 @@ _MEASURE_WORDS = (
     "角", "毛", "天", "周", "星期", "年(?!级)", "岁", "倍", "种", "样", "家", "间", "套", "份", "杯", "瓶", "碗",
     "斤", "吨", "米", "公里", "千米", "公斤", "千克", "克", "升", "毫升", "度", "双", "对", "把", "支", "根", "颗",
     "棵", "头", "场", "项", "首", "篇", "句", "节", "小时", "分钟", "秒钟", "点", "千", "万", "亿", "美元", "欧元",
-    "英镑", "日元", "港元", "韩元",
+    "英镑", "日元", "港元", "韩元", "分", "秒", "届", "座", "道", "包", "盒", "箱", "袋", "片", "组", "户", "口",
+    "门",
 )
 
 _UNITS = {
