@@ -78,7 +78,9 @@ def _money_rules(lang: Language, number: str) -> list[Rule]:
             return lang.money_scaled(num, factor, code)
         return lang.money(num, code)
 
-    before = rf"{_BEFORE}(?P<cur>{sym}|(?:{codes}){'|' + word_sym if word_sym else ''})\s?{number}{scale}{_AFTER}"
+    firsts = re.escape("".join(sorted({s[0] for s in symbols} | {c[0] for c in CURRENCIES})))
+    written = rf"{sym}|(?:{codes}){'|' + word_sym if word_sym else ''}"
+    before = rf"(?=[{firsts}]){_BEFORE}(?P<cur>{written})\s?{number}{scale}{_AFTER}"
     after = rf"{_AT_NUMBER}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})(?!{_LETTER}))"
     return [Rule("currency", re.compile(before), say, 20),
             Rule("currency", re.compile(after), lambda m: lang.money(parse_number(m), _code(m, symbols)), 20)]
@@ -182,9 +184,10 @@ _TLD = r"(?:com|org|net|edu|gov|io|ai|dev|app|info|de|fr|it|es|pt|ru|jp|cn|kr|uk
 def _address_rules(lang: Language) -> list[Rule]:
     # An address ends where Han, kana or hangul or their punctuation start ("见example.com。").
     out = rf"\s<>\"'()\[\]{_CJK}\u3000-\u303f\uff00-\uffef"
-    url = re.compile(rf"(?<!{_LETTER})(?:https?://|www\.)[^{out}]+[^{out}.,;:!?]"
-                     rf"|(?<!{_LETTER})[a-z0-9-]+(?:\.[a-z0-9-]+)*\.{_TLD}(?!{_LETTER})(?:/[^{out}.,;:!?]+)*", re.I)
-    email = re.compile(rf"(?<!{_LETTER})(?:{_LETTER}|[.+-])+@(?:{_LETTER}|-)+(?:\.(?:{_LETTER}|-)+)+(?!{_LETTER})")
+    url = re.compile(rf"(?=[a-z0-9-])(?<!{_LETTER})(?:(?:https?://|www\.)[^{out}]+[^{out}.,;:!?]"
+                     rf"|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.{_TLD}(?!{_LETTER})(?:/[^{out}.,;:!?]+)*)", re.I)
+    local = rf"(?:{_LETTER}|[.+-])"
+    email = re.compile(rf"(?={local})(?<!{_LETTER}){local}+@(?:{_LETTER}|-)+(?:\.(?:{_LETTER}|-)+)+(?!{_LETTER})")
     return [Rule("url", url, lambda m: lang.address(m.group()), 5),
             Rule("email", email, lambda m: lang.address(m.group()), 5)]
 
@@ -240,9 +243,10 @@ def _word_rules(lang: Language) -> list[Rule]:
     if lang.abbreviations:
         keys = sorted(lang.abbreviations, key=len, reverse=True)
         words = "|".join(re.escape(k) for k in keys)
-        pattern = re.compile(rf"(?<!{_LETTER})(?<!\.)(?:{words})(?!{_LETTER})")
+        firsts = re.escape("".join(sorted({k[0] for k in keys})))
+        pattern = re.compile(rf"(?=[{firsts}])(?<!{_LETTER})(?<!\.)(?:{words})(?!{_LETTER})")
         rules.append(Rule("abbreviation", pattern, lambda m: lang.abbreviations[m.group()], 70))
-    initialism = re.compile(rf"(?<!{_LETTER})(?<![.-])(?P<w>[A-Z]{{2,5}})(?P<pl>s)?(?!{_LETTER}|-)")
+    initialism = re.compile(rf"(?=[A-Z])(?<!{_LETTER})(?<![.-])(?P<w>[A-Z]{{2,5}})(?P<pl>s)?(?!{_LETTER}|-)")
 
     def spell(m: re.Match[str]) -> str | None:
         word = m.group("w")
