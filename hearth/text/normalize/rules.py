@@ -79,8 +79,8 @@ def _money_rules(lang: Language, number: str) -> list[Rule]:
         return lang.money(num, code)
 
     firsts = re.escape("".join(sorted({s[0] for s in symbols} | {c[0] for c in CURRENCIES})))
-    written = rf"{sym}|(?:{codes}){'|' + word_sym if word_sym else ''}"
-    before = rf"(?=[{firsts}]){_BEFORE}(?P<cur>{written})\s?{number}{scale}{_AFTER}"
+    leading = rf"{sym}|(?:{codes}){'|' + word_sym if word_sym else ''}"
+    before = rf"(?=[{firsts}]){_BEFORE}(?P<cur>{leading})\s?{number}{scale}{_AFTER}"
     after = rf"{_AT_NUMBER}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})(?!{_LETTER}))"
     return [Rule("currency", re.compile(before), say, 20),
             Rule("currency", re.compile(after), lambda m: lang.money(parse_number(m), _code(m, symbols)), 20)]
