@@ -4,10 +4,10 @@ map from every spoken word back to the characters it came from.
 
     normalize("It's 21.5 °C.", "english").text   -> "It's twenty-one point five degrees Celsius."
 
-The steps: markup out (markdown, HTML, emoji: `markup`), the language of each sentence (the
-request's, or by its script), then the rules (`rules`) said in that language (`languages/`), with
-a pronunciation lexicon's respellings first (`lexicon`). The result speaks the same when normalized
-again: it holds no digits or symbols a rule would read.
+The steps: markup out (markdown, HTML, emoji: `markup`), full-width forms folded (`width`), the
+language of each sentence (the request's, or by its script), then the rules (`rules`) said in that
+language (`languages/`), with a pronunciation lexicon's respellings first (`lexicon`). The result
+speaks the same when normalized again: it holds no digits or symbols a rule would read.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from hearth.text.normalize.rules import say_plain
 from hearth.text.normalize.say_as import say_interpreted
 from hearth.text.normalize.spans import VERBATIM, Normalized, Span, Spoken, Word
 from hearth.text.normalize.ssml import SayAs
+from hearth.text.normalize.width import fold_width
 
 if TYPE_CHECKING:
     from hearth.text.normalize.lexicon import Lexicon
@@ -137,7 +138,7 @@ def clean_markup(text: str, options: NormalizeOptions) -> Mapped:
         clean = strip_html(clean)
     if options.allows_part("markdown"):
         clean = strip_markdown(clean)
-    return clean
+    return fold_width(clean)  # "１２．５％" -> "12.5%", "℃" -> "°C": what the rules read
 
 
 def normalize_span(text: str, start: int, end: int, language_name: str = "auto",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from hearth.text.normalize import Normalized, NormalizeOptions, Span, normalize, normalize_mapped
 from hearth.text.normalize.ssml import parse_ssml
+from hearth.text.normalize.width import fold_width
 
 __all__ = ["SpokenPart", "normalizer_language", "speakable"]
 
@@ -46,7 +47,7 @@ def speakable(text: str, language: str, options: NormalizeOptions, text_format: 
     for part in parse_ssml(text):
         name = normalizer_language(part.language or language)
         if options.enabled:
-            said = normalize_mapped(text, part.text, 0, len(part.text), name, options, part.say_as)
+            said = normalize_mapped(text, fold_width(part.text), 0, len(part.text), name, options, part.say_as)
         else:
             said = Normalized(text, part.text.text, tuple(
                 Span(i, i + 1, part.text.starts[i], part.text.ends[i]) for i in range(len(part.text))))

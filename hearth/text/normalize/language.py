@@ -75,7 +75,7 @@ UNITS: tuple[str, ...] = (
     "°C", "°F", "K", "km/h", "mph", "m/s", "kWh", "MWh", "Wh", "kW", "MW", "W", "V", "mA", "A", "Hz", "kHz",
     "MHz", "GHz", "km", "cm", "mm", "m", "mi", "ft", "in", "kg", "mg", "g", "t", "lb", "oz", "l", "ml", "L", "mL",
     "hPa", "mbar", "bar", "Pa", "dB", "lx", "ppm", "µg/m³", "m²", "m³", "km²", "KB", "MB", "GB", "TB", "kB",
-    "ms", "s", "min", "h", "%",
+    "ms", "s", "min", "h", "%", "mAh",
 )
 
 
@@ -169,6 +169,15 @@ class Language:
 
     def range(self, first: str, second: str) -> str:
         return self.join([first, self.words["to"], second])
+
+    def measure_range(self, first: Num, second: Num, unit: str) -> str | None:
+        """"10-20 °C": by default the first number, then the second with its unit ("ten to twenty
+        degrees Celsius"); None: `unit` is not a unit in this language."""
+        if unit == "%":
+            return self.range(self.number(first), self.percent(second))
+        if self.unit_words(unit, second) is None:
+            return None
+        return self.range(self.number(first), self.measure(second, unit))
 
     # Dates and times.
     def year(self, year: int) -> str:

@@ -20,7 +20,7 @@ from hearth.text.normalize.spans import Spoken
 
 __all__ = ["number_pattern", "parse_number", "rules_for", "say_plain"]
 
-_DASHES = "-–—"  # hyphen, en dash, em dash: ranges
+_DASHES = "-–—~"  # hyphen, en dash, em dash, tilde (Chinese, Japanese and Korean ranges: 10~20): ranges
 _MINUS = "-−"  # hyphen-minus, the minus sign
 
 
@@ -45,8 +45,16 @@ def parse_number(m: re.Match[str], name: str = "") -> Num:
     return Num(bool(m.group(f"{name}s")), whole, fraction)
 
 
-_BEFORE = r"(?<![\w.,/:@])"  # not inside a word, a number, a path or an address
-_AFTER = r"(?![\w]|[.,]\d)"
+# Han, kana and hangul: a number written against them is still a number of its own ("温度是21.5℃",
+# "3개를"), so the boundaries below count only the letters and digits of the spaced scripts (`_LETTER`).
+_CJK = "\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_LETTER = rf"[^\W{_CJK}]"
+_HAS_CJK = re.compile(f"[{_CJK}]")
+_BEFORE = rf"(?<!{_LETTER})(?<![.,/:@])"  # not inside a word, a number, a path or an address
+_AFTER = rf"(?!{_LETTER}|[.,]\d)"
+# A pattern that starts with a number starts with this: the first character tried before the
+# boundary's lookbehinds, which keeps a search's scan through text without digits quick.
+_AT_NUMBER = rf"(?=[{_MINUS}\d]){_BEFORE}"
 
 
 def _money_rules(lang: Language, number: str) -> list[Rule]:
@@ -57,28 +65,33 @@ def _money_rules(lang: Language, number: str) -> list[Rule]:
     symbols.update(_local_currency(lang))
     by_length = sorted(symbols, key=len, reverse=True)
     sym = "|".join(re.escape(s) for s in by_length if not s[0].isalpha())
-    word_sym = "|".join(re.escape(s) for s in by_length if s[0].isalpha())
+    # Written with letters ("руб.", "Fr."): a last full stop is taken only inside a sentence, where it
+    # cannot also be the sentence's end ("300 руб." keeps its end; "5 руб., а" does not).
+    words = sorted({s.rstrip(".") for s in symbols if s[0].isalpha()}, key=len, reverse=True)
+    word_sym = "|".join(rf"{re.escape(w)}(?:\.(?=\s*[,;:)]|\s+[^\W\d_A-ZА-ЯЁ]))?" for w in words)
     codes = "|".join(CURRENCIES)
-    scale = r"(?:\s?(?P<scale>[kKMB]|bn|mn)\b)?"
+    scale = rf"(?:\s?(?P<scale>[kKMB]|bn|mn)(?!{_LETTER}))?"
 
     def say(m: re.Match[str]) -> str | None:
-        written = m.group("cur")
-        code = written if written in CURRENCIES else symbols[written]
+        code = _code(m, symbols)
         num = parse_number(m)
         if m.group("scale"):
             factor = {"k": 3, "K": 3, "M": 6, "mn": 6, "B": 9, "bn": 9}[m.group("scale")]
             return lang.money_scaled(num, factor, code)
         return lang.money(num, code)
 
-    before = rf"{_BEFORE}(?P<cur>{sym}|(?:{codes}){'|' + word_sym if word_sym else ''})\s?{number}{scale}{_AFTER}"
-    after = rf"{_BEFORE}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})\b)"
+    firsts = re.escape("".join(sorted({s[0] for s in symbols} | {c[0] for c in CURRENCIES})))
+    leading = rf"{sym}|(?:{codes}){'|' + word_sym if word_sym else ''}"
+    before = rf"(?=[{firsts}]){_BEFORE}(?P<cur>{leading})\s?{number}{scale}{_AFTER}"
+    after = rf"{_AT_NUMBER}{number}\s?(?P<cur>{sym}|(?:{codes}|{word_sym})(?!{_LETTER}))"
     return [Rule("currency", re.compile(before), say, 20),
             Rule("currency", re.compile(after), lambda m: lang.money(parse_number(m), _code(m, symbols)), 20)]
 
 
 def _code(m: re.Match[str], symbols: dict[str, str]) -> str:
     written = m.group("cur")
-    return written if written in CURRENCIES else symbols[written]
+    return written if written in CURRENCIES else symbols.get(written) or symbols.get(written + ".") or symbols[
+        written.rstrip(".")]
 
 
 def _local_currency(lang: Language) -> dict[str, str]:
@@ -98,18 +111,15 @@ def _measure_rules(lang: Language, number: str) -> list[Rule]:
             return None
         return lang.measure(num, unit)
 
-    single = rf"{_BEFORE}{number}\s?(?P<unit>{units})(?![\w/²³])"
-    ranged = (rf"{_BEFORE}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
-              rf"(?P<unit>{units})(?![\w/²³])")
+    single = rf"{_AT_NUMBER}{number}\s?(?P<unit>{units})(?!{_LETTER}|[/²³])"
+    ranged = (rf"{_AT_NUMBER}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
+              rf"(?P<unit>{units})(?!{_LETTER}|[/²³])")
 
     def measure_range(m: re.Match[str]) -> str | None:
         unit = m.group("unit")
         if m.group("unit1") not in (None, unit):
             return None
-        second = measure(m)
-        if second is None:
-            return None
-        return lang.range(lang.number(parse_number(m, "a")), second)
+        return lang.measure_range(parse_number(m, "a"), parse_number(m), unit)
 
     return [Rule("measure", re.compile(single), measure, 30), Rule("measure", re.compile(ranged), measure_range, 30)]
 
@@ -131,14 +141,14 @@ _DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
 
 def _date_rules(lang: Language) -> list[Rule]:
-    iso = re.compile(rf"{_BEFORE}(?P<y>\d{{4}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){_AFTER}")
+    iso = re.compile(rf"{_AT_NUMBER}(?P<y>\d{{4}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){_AFTER}")
     order = {"DMY": ("d", "m", "y"), "MDY": ("m", "d", "y"), "YMD": ("y", "m", "d")}[lang.date_order]
     sizes = {"d": r"\d{1,2}", "m": r"\d{1,2}", "y": r"\d{4}|\d{2}"}
     sep = r"(?P<sep>[./-])" if lang.date_order != "MDY" else r"(?P<sep>[/.-])"
-    numeric = re.compile(_BEFORE + rf"(?P<{order[0]}>{sizes[order[0]]}){sep}(?P<{order[1]}>{sizes[order[1]]})"
+    numeric = re.compile(_AT_NUMBER + rf"(?P<{order[0]}>{sizes[order[0]]}){sep}(?P<{order[1]}>{sizes[order[1]]})"
                          rf"(?P=sep)(?P<{order[2]}>{sizes[order[2]]}){_AFTER}")
-    short_order = ("m", "d") if lang.date_order == "MDY" else ("d", "m")
-    short = re.compile(rf"{_BEFORE}(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}}){_AFTER}")
+    short_order = ("d", "m") if lang.date_order == "DMY" else ("m", "d")  # 12/8: December in Chinese too
+    short = re.compile(rf"{_AT_NUMBER}(?P<a>\d{{1,2}})/(?P<b>\d{{1,2}}){_AFTER}")
 
     def say_short(m: re.Match[str]) -> str | None:
         a, b = int(m.group("a")), int(m.group("b"))
@@ -154,10 +164,10 @@ def _date_rules(lang: Language) -> list[Rule]:
 def _time_rules(lang: Language) -> list[Rule]:
     # "pm", "p.m.", "PM": the last full stop of "p.m." is taken only inside a sentence (before a
     # comma or a lower-case word), where it cannot also be the sentence's end.
-    period = r"(?:\s?(?P<p>[AaPp])\.?\s?[Mm](?![\w])(?:\.(?=,|\s+[a-z]))?)"
-    clock = re.compile(rf"{_BEFORE}(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?{period}?"
-                       r"(?![\w:]|[.,]\d)")
-    hours = re.compile(rf"{_BEFORE}(?P<h>1[0-2]|0?[1-9]){period}")
+    period = rf"(?:\s?(?P<p>[AaPp])\.?\s?[Mm](?!{_LETTER})(?:\.(?=,|\s+[a-z]))?)"
+    clock = re.compile(rf"{_AT_NUMBER}(?P<h>[01]?\d|2[0-3]):(?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?{period}?"
+                       rf"(?!{_LETTER}|:|[.,]\d)")
+    hours = re.compile(rf"{_AT_NUMBER}(?P<h>1[0-2]|0?[1-9]){period}")
 
     def say(m: re.Match[str]) -> str | None:
         hour = int(m.group("h"))
@@ -175,16 +185,19 @@ _TLD = r"(?:com|org|net|edu|gov|io|ai|dev|app|info|de|fr|it|es|pt|ru|jp|cn|kr|uk
 
 
 def _address_rules(lang: Language) -> list[Rule]:
-    url = re.compile(r"\b(?:https?://|www\.)[^\s<>\"'()\[\]]+[^\s<>\"'()\[\].,;:!?]"
-                     rf"|\b[a-z0-9-]+(?:\.[a-z0-9-]+)*\.{_TLD}\b(?:/[^\s<>\"'()\[\].,;:!?]+)*", re.I)
-    email = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+    # An address ends where Han, kana or hangul or their punctuation start ("见example.com。").
+    out = rf"\s<>\"'()\[\]{_CJK}\u3000-\u303f\uff00-\uffef"
+    url = re.compile(rf"(?=[a-z0-9-])(?<!{_LETTER})(?:(?:https?://|www\.)[^{out}]+[^{out}.,;:!?]"
+                     rf"|[a-z0-9-]+(?:\.[a-z0-9-]+)*\.{_TLD}(?!{_LETTER})(?:/[^{out}.,;:!?]+)*)", re.I)
+    local = rf"(?:{_LETTER}|[.+-])"
+    email = re.compile(rf"(?={local})(?<!{_LETTER}){local}+@(?:{_LETTER}|-)+(?:\.(?:{_LETTER}|-)+)+(?!{_LETTER})")
     return [Rule("url", url, lambda m: lang.address(m.group()), 5),
             Rule("email", email, lambda m: lang.address(m.group()), 5)]
 
 
 def _phone_rules(lang: Language) -> list[Rule]:
-    intl = re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?![\w])")
-    nanp = re.compile(r"(?<![\w(])(?:\(\d{3}\) ?|\d{3}[-.])\d{3}[-.]\d{4}(?![\w])")
+    intl = re.compile(rf"(?<!{_LETTER})(?<!\+)\+\d{{1,3}}(?:[ .-]?\(?\d{{1,4}}\)?){{2,5}}(?!{_LETTER})")
+    nanp = re.compile(rf"(?<!{_LETTER})(?<!\()(?:\(\d{{3}}\) ?|\d{{3}}[-.])\d{{3}}[-.]\d{{4}}(?!{_LETTER})")
 
     def say(m: re.Match[str]) -> str:
         text = m.group()
@@ -204,12 +217,12 @@ def _number_rules(lang: Language, number: str) -> list[Rule]:
             return lang.year(int(num.whole))
         return lang.number(num)
 
-    plain = re.compile(rf"{_BEFORE}{number}(?![\w]|[.,]\d)")
+    plain = re.compile(rf"{_AT_NUMBER}{number}{_AFTER}")
     rules = [Rule("number", plain, say, 90)]
     if cue:
         year = re.compile(rf"(?i:\b(?P<cue>{cue})\s+)(?P<y>1\d{{3}}|20\d{{2}})(?![\w]|[.,]\d)")
         rules.append(Rule("year", year, lambda m: _with_cue(lang, m), 60))
-    ranged = re.compile(rf"{_BEFORE}{number_pattern(lang, 'a')}\s?[{_DASHES}]\s?{number}(?![\w]|[.,]\d)")
+    ranged = re.compile(rf"{_AT_NUMBER}{number_pattern(lang, 'a')}\s?[{_DASHES}]\s?{number}{_AFTER}")
 
     def say_range(m: re.Match[str]) -> str | None:
         first, second = parse_number(m, "a"), parse_number(m)
@@ -232,9 +245,11 @@ def _word_rules(lang: Language) -> list[Rule]:
     rules = []
     if lang.abbreviations:
         keys = sorted(lang.abbreviations, key=len, reverse=True)
-        pattern = re.compile(r"(?<![\w.])(?:" + "|".join(re.escape(k) for k in keys) + r")(?![\w])")
+        words = "|".join(re.escape(k) for k in keys)
+        firsts = re.escape("".join(sorted({k[0] for k in keys})))
+        pattern = re.compile(rf"(?=[{firsts}])(?<!{_LETTER})(?<!\.)(?:{words})(?!{_LETTER})")
         rules.append(Rule("abbreviation", pattern, lambda m: lang.abbreviations[m.group()], 70))
-    initialism = re.compile(r"(?<![\w.-])(?P<w>[A-Z]{2,5})(?P<pl>s)?(?![\w-])")
+    initialism = re.compile(rf"(?=[A-Z])(?<!{_LETTER})(?<![.-])(?P<w>[A-Z]{{2,5}})(?P<pl>s)?(?!{_LETTER}|-)")
 
     def spell(m: re.Match[str]) -> str | None:
         word = m.group("w")
@@ -251,9 +266,12 @@ def _word_rules(lang: Language) -> list[Rule]:
 
 
 def _shouting(m: re.Match[str]) -> bool:
-    """An all-capitals word among other all-capitals words is shouting, not an initialism."""
+    """An all-capitals word among other all-capitals words is shouting, not an initialism (never
+    beside Han, kana or hangul, which have no capitals: "USB、AI、GPU" are initialisms)."""
     text = m.string
     around = text[max(0, m.start() - 40): m.end() + 40]
+    if _HAS_CJK.search(around):
+        return False
     words = re.findall(r"[^\W\d_]{2,}", around)
     return len(words) >= 3 and sum(w.isupper() for w in words) >= 0.7 * len(words)
 
@@ -292,14 +310,15 @@ def say_plain(spoken: Spoken, start: int, end: int, lang: Language, allow: Calla
         return None
 
     pos = start
+    active = list(range(len(rules)))  # the rules with a match left (most rules find nothing in a sentence)
     while pos < end:
         best: tuple[tuple[int, int, int], re.Match[str], str, str] | None = None
-        for i, rule in enumerate(rules):
-            hit = next_find(i, pos)
-            if hit is not None:
-                key = (hit[0].start(), hit[0].start() - hit[0].end(), rule.rank)
-                if best is None or key < best[0]:
-                    best = (key, hit[0], hit[1], rule.kind)
+        hits = [(i, hit) for i in active if (hit := next_find(i, pos)) is not None]
+        active = [i for i, _ in hits]
+        for i, hit in hits:
+            key = (hit[0].start(), hit[0].start() - hit[0].end(), rules[i].rank)
+            if best is None or key < best[0]:
+                best = (key, hit[0], hit[1], rules[i].kind)
         if best is None:
             break
         _, m, said, kind = best
