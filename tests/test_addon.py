@@ -60,6 +60,7 @@ def test_the_addon_config_follows_the_supervisors_rules():
     assert set(c["arch"]) == {"amd64", "aarch64"} and set(c["arch"]) <= ARCHES
     assert c["ports"] == {"10200/tcp": 10200} and "10200/tcp" in c["ports_description"]
     assert c["discovery"] == ["wyoming"] and c["hassio_api"] is True  # (the discovery API needs the latter)
+    assert c["map"] == [{"type": "share", "read_only": True}]  # exports and lexicons are put under /share
     schema, options = c["schema"], c["options"]
     for key, kind in schema.items():
         assert TYPE.match(kind), (key, kind)

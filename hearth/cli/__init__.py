@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import hearth
 from hearth.checkpoint.loading import CheckpointError
-from hearth.cli import chat, export, measure, serve, speak, speech, voice, wyoming_server
+from hearth.cli import chat, export, measure, serve, speak, speech, text, voice, wyoming_server
 from hearth.cli.arguments import apply_cpu_mask
 from hearth.errors import InputError
 
@@ -51,7 +51,7 @@ class _Parser(argparse.ArgumentParser):
 # `hearth --help` lists the commands in these sections, the ones people speak and serve with first.
 SECTIONS = (
     ("speak and serve", ("say", "speak", "chat", "serve", "wyoming", "cluster")),
-    ("voices and models", ("voices", "voice", "export", "codes")),
+    ("voices, text and models", ("voices", "voice", "normalize", "export", "codes")),
     ("measure and check", ("bench", "doctor", "tune", "accuracy", "soak", "loadtest")),
 )
 
@@ -85,7 +85,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
                            help="one of the commands below; `hearth COMMAND --help` for its options")
     commands = _Commands(sub)
-    for module in (speech, speak, measure, serve, wyoming_server, chat, voice, export):
+    for module in (speech, speak, measure, serve, wyoming_server, chat, voice, text, export):
         module.add_parsers(commands)
     p.epilog = commands.sections()
     return p
