@@ -11,6 +11,9 @@ import pytest
 import torch
 from official import official_codes
 
+from hearth.text.normalize import normalize as normalize_text
+from hearth.text.normalize.document import normalizer_language
+
 TRAILER = [151645, 198, 151644, 77091, 198]
 
 
@@ -19,14 +22,17 @@ def reference_ids(tok, text: str) -> list[int]:
 
 
 def assert_same_codes(official_model, engine, tok, text, voice, language, *, text_mode="whole", greedy=False,
-                      seed=0, max_new_tokens=24, instruct=None):
+                      seed=0, max_new_tokens=24, instruct=None, normalize=True):
+    """Hearth's codes for `text` equal the official model's for what Hearth speaks: `text` made
+    speakable by the front end (`normalize`), or, with normalize=False, `text` as it is."""
     instruct_ids = tok.encode(f"<|im_start|>user\n{instruct}<|im_end|>\n") if instruct else None
     if instruct and not engine.config.honours_instruct:
         instruct_ids = None  # the official wrapper drops instruct for 0.6B
-    expected = official_codes(official_model, reference_ids(tok, text), voice, language, instruct_ids=instruct_ids,
+    spoken = normalize_text(text, normalizer_language(language)).text if normalize else text
+    expected = official_codes(official_model, reference_ids(tok, spoken), voice, language, instruct_ids=instruct_ids,
                               text_mode=text_mode, greedy=greedy, seed=seed, max_new_tokens=max_new_tokens)
     got = engine.generate_codes(text, voice, language, instruct=instruct, text_mode=text_mode, greedy=greedy,
-                                seed=seed, max_new_tokens=max_new_tokens, budget=None).codes
+                                seed=seed, max_new_tokens=max_new_tokens, budget=None, normalize=normalize).codes
     assert got.shape == expected.shape, (got.shape, expected.shape)
     mismatch = np.argwhere(got != np.asarray(expected))
     assert mismatch.size == 0, f"first mismatch at frame/codebook {mismatch[0].tolist()}"
@@ -89,9 +95,13 @@ def test_instruct_ignored_by_small_model(official, engine, reference_tokenizer, 
     assert any("instruct is ignored" in r.message for r in caplog.records)
 
 
-@pytest.mark.parametrize("text", ["\nA line after a newline.", "1, 2, 3 and 4,567.89!", "Emoji 😀🎉 ok", "a"])
-def test_edge_texts(official, engine, reference_tokenizer, text):
-    assert_same_codes(official, engine, reference_tokenizer, text, "aiden", "auto", seed=9, max_new_tokens=10)
+@pytest.mark.parametrize("normalize", [True, False], ids=["normalized", "as-written"])
+@pytest.mark.parametrize("text", ["\nA line after a newline.", "1, 2, 3 and 4,567.89!", "Emoji 😀🎉 ok", "a",
+                                  "It is 21.5 °C at 7:30 pm, **45 %** humidity.", "温度是-3.5℃，2350元。"])
+def test_edge_texts(official, engine, reference_tokenizer, text, normalize):
+    """Normalized, the codes are the official model's for the spoken form; as written, for the text."""
+    assert_same_codes(official, engine, reference_tokenizer, text, "aiden", "auto", seed=9, max_new_tokens=10,
+                      normalize=normalize)
 
 
 def test_long_generation_with_eos_masking(official, engine, reference_tokenizer):

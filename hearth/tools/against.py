@@ -32,6 +32,7 @@ FIGURES: list[tuple[str, tuple[str, ...], str]] = [
     ("talker step (ms)", ("stages_ms", "talker_step_ms"), "{:.1f}"),
     ("predictor frame (ms)", ("stages_ms", "predictor_frame_ms"), "{:.1f}"),
     ("vocoder chunk (ms)", ("stages_ms", "vocoder_chunk_ms"), "{:.1f}"),
+    ("text front end, p95 (ms/200 chars)", ("stages_ms", "normalize_p95_ms"), "{:.2f}"),
     ("peak RSS (MB)", ("peak_rss_mb",), "{:.0f}"),
     ("start to ready (s)", ("load_s",), "{:.2f}"),
 ]

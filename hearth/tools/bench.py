@@ -29,6 +29,7 @@ from hearth.tools.bench_runs import (
     run_live,
     run_streams,
 )
+from hearth.tools.bench_text import normalize_cost
 from hearth.tools.stats import p95, peak_rss_mb
 
 if TYPE_CHECKING:
@@ -162,6 +163,7 @@ def run_hearth(s: BenchSettings, model: Path, setup_s: float = 0.0) -> dict[str,
             "vocoder_chunk_ms": 1000 * statistics.mean(decode) if decode else 0.0,
         })
     out = _summarise(runs, load_s, load_engine_s, threads=torch_threads, engine="hearth")
+    out["stages_ms"].update(normalize_cost())  # the text front end, every language: per 200 characters
     out["backend"] = engine.backend.describe()
     if s.first_chunk_frames:
         out["backend"]["first_chunk_frames"] = s.first_chunk_frames

@@ -250,6 +250,9 @@ def parse_ssml(document: str) -> list[SsmlPart]:
     except xml.parsers.expat.ExpatError as e:
         raise SsmlError(f"the SSML is not well-formed: {xml.parsers.expat.ErrorString(e.code)} at line {e.lineno}, "
                         f"column {e.offset + 1}") from None
+    if reader.pending_marks and reader.parts:  # marks after the last words: at the end of what was said
+        last = reader.parts[-1]
+        last.marks += [(name, len(last.text.text)) for name in reader.pending_marks]
     parts: list[SsmlPart] = []
     carried = 0.0  # the silence before a part with nothing to say goes before the next one
     for part in reader.parts:
