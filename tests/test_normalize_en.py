@@ -3,9 +3,7 @@ no "and" inside numbers; years in pairs; decimals digit by digit), not from a li
 
 from __future__ import annotations
 
-import pytest
-
-from hearth.text.normalize import normalize
+from normalize_cases import golden
 
 CASES = [
     # cardinals, negatives, decimals, grouping
@@ -103,11 +101,4 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_english(text, spoken):
-    assert normalize(text, "english").text == spoken
-
-
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "english").text == spoken
+test_english, test_normalizing_again_changes_nothing = golden("english", CASES)

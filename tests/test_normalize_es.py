@@ -4,7 +4,9 @@ personas"; the 24-hour clock read as written), not from a library's output."""
 
 from __future__ import annotations
 
-import pytest
+import functools
+
+from normalize_cases import golden, words
 
 from hearth.text.normalize import normalize
 
@@ -124,19 +126,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_spanish(text, spoken):
-    assert normalize(text, "spanish").text == spoken
+test_spanish, test_normalizing_again_changes_nothing = golden("spanish", CASES)
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "spanish").text == spoken
-
-
-def _words(text: str) -> list[tuple[str, str]]:
-    said = normalize(text, "es")
-    return [(w.text, said.source[w.source_start:w.source_end]) for w in said.words()]
+_words = functools.partial(words, language="spanish")
 
 
 def test_each_spoken_word_maps_to_the_characters_it_came_from():

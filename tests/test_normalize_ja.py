@@ -5,7 +5,9 @@ ranges; phone numbers in their katakana reading joined by の."""
 
 from __future__ import annotations
 
-import pytest
+import functools
+
+from normalize_cases import golden, words
 
 from hearth.text.normalize import language_of, normalize
 
@@ -132,19 +134,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_japanese(text, spoken):
-    assert normalize(text, "japanese").text == spoken
+test_japanese, test_normalizing_again_changes_nothing = golden("japanese", CASES)
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "japanese").text == spoken
-
-
-def _words(text: str) -> list[tuple[str, str]]:
-    said = normalize(text, "japanese")
-    return [(w.text, text[w.source_start:w.source_end]) for w in said.words()]
+_words = functools.partial(words, language="japanese")
 
 
 def test_each_spoken_character_maps_to_what_it_says():

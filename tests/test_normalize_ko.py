@@ -4,7 +4,9 @@ the hour (세 명, 일곱 시); 유월 and 시월; 영하 for temperatures; 공 
 
 from __future__ import annotations
 
-import pytest
+import functools
+
+from normalize_cases import golden, words
 
 from hearth.text.normalize import language_of, normalize
 
@@ -144,19 +146,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_korean(text, spoken):
-    assert normalize(text, "korean").text == spoken
+test_korean, test_normalizing_again_changes_nothing = golden("korean", CASES)
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "korean").text == spoken
-
-
-def _words(text: str) -> list[tuple[str, str]]:
-    said = normalize(text, "korean")
-    return [(w.text, text[w.source_start:w.source_end]) for w in said.words()]
+_words = functools.partial(words, language="korean")
 
 
 def test_each_spoken_character_maps_to_what_it_says():

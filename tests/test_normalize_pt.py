@@ -4,9 +4,9 @@ pessoas", "duzentas libras"; "dezenove e trinta"; "primeiro de maio"), not from 
 
 from __future__ import annotations
 
-import pytest
+import functools
 
-from hearth.text.normalize import normalize
+from normalize_cases import golden, words
 
 CASES = [
     # cardinals, large numbers, negatives, decimals (the comma, and a sensor's point)
@@ -121,19 +121,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_portuguese(text, spoken):
-    assert normalize(text, "portuguese").text == spoken
+test_portuguese, test_normalizing_again_changes_nothing = golden("portuguese", CASES)
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "portuguese").text == spoken
-
-
-def _words(text: str) -> list[tuple[str, str]]:
-    said = normalize(text, "pt")
-    return [(w.text, said.source[w.source_start:w.source_end]) for w in said.words()]
+_words = functools.partial(words, language="portuguese")
 
 
 def test_each_spoken_word_maps_to_the_characters_it_came_from():

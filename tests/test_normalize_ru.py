@@ -5,7 +5,7 @@ year in the genitive, years before "год" are ordinals; not from a library's o
 
 from __future__ import annotations
 
-import pytest
+from normalize_cases import golden, words
 
 from hearth.text.normalize import normalize
 
@@ -134,19 +134,11 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_russian(text, spoken):
-    assert normalize(text, "russian").text == spoken
-
-
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "russian").text == spoken
+test_russian, test_normalizing_again_changes_nothing = golden("russian", CASES)
 
 
 def _words(text: str, language: str = "ru") -> list[tuple[str, str]]:
-    said = normalize(text, language)
-    return [(w.text, said.source[w.source_start:w.source_end]) for w in said.words()]
+    return words(text, language)
 
 
 def test_each_spoken_word_maps_to_the_characters_it_came_from():

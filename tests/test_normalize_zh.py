@@ -5,7 +5,9 @@ word, 二 elsewhere; 零 for a gap; years digit by digit; the percent first; 零
 
 from __future__ import annotations
 
-import pytest
+import functools
+
+from normalize_cases import golden, words
 
 from hearth.text.normalize import language_of, normalize
 
@@ -159,19 +161,10 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_chinese(text, spoken):
-    assert normalize(text, "chinese").text == spoken
+test_chinese, test_normalizing_again_changes_nothing = golden("chinese", CASES)
 
 
-@pytest.mark.parametrize(("text", "spoken"), CASES)
-def test_normalizing_again_changes_nothing(text, spoken):
-    assert normalize(spoken, "chinese").text == spoken
-
-
-def _words(text: str) -> list[tuple[str, str]]:
-    said = normalize(text, "chinese")
-    return [(w.text, text[w.source_start:w.source_end]) for w in said.words()]
+_words = functools.partial(words, language="chinese")
 
 
 def test_each_spoken_character_maps_to_what_it_says():
