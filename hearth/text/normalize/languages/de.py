@@ -1,0 +1,224 @@
+"""German: the comma as decimal mark (and "21.5" as sensors write it), full stops or spaces
+between thousands, dates day first ("08.12.2026": "der achte Dezember zweitausendsechsundzwanzig",
+"am 3. Mai": "am dritten Mai"), the 24-hour clock said with "Uhr" ("19:30": "neunzehn Uhr
+dreißig"), years in hundreds ("neunzehnhundertneunundneunzig"), decimals digit by digit ("drei Komma
+eins vier"), "ein"/"eine" before a noun where the number alone is "eins".
+
+Cardinals, ordinals and years come from num2words, which is right for German (nouns capitalised:
+"eine Million", "zwei Milliarden"); what it does not know is written here: "eins" before a noun is
+"ein" or "eine" by the noun's gender ("1 Stunde": num2words says "eins"), an ordinal takes the
+ending its article and noun ask for (num2words gives "dritte" only: "am dritten", "dritter
+Stock"), and it is slow (some 300 µs for a seven-digit number, a scan over its whole table of
+scale words), so it is asked for numbers under a thousand once each and the rest is composed."""
+
+from __future__ import annotations
+
+import functools
+from typing import ClassVar
+
+from num2words import num2words
+
+from hearth.text.normalize.language import Num, Rule
+from hearth.text.normalize.languages.continental import Continental, Noun
+from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
+from hearth.text.normalize.languages.de_rules import german_rules
+
+__all__ = ["German"]
+
+_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+           "November", "Dezember")
+_SCALES = ((10**12, "eine Billion", "Billionen"), (10**9, "eine Milliarde", "Milliarden"),
+           (10**6, "eine Million", "Millionen"))
+_CENT: Noun = ("Cent", "Cent", "m")
+
+
+@functools.cache
+def _below_thousand(n: int) -> str:
+    return num2words(n, lang="de")
+
+
+@functools.cache
+def _ordinal(n: int) -> str:
+    return num2words(n, lang="de", to="ordinal")
+
+
+@functools.cache
+def _year(n: int) -> str:
+    return num2words(n, lang="de", to="year")
+
+
+def _with_capitals(table: dict[str, str]) -> dict[str, str]:
+    """The abbreviations as written inside a sentence and at its start ("z. B." / "Z. B.")."""
+    out = dict(table)
+    for key, said in table.items():
+        if key[0].islower():
+            out.setdefault(key[0].upper() + key[1:], said[0].upper() + said[1:])
+    return out
+
+
+class German(Continental):
+    code = "de"
+    name = "german"
+    group_marks = ". "  # full stops, or spaces as DIN 5008 writes them ("10 000")
+    words: ClassVar[dict[str, str]] = {
+        "minus": "minus", "point": "Komma", "to": "bis", "percent": "Prozent", "and": "und", "plus": "plus",
+        "over": "durch", "dot": "Punkt", "slash": "Schrägstrich", "colon": "Doppelpunkt", "dash": "Bindestrich",
+        "underscore": "Unterstrich", "question": "Fragezeichen", "equals": "gleich", "hash": "Raute",
+        "tilde": "Tilde", "thousand": "tausend", "million": "Millionen", "billion": "Milliarden",
+        # "@" read out in an address: "at", as Germans dictate e-mail addresses ("Klammeraffe" names
+        # the sign, nobody dictates it)
+        "at": "at",
+    }
+    symbols: ClassVar[dict[str, str]] = {"&": "und", "+": "plus", "=": "gleich", "@": "at", "#": "Raute",
+                                         "~": "circa", "×": "mal", "÷": "geteilt durch", "°": "Grad",
+                                         "§": "Paragraf", "§§": "Paragrafen"}
+    abbreviations: ClassVar[dict[str, str]] = _with_capitals({
+        "z. B.": "zum Beispiel", "z.B.": "zum Beispiel", "z. T.": "zum Teil", "z.T.": "zum Teil",
+        "usw.": "und so weiter", "bzw.": "beziehungsweise", "d. h.": "das heißt", "d.h.": "das heißt",
+        "u. a.": "unter anderem", "u.a.": "unter anderem", "o. Ä.": "oder Ähnliches", "o.Ä.": "oder Ähnliches",
+        "u. Ä.": "und Ähnliches", "u. U.": "unter Umständen", "u.U.": "unter Umständen", "v. a.": "vor allem",
+        "v.a.": "vor allem", "i. d. R.": "in der Regel", "u. v. m.": "und vieles mehr", "s. o.": "siehe oben",
+        "s. u.": "siehe unten", "ca.": "circa", "evtl.": "eventuell", "ggf.": "gegebenenfalls",
+        "inkl.": "inklusive", "exkl.": "exklusive", "zzgl.": "zuzüglich", "max.": "maximal", "mind.": "mindestens",
+        "vgl.": "vergleiche", "bspw.": "beispielsweise", "etc.": "et cetera", "sog.": "sogenannte",
+        "bzgl.": "bezüglich", "ehem.": "ehemals", "gem.": "gemäß", "geb.": "geboren", "gest.": "gestorben",
+        "Nr.": "Nummer", "Dr.": "Doktor", "Prof.": "Professor", "Hr.": "Herr", "Hrn.": "Herrn", "Fr.": "Frau",
+        "Str.": "Straße", "Tel.": "Telefon", "St.": "Sankt", "Jh.": "Jahrhundert", "Abs.": "Absatz",
+        "Kap.": "Kapitel", "Std.": "Stunden", "Min.": "Minuten", "Sek.": "Sekunden", "Mio.": "Millionen",
+        "Mrd.": "Milliarden", "Tsd.": "Tausend", "Hbf.": "Hauptbahnhof", "e. V.": "eingetragener Verein",
+        "GmbH": "G M B H",
+    })
+    spelled_as_words = frozenset({
+        "NATO", "UNO", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEC", "DAX", "DIN", "ISO", "PIN", "TAN",
+        "GIF", "JPEG", "RAM", "ROM", "LAN", "WLAN", "SIM", "COVID", "IKEA", "LEGO", "NASDAQ", "LASER", "RADAR",
+        "AIDS", "OK",
+    })
+    months = _MONTHS
+    month_abbreviations: ClassVar[dict[str, int]] = {
+        "Jan": 1, "Feb": 2, "Mär": 3, "Mrz": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
+        "Okt": 10, "Nov": 11, "Dez": 12}
+    day_before_month = r"(?P<d>\d{1,2})\.\s?"
+    # "am 8.12.", "vom 8.12.", "den 8.12.", "bis 8.12." (said "bis zum achten Dezember")
+    date_determiners = (r"(?:(?:bis|ab|seit|vor|nach|an|von|für|auf)\s+)?(?:am|vom|zum|beim|im|dem|den|der|des)"
+                        r"|bis|ab|seit|vor|nach")
+    units: ClassVar[dict[str, Noun]] = {
+        "°C": ("Grad Celsius", "Grad Celsius", "n"), "°F": ("Grad Fahrenheit", "Grad Fahrenheit", "n"),
+        "K": ("Kelvin", "Kelvin", "n"), "km/h": ("Kilometer pro Stunde", "Kilometer pro Stunde", "m"),
+        "mph": ("Meile pro Stunde", "Meilen pro Stunde", "f"), "m/s": ("Meter pro Sekunde", "Meter pro Sekunde", "m"),
+        "kWh": ("Kilowattstunde", "Kilowattstunden", "f"), "MWh": ("Megawattstunde", "Megawattstunden", "f"),
+        "Wh": ("Wattstunde", "Wattstunden", "f"), "kW": ("Kilowatt", "Kilowatt", "n"),
+        "MW": ("Megawatt", "Megawatt", "n"), "W": ("Watt", "Watt", "n"), "V": ("Volt", "Volt", "n"),
+        "mA": ("Milliampere", "Milliampere", "n"), "A": ("Ampere", "Ampere", "n"), "Hz": ("Hertz", "Hertz", "n"),
+        "kHz": ("Kilohertz", "Kilohertz", "n"), "MHz": ("Megahertz", "Megahertz", "n"),
+        "GHz": ("Gigahertz", "Gigahertz", "n"), "km": ("Kilometer", "Kilometer", "m"),
+        "cm": ("Zentimeter", "Zentimeter", "m"), "mm": ("Millimeter", "Millimeter", "m"),
+        "m": ("Meter", "Meter", "m"), "mi": ("Meile", "Meilen", "f"), "ft": ("Fuß", "Fuß", "m"),
+        "kg": ("Kilogramm", "Kilogramm", "n"), "mg": ("Milligramm", "Milligramm", "n"),
+        "g": ("Gramm", "Gramm", "n"), "t": ("Tonne", "Tonnen", "f"), "lb": ("Pfund", "Pfund", "n"),
+        "oz": ("Unze", "Unzen", "f"), "l": ("Liter", "Liter", "m"), "L": ("Liter", "Liter", "m"),
+        "ml": ("Milliliter", "Milliliter", "m"), "mL": ("Milliliter", "Milliliter", "m"),
+        "hPa": ("Hektopascal", "Hektopascal", "n"), "mbar": ("Millibar", "Millibar", "n"),
+        "bar": ("Bar", "Bar", "n"), "Pa": ("Pascal", "Pascal", "n"), "dB": ("Dezibel", "Dezibel", "n"),
+        "lx": ("Lux", "Lux", "n"), "ppm": ("P P M", "P P M", "n"),
+        "µg/m³": ("Mikrogramm pro Kubikmeter", "Mikrogramm pro Kubikmeter", "n"),
+        "m²": ("Quadratmeter", "Quadratmeter", "m"), "m³": ("Kubikmeter", "Kubikmeter", "m"),
+        "km²": ("Quadratkilometer", "Quadratkilometer", "m"), "kB": ("Kilobyte", "Kilobyte", "n"),
+        "KB": ("Kilobyte", "Kilobyte", "n"), "MB": ("Megabyte", "Megabyte", "n"),
+        "GB": ("Gigabyte", "Gigabyte", "n"), "TB": ("Terabyte", "Terabyte", "n"),
+        "ms": ("Millisekunde", "Millisekunden", "f"), "s": ("Sekunde", "Sekunden", "f"),
+        "min": ("Minute", "Minuten", "f"), "h": ("Stunde", "Stunden", "f"),
+        # "in" (inch) is left out: in German it is the preposition ("5 in Berlin")
+    }
+    currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
+        "EUR": (("Euro", "Euro", "m"), _CENT), "USD": (("Dollar", "Dollar", "m"), _CENT),
+        "GBP": (("Pfund", "Pfund", "n"), ("Penny", "Pence", "m")), "JPY": (("Yen", "Yen", "m"), None),
+        "CNY": (("Yuan", "Yuan", "m"), None), "KRW": (("Won", "Won", "m"), None),
+        "RUB": (("Rubel", "Rubel", "m"), ("Kopeke", "Kopeken", "f")),
+        "BRL": (("Real", "Reais", "m"), ("Centavo", "Centavos", "m")),
+        "CHF": (("Franken", "Franken", "m"), ("Rappen", "Rappen", "m")),
+        "INR": (("Rupie", "Rupien", "f"), ("Paisa", "Paise", "m")),
+        "CAD": (("kanadischer Dollar", "kanadische Dollar", "m"), _CENT),
+        "AUD": (("australischer Dollar", "australische Dollar", "m"), _CENT),
+        "MXN": (("Peso", "Pesos", "m"), ("Centavo", "Centavos", "m")),
+        "SEK": (("Krone", "Kronen", "f"), ("Öre", "Öre", "n")), "PLN": (("Złoty", "Złoty", "m"), ("Groschen",
+                                                                                             "Groschen", "m")),
+    }
+    percent_noun: ClassVar[Noun] = ("Prozent", "Prozent", "n")
+    degree: ClassVar[Noun] = ("Grad", "Grad", "n")
+    scales: ClassVar[dict[int, Noun]] = {3: ("tausend", "tausend", "n"), 6: ("Million", "Millionen", "f"),
+                                         9: ("Milliarde", "Milliarden", "f")}
+    sentence_starters = STARTERS
+
+    def cardinal(self, n: int) -> str:
+        if n < 0:
+            return f"minus {self.cardinal(-n)}"
+        if n >= 10**15:
+            return self.digits(str(n))
+        if n < 1000:
+            return _below_thousand(n)
+        words = []
+        for size, one, many in _SCALES:
+            count, n = divmod(n, size)
+            if count:
+                words.append(one if count == 1 else f"{_before_noun(self.cardinal(count), 'e')} {many}")
+        thousands, rest = divmod(n, 1000)
+        tail = (_before_noun(_below_thousand(thousands), "") + "tausend" if thousands else "")
+        tail += _below_thousand(rest) if rest else ""
+        return " ".join([*words, tail] if tail else words)
+
+    def ordinal(self, n: int) -> str:
+        return _ordinal(n) if n < 10**15 else self.digits(str(n))
+
+    def year(self, year: int) -> str:
+        return _year(year) if 1000 <= year < 10000 else self.cardinal(year)
+
+    def fraction(self, numerator: int, denominator: int) -> str:
+        if denominator == 2:
+            return "einhalb" if numerator == 1 else f"{self.cardinal(numerator)} halbe"
+        name = _ordinal(denominator)[:-1] + "el"  # "dritte" -> "Drittel", "zwanzigste" -> "Zwanzigstel"
+        return f"{'ein' if numerator == 1 else self.cardinal(numerator)} {name[0].upper()}{name[1:]}"
+
+    def counted(self, num: Num, noun: Noun) -> str:
+        """"ein Grad", "eine Stunde", "zwei Stunden", "1,5 Stunden" (plural but for exactly one)."""
+        singular, plural, noun_gender = noun
+        if num.fraction is None and int(num.whole) == 1:
+            said = self.join(["eine" if noun_gender == "f" else "ein", singular])
+            return self.join([self.words["minus"], said]) if num.negative else said
+        return self.join([self.number(num), plural])
+
+    def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
+        """"der achte Dezember" (a numeric date: its article said), "am achten Dezember", "achter
+        Dezember" (a dateline "8. Dezember 2026"), "bis zum achten Dezember"."""
+        said_year = self.year(year) if year is not None else ""
+        if day is None:
+            return self.join([_MONTHS[month - 1], said_year])
+        if det is None:
+            lead, ending = ("", "er") if named else ("der", "e")
+        else:
+            last = det.split()[-1].lower()
+            if last == "bis":
+                lead, ending = f"{det} zum", "en"
+            elif last in ("ab", "seit", "vor", "nach"):
+                lead, ending = f"{det} dem", "en"
+            else:
+                lead, ending = det, determiner_ending(last, "m")
+        return self.join([lead, inflect(self.ordinal(day), ending), _MONTHS[month - 1], said_year])
+
+    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
+        """"neunzehn Uhr dreißig", "ein Uhr"; a 12-hour time ("7:30 pm") said on the 24-hour clock."""
+        if period:
+            hour = hour % 12 + (12 if period == "pm" else 0)
+        words = ["ein" if hour == 1 else self.cardinal(hour), "Uhr", self.cardinal(minute) if minute else ""]
+        if second:
+            words += ["und", self.counted(Num(False, str(second)), ("Sekunde", "Sekunden", "f"))]
+        return self.join(words)
+
+    def extra_rules(self) -> list[Rule]:
+        return [*super().extra_rules(), *german_rules(self)]
+
+
+def _before_noun(words: str, ending: str) -> str:
+    """A count before a noun or "tausend": its last "eins" is "ein" ("einundzwanzigtausend" has
+    none; "hunderteintausend", "hunderteine Millionen")."""
+    return words[:-1] + ending if words.endswith("eins") else words
+
