@@ -17,7 +17,8 @@ from typing import ClassVar
 from hearth.text.normalize.language import Language, Num, Rule
 from hearth.text.normalize.rules import number_pattern, parse_number
 
-__all__ = ["AFTER", "BEFORE", "Continental", "Noun", "keeps_stop"]
+__all__ = ["AFTER", "BEFORE", "Continental", "Noun", "full_year", "keeps_stop", "roman", "valid_day",
+           "word_set"]
 
 # (singular, plural, gender "m", "f" or "n"): how a unit or a currency is said after a number.
 Noun = tuple[str, str, str]
@@ -25,6 +26,30 @@ Noun = tuple[str, str, str]
 BEFORE = r"(?<![\w.,/:@])"  # a number not inside a word, a number, a path or an address
 AFTER = r"(?![\w]|[.,]\d)"
 _DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of `text` (a list of words written as one string, for tables of words)."""
+    return frozenset(text.split())
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def roman(text: str) -> int | None:
+    """The value of a Roman numeral in its usual form ("XIV", "XXIe"'s "XXI"), or None ("IIII",
+    "VX", or a word that merely looks like one)."""
+    value = 0
+    for i, c in enumerate(text):
+        v = _ROMAN[c]
+        value += -v if i + 1 < len(text) and _ROMAN[text[i + 1]] > v else v
+    if not 0 < value < 400:
+        return None
+    hundreds, rest = divmod(value, 100)
+    tens, ones = divmod(rest, 10)
+    canonical = ("C" * hundreds + ["", "X", "XX", "XXX", "XL", "L", "LX", "LXX", "LXXX", "XC"][tens]
+                 + ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][ones])
+    return value if canonical == text else None
 
 
 def keeps_stop(m: re.Match[str], starters: frozenset[str]) -> bool:
@@ -213,11 +238,15 @@ class Continental(Language):
                          + AFTER)
         named = re.compile(rf"{det}{BEFORE}{self.day_before_month}(?P<mon>(?i:{self.month_pattern()}))"
                            rf"(?:\s+(?P<y>\d{{4}}))?(?![\w])")
+        # "du 08/12 au 10/12": the shared rule reads a short date without the word before it
+        short = re.compile(rf"{det}{BEFORE}(?P<d>\d{{1,2}})/(?P<m>\d{{1,2}}){AFTER}") if det else None
+        regnal = re.compile(r"\b(?P<name>[A-ZÀ-Ý][a-zß-ÿ]+)\s(?P<r>[IVXLC]{1,7})(?![\w])")
         degrees = re.compile(rf"{BEFORE}{number_pattern(self)}\s?°(?!\s?[CFK]\b|\w)")
         return [Rule("date", iso, self._numeric_date, 9), Rule("date", dmy, self._numeric_date, 9),
                 Rule("date", named, self._named_date, 9),
                 Rule("measure", degrees, lambda m: self.counted(parse_number(m), self.degree), 31),
-                *self._final_abbreviations()]
+                Rule("number", regnal, self._regnal, 45),
+                *([Rule("date", short, self._short_date, 39)] if short else []), *self._final_abbreviations()]
 
     def _numeric_date(self, m: re.Match[str]) -> str | None:
         day, month = int(m.group("d")), int(m.group("m"))
@@ -231,6 +260,23 @@ class Continental(Language):
             return None
         year = int(m.group("y")) if m.group("y") else None
         return self.dated(m.groupdict().get("det"), year, month, day, named=True)
+
+    def _short_date(self, m: re.Match[str]) -> str | None:
+        day, month = int(m.group("d")), int(m.group("m"))
+        if m.group("det") is None or not valid_day(day, month):
+            return None
+        return self.dated(m.group("det"), None, month, day, named=False)
+
+    def _regnal(self, m: re.Match[str]) -> str | None:
+        """"Louis XIV", "Giovanni XXIII", "Ludwig XIV.": a name and a Roman numeral."""
+        value = roman(m.group("r"))
+        if value is None or value > 40 or m.group("name") in self.sentence_starters:
+            return None
+        return self.join([m.group("name"), self.regnal(value)])
+
+    def regnal(self, value: int) -> str:
+        """How a ruler's or a pope's number is said ("quatorze", "quattordicesimo")."""
+        return self.cardinal(value)
 
     def _final_abbreviations(self) -> list[Rule]:
         """An abbreviation that ends the text or its line keeps its full stop, which ended the

@@ -9,7 +9,9 @@ settles every noun, and a wrong guess costs one ending."""
 
 from __future__ import annotations
 
-__all__ = ["STARTERS", "determiner_ending", "gender", "inflect"]
+from hearth.text.normalize.languages.continental import word_set
+
+__all__ = ["DETERMINERS", "STARTERS", "determiner_ending", "gender", "inflect"]
 
 # Compound tails (the last word of a compound) with their gender; a tail also counts at the end of
 # a longer word ("Mahlzeit", "Autobahn", "Feiertag"), but those of _WHOLE only alone ("Motor" is
@@ -111,4 +113,4 @@ _STARTERS = (
     "Dieser Dieses Mein Meine Sein Seine Ihre Unser Unsere Kein Keine Nicht Noch Schon Immer Alle Viele Mehr "
     "Insgesamt Damit Deshalb Daher Trotzdem Außerdem Zudem Leider Vielleicht Später Zuerst Anschließend "
     "Schließlich Übrigens Sonst Dabei Dazu Dafür Darum Somit Allerdings Jedoch Zum Beim")
-STARTERS = frozenset(_STARTERS.split())
+STARTERS = word_set(_STARTERS)

@@ -1,0 +1,127 @@
+"""What only Italian writes: ordinals "1º", "1ª" and "3°" where the degree sign stands for "º"
+("il 3° posto", "la 2° volta"; not "30° e sole", which is degrees), "1" before a noun ("un'ora",
+"una volta", "uno zaino": the noun's gender guessed), clock times with a full stop after the words
+that announce them ("alle 19.30"), "n. 5" and "pag. 5", "2,5 mln €" and national phone numbers
+("06 1234 5678", "333 123 4567")."""
+
+from __future__ import annotations
+
+import re
+
+from hearth.text.normalize.language import Rule
+from hearth.text.normalize.languages.continental import BEFORE, Continental, word_set
+from hearth.text.normalize.rules import number_pattern, parse_number
+
+__all__ = ["STARTERS", "indefinite", "italian_rules", "noun_gender"]
+
+_STARTERS = (
+    "Il Lo La I Gli Le Un Una Uno Di Da In Con Su Per Tra Fra E Ma O Se Che Non Come Quando Dove Perché Anche "
+    "Poi Oggi Ieri Domani Ora Qui Questo Questa Quello Quella Io Tu Lui Lei Noi Voi Loro Del Della Al Alla Nel "
+    "Nella Sul Sulla Dal Dalla Alle Ci Si Mi Ti Vi Ne Sono Ecco Grazie Dopo Prima Però Quindi Infatti Inoltre")
+STARTERS = word_set(_STARTERS)
+# Words after "1" that show it is not counting a noun ("1 è dispari", "1 e 2", "1 di 3").
+_NOT_NOUNS = word_set(
+    "e ed o od di a ad da in con su per tra fra è era sarà sono non più meno che come se ma del della dei degli "
+    "delle al alla ai agli alle dal dalla nel nella sul sulla x")
+_VOWELS = "aeiouàèéìòùh"
+
+# Nouns in -a that are masculine, in -e that are feminine, in -o that are feminine: the rest goes
+# by its ending (-a, -zione, -tà feminine; -o masculine; an unknown -e masculine).
+_MASCULINE_A = word_set(
+    "problema sistema tema programma schema clima pianeta poeta papa dramma diploma panorama cinema pigiama "
+    "enigma teorema dilemma telegramma diagramma fantasma dogma trauma aroma idioma giorno collega atleta")
+_FEMININE_E = word_set(
+    "parte notte chiave classe fine gente legge luce mente morte nave neve pelle sete fame voce sede carne fonte "
+    "frase torre valle madre rete febbre arte corte sorte base fase canzone stagione ragione occasione "
+    "televisione nazione regione lezione azione soluzione informazione opinione chiave tesi crisi analisi "
+    "ipotesi sintesi diagnosi")
+_FEMININE_O = word_set("mano radio foto moto auto eco dinamo")
+
+
+def noun_gender(word: str) -> str:
+    """"f" or "m" for an Italian noun in the singular, as guessed."""
+    lower = word.lower().replace("’", "'")
+    if lower in _MASCULINE_A:
+        return "m"
+    if lower in _FEMININE_E or lower in _FEMININE_O:
+        return "f"
+    if lower.endswith(("zione", "sione", "gione", "tà", "tù", "udine", "igine")):
+        return "f"
+    return "f" if lower.endswith("a") else "m"
+
+
+def indefinite(gender: str, noun: str) -> str:
+    """"one" as the article before `noun`: "un grado", "uno zaino", "una tonnellata", "un'ora"."""
+    lower = noun.lower()
+    if gender == "f":
+        return f"un'{noun}" if lower[0] in _VOWELS and not lower.startswith("h") else f"una {noun}"
+    if re.match(r"s[^aeiouàèéìòù]|z|gn|ps|pn|x|y|i[aeiou]", lower):
+        return f"uno {noun}"
+    return f"un {noun}"
+
+
+_FEMININE_DETS = ("la", "una", "della", "alla", "dalla", "nella", "sulla", "le", "delle", "alle", "dalle", "nelle",
+                  "sulle")
+_PLURAL_DETS = ("i", "gli", "le", "dei", "degli", "delle", "ai", "agli", "alle", "nei", "negli", "nelle")
+_DETS = "|".join(sorted({*_FEMININE_DETS, *_PLURAL_DETS, "il", "lo", "un", "del", "dello", "al", "allo", "dal",
+                         "nel", "sul"}, key=len, reverse=True))
+_NUMBERED = {"n": "numero", "N": "numero", "nr": "numero", "Nr": "numero", "pag": "pagina", "p": "pagina",
+             "art": "articolo", "Art": "articolo", "cap": "capitolo", "vol": "volume"}
+_CURRENCY = {"€": "EUR", "$": "USD", "£": "GBP"}
+_EXPONENTS = {"k": 3, "M": 6, "mln": 6, "Mln": 6, "mld": 9, "Mld": 9}
+
+
+def italian_rules(lang: Continental) -> list[Rule]:
+    number = number_pattern(lang)
+    ordinal = re.compile(rf"(?:\b(?i:(?P<det>{_DETS}))\s+)?{BEFORE}(?P<n>\d{{1,4}})(?P<mark>[°ºª])"
+                         r"(?!\s?[CFK]\b|\w)")
+    one = re.compile(rf"{BEFORE}1[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
+    clock = re.compile(r"\b(?P<cue>(?i:alle|dalle|le|ore|entro le|verso le|fino alle))\s+"
+                       r"(?P<h>[01]?\d|2[0-3])[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
+    numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?)(?P<n>\d+)(?![\w]|[.,]\d)")
+    scaled = re.compile(rf"{BEFORE}{number}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?(?:\s?(?P<cur>[€$£]))?(?![\w])")
+    phone = re.compile(r"(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
+
+    def say_ordinal(m: re.Match[str]) -> str | None:
+        det, mark = m.group("det"), m.group("mark")
+        following = re.match(r"[ \u00a0]+([^\W\d_][\w'’]*)", m.string[m.end():])
+        noun = following.group(1) if following else None
+        if mark == "°" and det is None and (noun is None or not noun[0].islower() or noun in _NOT_NOUNS):
+            return None  # degrees: "30°", "30° e sole"
+        lower = (det or "").lower()
+        female = mark == "ª" or lower in _FEMININE_DETS or (not det and noun is not None
+                                                            and noun_gender(noun) == "f")
+        said = lang.ordinal(int(m.group("n")))[:-1]
+        said += ("e" if female else "i") if lower in _PLURAL_DETS else ("a" if female else "o")
+        return lang.join([det or "", said])
+
+    def say_one(m: re.Match[str]) -> str | None:
+        noun = m.group("noun")
+        if noun.lower() in _NOT_NOUNS:
+            return None
+        return indefinite(noun_gender(noun), noun)
+
+    def say_scaled(m: re.Match[str]) -> str | None:
+        cur = m.group("cur")
+        if m.group("scale") in ("k", "M") and not cur:
+            return None  # "5 k", "3 M": not amounts without a currency
+        noun = lang.currencies[_CURRENCY[cur]][0] if cur else None
+        return lang.scaled(parse_number(m), _EXPONENTS[m.group("scale")], noun)
+
+    def say_clock(m: re.Match[str]) -> str:
+        return lang.join([m.group("cue"), lang.time(int(m.group("h")), int(m.group("min")), None, None)])
+
+    return [
+        Rule("ordinal", ordinal, say_ordinal, 25),
+        Rule("number", one, say_one, 50),
+        Rule("time", clock, say_clock, 14),
+        Rule("abbreviation", numbered,
+             lambda m: lang.join([_NUMBERED[m.group("abbr")], lang.cardinal(int(m.group("n")))]), 65),
+        Rule("currency", scaled, say_scaled, 19),
+        Rule("phone", phone, lambda m: _phone(lang, m), 12),
+    ]
+
+
+def _phone(lang: Continental, m: re.Match[str]) -> str | None:
+    groups = re.findall(r"\d+", m.group())
+    return lang.phone(groups, False) if 6 <= sum(map(len, groups)) <= 11 else None
