@@ -10,6 +10,7 @@ it); this module turns them into the methods and rules the shared rules call."""
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from typing import ClassVar
@@ -17,13 +18,17 @@ from typing import ClassVar
 from hearth.text.normalize.language import Language, Num, Rule
 from hearth.text.normalize.rules import number_pattern, parse_number
 
-__all__ = ["AFTER", "BEFORE", "Continental", "Noun", "full_year", "keeps_stop", "roman", "valid_day",
+__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "Continental", "Noun", "full_year", "keeps_stop", "roman", "valid_day",
            "word_set"]
 
 # (singular, plural, gender "m", "f" or "n"): how a unit or a currency is said after a number.
 Noun = tuple[str, str, str]
 
 BEFORE = r"(?<![\w.,/:@])"  # a number not inside a word, a number, a path or an address
+# The first digit of such a number. A pattern that starts with it is searched much faster than one
+# that starts with BEFORE (the regex engine skips to the digits instead of trying every position).
+DIGIT = r"\d(?<![\w.,/:@]\d)"
+DAY = rf"{DIGIT}\d?"  # a day or an hour: one or two digits
 AFTER = r"(?![\w]|[.,]\d)"
 _DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
 
@@ -33,6 +38,7 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+_NAME = re.compile(r"\b([A-ZÀ-Ý][a-zß-ÿ]+) \Z")  # a name before a ruler's number ("Louis XIV")
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 
 
@@ -82,7 +88,7 @@ class Continental(Language):
     hour_12 = False
     months: ClassVar[tuple[str, ...]] = ()
     month_abbreviations: ClassVar[dict[str, int]] = {}  # written without their full stop: "Dez" -> 12
-    day_before_month: ClassVar[str] = r"(?P<d>\d{1,2})\s+"  # how a day is written before a month's name
+    day_before_month: ClassVar[str] = rf"(?P<d>{DAY})\s+"  # how a day is written before a month's name
     date_determiners: ClassVar[str] = ""  # a regex: the words before a date that the date is said with
     decimals_as_number: ClassVar[bool] = False  # "3,14": "quatorze" (True) or "eins vier" (False)
     units: ClassVar[dict[str, Noun]] = {}
@@ -91,17 +97,26 @@ class Continental(Language):
     degree: ClassVar[Noun] = ("", "", "m")  # "25°" without C or F
     scales: ClassVar[dict[int, Noun]] = {}  # 3, 6, 9 -> thousand, million, billion as nouns
     sentence_starters: ClassVar[frozenset[str]] = frozenset()
+    regnal_stop: ClassVar[bool] = False  # a ruler's number written with a full stop ("Ludwig XIV.")
 
     # A number and its noun, agreeing: each language's grammar.
     def counted(self, num: Num, noun: Noun) -> str:
         raise NotImplementedError
 
-    # A date and the article or preposition written before it (None: none written).
+    # A date, said after the article or preposition written before it (None: none written), which
+    # stays as it is written.
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
         raise NotImplementedError
 
     def date(self, year: int | None, month: int | None, day: int | None) -> str:
         return self.dated(None, year, month or 1, day, named=False)
+
+    @functools.cached_property
+    def _digit_words(self) -> tuple[str, ...]:
+        return tuple(self.cardinal(d) for d in range(10))
+
+    def digit_names(self) -> Sequence[str]:
+        return self._digit_words
 
     def number(self, num: Num) -> str:
         words = self.cardinal(int(num.whole))
@@ -232,47 +247,58 @@ class Continental(Language):
         return "|".join(sorted(names, key=len, reverse=True))
 
     def extra_rules(self) -> list[Rule]:
-        det = rf"(?:\b(?i:(?P<det>{self.date_determiners}))\s*)?" if self.date_determiners else ""
-        iso = re.compile(rf"{det}{BEFORE}(?P<y>\d{{4}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){AFTER}")
-        dmy = re.compile(rf"{det}{BEFORE}(?P<d>\d{{1,2}})(?P<sep>[./-])(?P<m>\d{{1,2}})(?P=sep)(?P<y>\d{{4}}|\d{{2}})"
+        iso = re.compile(rf"(?P<y>{DIGIT}\d{{3}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){AFTER}")
+        dmy = re.compile(rf"(?P<d>{DAY})(?P<sep>[./-])(?P<m>\d{{1,2}})(?P=sep)(?P<y>\d{{4}}|\d{{2}})"
                          + AFTER)
-        named = re.compile(rf"{det}{BEFORE}{self.day_before_month}(?P<mon>(?i:{self.month_pattern()}))"
+        named = re.compile(rf"{self.day_before_month}(?P<mon>(?i:{self.month_pattern()}))"
                            rf"(?:\s+(?P<y>\d{{4}}))?(?![\w])")
-        # "du 08/12 au 10/12": the shared rule reads a short date without the word before it
-        short = re.compile(rf"{det}{BEFORE}(?P<d>\d{{1,2}})/(?P<m>\d{{1,2}}){AFTER}") if det else None
-        regnal = re.compile(r"\b(?P<name>[A-ZÀ-Ý][a-zß-ÿ]+)\s(?P<r>[IVXLC]{1,7})(?![\w])")
-        degrees = re.compile(rf"{BEFORE}{number_pattern(self)}\s?°(?!\s?[CFK]\b|\w)")
+        # "du 08/12 au 10/12": the shared rule reads a short date, but not the word before it
+        short = re.compile(rf"(?P<d>{DAY})/(?P<m>\d{{1,2}}){AFTER}")
+        stop = r"(?P<stop>\.)?" if self.regnal_stop else ""
+        regnal = re.compile(rf"(?P<r>[IVXLC](?<=[^\W\d_] [IVXLC])[IVXLC]{{0,6}}){stop}(?![\w])")
+        degrees = re.compile(rf"(?=[-−\d]){BEFORE}{number_pattern(self)}\s?°(?!\s?[CFK]\b|\w)")
         return [Rule("date", iso, self._numeric_date, 9), Rule("date", dmy, self._numeric_date, 9),
-                Rule("date", named, self._named_date, 9),
+                Rule("date", named, self._named_date, 9), Rule("date", short, self._short_date, 39),
                 Rule("measure", degrees, lambda m: self.counted(parse_number(m), self.degree), 31),
-                Rule("number", regnal, self._regnal, 45),
-                *([Rule("date", short, self._short_date, 39)] if short else []), *self._final_abbreviations()]
+                Rule("number", regnal, self._regnal, 45), *self._final_abbreviations()]
+
+    @functools.cached_property
+    def _determiner(self) -> re.Pattern[str]:
+        return re.compile(rf"\b(?i:{self.date_determiners})\s*\Z")
+
+    def determiner(self, m: re.Match[str]) -> str | None:
+        """The article or preposition written just before a date (`date_determiners`), or None:
+        it stays as written, and the date is said as it asks ("am" -> "achten")."""
+        found = self._determiner.search(m.string, max(0, m.start() - 24), m.start())
+        return found.group().strip() if found else None
 
     def _numeric_date(self, m: re.Match[str]) -> str | None:
         day, month = int(m.group("d")), int(m.group("m"))
         if not valid_day(day, month):
             return None
-        return self.dated(m.groupdict().get("det"), full_year(m.group("y")), month, day, named=False)
+        return self.dated(self.determiner(m), full_year(m.group("y")), month, day, named=False)
 
     def _named_date(self, m: re.Match[str]) -> str | None:
         day, month = int(m.group("d")), self.month_of(m.group("mon"))
         if not valid_day(day, month):
             return None
         year = int(m.group("y")) if m.group("y") else None
-        return self.dated(m.groupdict().get("det"), year, month, day, named=True)
+        return self.dated(self.determiner(m), year, month, day, named=True)
 
     def _short_date(self, m: re.Match[str]) -> str | None:
-        day, month = int(m.group("d")), int(m.group("m"))
-        if m.group("det") is None or not valid_day(day, month):
+        day, month, det = int(m.group("d")), int(m.group("m")), self.determiner(m)
+        if det is None or not valid_day(day, month):
             return None
-        return self.dated(m.group("det"), None, month, day, named=False)
+        return self.dated(det, None, month, day, named=False)
 
     def _regnal(self, m: re.Match[str]) -> str | None:
         """"Louis XIV", "Giovanni XXIII", "Ludwig XIV.": a name and a Roman numeral."""
+        name = _NAME.search(m.string, max(0, m.start() - 30), m.start())
         value = roman(m.group("r"))
-        if value is None or value > 40 or m.group("name") in self.sentence_starters:
+        if value is None or value > 40 or name is None or name.group(1) in self.sentence_starters:
             return None
-        return self.join([m.group("name"), self.regnal(value)])
+        stop = "." if m.groupdict().get("stop") and keeps_stop(m, self.sentence_starters) else ""
+        return self.regnal(value) + stop
 
     def regnal(self, value: int) -> str:
         """How a ruler's or a pope's number is said ("quatorze", "quattordicesimo")."""

@@ -19,7 +19,7 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import Continental, Noun
+from hearth.text.normalize.languages.continental import DAY, Continental, Noun
 from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
 from hearth.text.normalize.languages.de_rules import german_rules
 
@@ -97,10 +97,9 @@ class German(Continental):
     month_abbreviations: ClassVar[dict[str, int]] = {
         "Jan": 1, "Feb": 2, "Mär": 3, "Mrz": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
         "Okt": 10, "Nov": 11, "Dez": 12}
-    day_before_month = r"(?P<d>\d{1,2})\.\s?"
+    day_before_month = rf"(?P<d>{DAY})\.\s?"
     # "am 8.12.", "vom 8.12.", "den 8.12.", "bis 8.12." (said "bis zum achten Dezember")
-    date_determiners = (r"(?:(?:bis|ab|seit|vor|nach|an|von|für|auf)\s+)?(?:am|vom|zum|beim|im|dem|den|der|des)"
-                        r"|bis|ab|seit|vor|nach")
+    date_determiners = r"am|vom|zum|beim|im|dem|den|der|des|bis|ab|seit|vor|nach"
     units: ClassVar[dict[str, Noun]] = {
         "°C": ("Grad Celsius", "Grad Celsius", "n"), "°F": ("Grad Fahrenheit", "Grad Fahrenheit", "n"),
         "K": ("Kelvin", "Kelvin", "n"), "km/h": ("Kilometer pro Stunde", "Kilometer pro Stunde", "m"),
@@ -148,6 +147,7 @@ class German(Continental):
     scales: ClassVar[dict[int, Noun]] = {3: ("tausend", "tausend", "n"), 6: ("Million", "Millionen", "f"),
                                          9: ("Milliarde", "Milliarden", "f")}
     sentence_starters = STARTERS
+    regnal_stop = True
 
     def cardinal(self, n: int) -> str:
         if n < 0:
@@ -194,14 +194,12 @@ class German(Continental):
             return self.join([_MONTHS[month - 1], said_year])
         if det is None:
             lead, ending = ("", "er") if named else ("der", "e")
+        elif det.lower() == "bis":
+            lead, ending = "zum", "en"
+        elif det.lower() in ("ab", "seit", "vor", "nach"):
+            lead, ending = "dem", "en"
         else:
-            last = det.split()[-1].lower()
-            if last == "bis":
-                lead, ending = f"{det} zum", "en"
-            elif last in ("ab", "seit", "vor", "nach"):
-                lead, ending = f"{det} dem", "en"
-            else:
-                lead, ending = det, determiner_ending(last, "m")
+            lead, ending = "", determiner_ending(det, "m")
         return self.join([lead, inflect(self.ordinal(day), ending), _MONTHS[month - 1], said_year])
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
@@ -212,6 +210,10 @@ class German(Continental):
         if second:
             words += ["und", self.counted(Num(False, str(second)), ("Sekunde", "Sekunden", "f"))]
         return self.join(words)
+
+    def regnal(self, value: int) -> str:
+        said = self.ordinal(value)  # "Ludwig XIV.": "Ludwig der Vierzehnte"
+        return f"der {said[0].upper()}{said[1:]}"
 
     def extra_rules(self) -> list[Rule]:
         return [*super().extra_rules(), *german_rules(self)]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 
 from hearth.text.normalize.language import CURRENCIES, UNITS, Rule
-from hearth.text.normalize.languages.continental import BEFORE, Continental, keeps_stop, valid_day
+from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, keeps_stop, valid_day
 from hearth.text.normalize.languages.de_grammar import DETERMINERS, STARTERS, determiner_ending, gender, inflect
 from hearth.text.normalize.rules import number_pattern, parse_number
 
@@ -18,7 +18,11 @@ __all__ = ["german_rules"]
 _NEXT_WORD = re.compile(r"[ \t\u00a0]+([^\W\d_][\w-]*)")
 _PREPOSITIONS = ("in|an|auf|aus|bei|mit|nach|seit|von|zu|vor|hinter|über|unter|neben|zwischen|für|durch|gegen"
                  "|ohne|um|während|wegen")
-_HOUR = r"(?P<h>[01]?\d|2[0-4])"
+_HOUR = rf"(?P<h>{DAY})"  # up to 24, as the rules check
+# The words before an ordinal that give it its ending ("in der", "am", "ein"), before a time
+# written with a full stop ("um 19.30").
+_DETERMINER = re.compile(rf"(?:\b(?P<prep>{_PREPOSITIONS})\s+)?\b(?P<det>{DETERMINERS})\s+\Z", re.I)
+_TIME_CUE = re.compile(r"\b(?i:um|gegen)\s+\Z")
 _SCALE_WORDS = {"Tsd.": 3, "Mio.": 6, "Mrd.": 9}
 _NUMBERED = {"Nr": "Nummer", "S": "Seite", "Abs": "Absatz", "Kap": "Kapitel", "Bd": "Band", "Art": "Artikel"}
 
@@ -28,78 +32,85 @@ def german_rules(lang: Continental) -> list[Rule]:
 
 
 def _ordinal_rules(lang: Continental) -> list[Rule]:
-    ordinal = re.compile(rf"(?:\b(?i:(?P<prep>{_PREPOSITIONS}))\s+)?(?:\b(?i:(?P<det>{DETERMINERS}))\s+)?"
-                         rf"{BEFORE}(?:(?P<n1>\d{{1,4}})\.\s?[-–]\s?)?(?P<n>\d{{1,4}})\.(?!\d)")
-    one = re.compile(rf"{BEFORE}(?P<s>[-−])?1(?=[ \u00a0](?P<noun>[A-ZÄÖÜ][\w-]*))")
-    date_det = rf"(?:\b(?i:(?P<det>{lang.date_determiners}))\s*)?"
-    short_date = re.compile(rf"{date_det}{BEFORE}(?P<d>\d{{1,2}})\.(?P<m>\d{{1,2}})\.(?!\d)")
+    ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})\.(?!\d)")
+    ordinals = re.compile(rf"(?P<n1>{DIGIT}\d{{0,3}})\.\s?[-–]\s?(?P<n>\d{{1,4}})\.(?!\d)")  # "3.–5. Mai"
+    one = re.compile(r"1(?<![\w.,/:@]1)(?=[ \u00a0](?P<noun>[A-ZÄÖÜ][\w-]*))")
+    short_date = re.compile(rf"(?P<d>{DAY})\.(?P<m>\d{{1,2}})\.(?!\d)")
 
     def say_ordinal(m: re.Match[str]) -> str | None:
-        det, n = m.group("det"), int(m.group("n"))
+        before = _DETERMINER.search(m.string, max(0, m.start() - 40), m.start())
+        det, n = before.group("det") if before else None, int(m.group("n"))
         following = _NEXT_WORD.match(m.string, m.end())
         noun = following.group(1) if following else None
         if n == 0 or (det is None and (noun is None or noun in STARTERS)):
             return None
         noun_gender = gender(noun) if noun and noun[0].isupper() else None
         # "in der 2. Klasse": "der" after a preposition is the dative or genitive ("zweiten")
-        ending = "en" if m.group("prep") and det and det.lower() == "der" else determiner_ending(det, noun_gender)
+        dative = before is not None and before.group("prep") is not None and before.group("det").lower() == "der"
+        ending = "en" if dative else determiner_ending(det, noun_gender)
         said = inflect(lang.ordinal(n), ending) + ("." if keeps_stop(m, STARTERS) else "")
-        if m.group("n1"):  # "3.–5. Mai": "dritter bis fünfter Mai"
+        if m.groupdict().get("n1"):  # "3.–5. Mai": "dritter bis fünfter Mai"
             said = lang.join([inflect(lang.ordinal(int(m.group("n1"))), ending), lang.words["to"], said])
-        return lang.join([m.group("prep") or "", det or "", said])
+        return said
 
     def say_one(m: re.Match[str]) -> str | None:
         noun = m.group("noun")
         if noun in STARTERS:
             return None
-        said = "eine" if gender(noun) == "f" else "ein"
-        return lang.join([lang.words["minus"], said]) if m.group("s") else said
+        return "eine" if gender(noun) == "f" else "ein"
 
     def say_short_date(m: re.Match[str]) -> str | None:
-        day, month, det = int(m.group("d")), int(m.group("m")), m.group("det")
+        day, month, det = int(m.group("d")), int(m.group("m")), lang.determiner(m)
         # "21.5." could be a sensor's decimal at a sentence's end: a date only with a word before it
         # that announces one ("am 21.5.") or a month of two digits ("21.05.")
         if not valid_day(day, month) or (det is None and len(m.group("m")) < 2):
             return None
         return lang.dated(det, None, month, day, named=False) + ("." if keeps_stop(m, STARTERS) else "")
 
-    return [Rule("ordinal", ordinal, say_ordinal, 25), Rule("number", one, say_one, 50),
+    return [Rule("ordinal", ordinal, say_ordinal, 25), Rule("ordinal", ordinals, say_ordinal, 25),
+            Rule("number", one, say_one, 50),
             Rule("date", short_date, say_short_date, 9)]
 
 
 def _time_rules(lang: Continental) -> list[Rule]:
-    clock = re.compile(rf"{BEFORE}{_HOUR}[:.](?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?\s?Uhr\b")
-    hour = re.compile(rf"{BEFORE}{_HOUR}\s?Uhr\b")
-    span = re.compile(rf"{BEFORE}(?P<h1>[01]?\d|2[0-4])[:.](?P<m1>[0-5]\d)\s?(?:[-–]|bis)\s?{_HOUR}[:.]"
+    clock = re.compile(rf"{_HOUR}[:.](?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?\s?Uhr\b")
+    hour = re.compile(rf"{_HOUR}\s?Uhr\b")
+    span = re.compile(rf"(?P<h1>{DAY})[:.](?P<m1>[0-5]\d)\s?(?:[-–]|bis)\s?{_HOUR}[:.]"
                       r"(?P<min>[0-5]\d)\s?Uhr\b")
     # "um 19.30": the full stop as the hours' mark, after a word that announces a time
-    dotted = re.compile(rf"\b(?P<cue>[Uu]m|[Gg]egen)\s+{_HOUR}\.(?P<min>[0-5]\d)(?![\w]|[.,]\d)")
+    dotted = re.compile(rf"{_HOUR}\.(?P<min>[0-5]\d)(?![\w]|[.,]\d)")
 
-    def said(m: re.Match[str]) -> str:
+    def said(m: re.Match[str]) -> str | None:
+        if int(m.group("h")) > 24 or int(m.groupdict().get("h1") or 0) > 24:
+            return None
         second = m.groupdict().get("sec")
         return lang.time(int(m.group("h")), int(m.groupdict().get("min") or 0), int(second) if second else None,
                          None)
 
-    def say_span(m: re.Match[str]) -> str:
+    def say_span(m: re.Match[str]) -> str | None:
+        last = said(m)
+        if last is None:
+            return None
         first = lang.time(int(m.group("h1")), int(m.group("m1")), None, None)
         if m.group("m1") == "00" and m.group("min") == "00":  # "9 bis 17 Uhr", the "Uhr" said once
             first = first.removesuffix(" Uhr")
-        return lang.join([first, lang.words["to"], said(m)])
+        return lang.join([first, lang.words["to"], last])
 
     return [Rule("time", clock, said, 14), Rule("time", hour, said, 14), Rule("time", span, say_span, 14),
-            Rule("time", dotted, lambda m: lang.join([m.group("cue"), said(m)]), 14)]
+            Rule("time", dotted, lambda m: said(m) if _TIME_CUE.search(m.string, max(0, m.start() - 8), m.start())
+                 else None, 14)]
 
 
 def _amount_rules(lang: Continental) -> list[Rule]:
     number = number_pattern(lang)
     symbols = {s: code for code, written in CURRENCIES.items() for s in (*written, code)}
     currency = "|".join(re.escape(s) for s in sorted(symbols, key=len, reverse=True))
-    scale = re.compile(rf"{BEFORE}{number}\s?(?P<scale>Tsd\.|Mio\.|Mrd\.)(?:\s?(?P<cur>{currency})(?![\w]))?")
+    scale = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>Tsd\.|Mio\.|Mrd\.)(?:\s?(?P<cur>{currency})(?![\w]))?")
     units = "|".join(re.escape(u) for u in sorted([*UNITS, *symbols], key=len, reverse=True))
     cues = "Jahre?s?|seit|von|bis|ab|vor|nach|anno|Anfang|Ende|Mitte|Sommer|Winter|Herbst|Frühjahr|Frühling"
-    year = re.compile(rf"\b(?P<cue>(?i:{cues}|{lang.month_pattern()}))\s+(?P<y>1[1-9]\d\d|20\d\d)"
-                      rf"(?![\w]|[.,]\d|\s?(?:{units})(?!\w))")
-    phone = re.compile(r"(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}[ /-])\d{3,8}(?:[ -]\d{1,5})?(?![\w]|[.,]\d)")
+    year = re.compile(rf"(?P<y>{DIGIT}\d{{3}})(?![\w]|[.,]\d|\s?(?:{units})(?!\w))")
+    cue = re.compile(rf"\b(?i:{cues}|{lang.month_pattern()})\s+\Z")
+    phone = re.compile(r"(?=[(0])(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}[ /-])\d{3,8}(?:[ -]\d{1,5})?(?![\w]|[.,]\d)")
     numbered = re.compile(rf"\b(?P<abbr>{'|'.join(_NUMBERED)})\.\s?(?P<n>\d+)(?![\w]|[.,]\d)")
 
     def say_scale(m: re.Match[str]) -> str:
@@ -111,7 +122,9 @@ def _amount_rules(lang: Continental) -> list[Rule]:
         return said + ("." if not m.group("cur") and keeps_stop(m, STARTERS) else "")
 
     return [Rule("currency", scale, say_scale, 19),
-            Rule("year", year, lambda m: lang.join([m.group("cue"), lang.year(int(m.group("y")))]), 60),
+            Rule("year", year, lambda m: lang.year(int(m.group("y")))
+                 if 1100 <= int(m.group("y")) < 2100 and cue.search(m.string, max(0, m.start() - 12), m.start())
+                 else None, 60),
             Rule("phone", phone, lambda m: lang.phone(re.findall(r"\d+", m.group()), False), 12),
             Rule("abbreviation", numbered,
                  lambda m: lang.join([_NUMBERED[m.group("abbr")], lang.cardinal(int(m.group("n")))]), 65)]

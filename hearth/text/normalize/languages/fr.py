@@ -24,7 +24,7 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import Continental, Noun
+from hearth.text.normalize.languages.continental import DAY, Continental, Noun
 from hearth.text.normalize.languages.fr_rules import STARTERS, feminine, french_rules
 
 __all__ = ["French"]
@@ -79,7 +79,7 @@ class French(Continental):
     months = _MONTHS
     month_abbreviations: ClassVar[dict[str, int]] = {
         "janv": 1, "févr": 2, "fév": 2, "avr": 4, "juil": 7, "sept": 9, "oct": 10, "nov": 11, "déc": 12}
-    day_before_month = r"(?P<d>\d{1,2})(?:er|ᵉʳ)?\s+"
+    day_before_month = rf"(?P<d>{DAY})(?:er|ᵉʳ)?\s+"
     # "le 08/12", "du 08/12", "au 08/12", "jusqu'au 08/12", "lundi 08/12": the article said once
     date_determiners = r"le|du|au|jusqu['’]au|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche"
     units: ClassVar[dict[str, Noun]] = {
@@ -193,7 +193,7 @@ class French(Continental):
         said_year = self.cardinal(year) if year is not None else ""
         if day is None:
             return self.join([_MONTHS[month - 1], said_year])
-        lead = det if det else ("" if named else "le")
+        lead = "" if det or named else "le"
         return self.join([lead, self.ordinal(1) if day == 1 else self.cardinal(day), _MONTHS[month - 1],
                           said_year])
 

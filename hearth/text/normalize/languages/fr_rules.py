@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 
 from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import BEFORE, Continental, roman, word_set
+from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, roman, word_set
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["STARTERS", "feminine", "french_rules", "noun_gender"]
@@ -64,15 +64,17 @@ _SUFFIX = r"ers|er|res|re|ères|ère|ᵉʳ|ʳᵉ|èmes|ème|ièmes|ième|emes|em
 
 def french_rules(lang: Continental) -> list[Rule]:
     number = number_pattern(lang)
-    ordinal = re.compile(rf"{BEFORE}(?P<n>\d{{1,6}})(?P<s>{_SUFFIX})(?![\w])")
+    ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,5}})(?P<s>{_SUFFIX})(?![\w])")
     roman_ordinal = re.compile(rf"\b(?P<r>[IVX]{{1,6}})(?P<s>{_SUFFIX})(?![\w])")
-    clock = re.compile(rf"{BEFORE}(?P<h>[01]?\d|2[0-4])\s?h\s?(?P<min>[0-5]\d)?(?![\w])")
-    one = re.compile(rf"{BEFORE}(?P<w>\d+)(?=[ \u00a0](?P<noun>[^\W\d_][\w'’-]*))")
+    clock = re.compile(rf"(?P<h>{DAY})\s?h\s?(?P<min>[0-5]\d)?(?![\w])")
+    one = re.compile(rf"(?P<w>{DIGIT}\d*)(?=[ \u00a0](?P<noun>[^\W\d_][\w'’-]*))")
     mister = re.compile(r"(?<![\w.])M\.(?=\s+[A-ZÀ-Ý])")
     numero = re.compile(r"(?<![\w])[nN][°º]\s?(?P<n>\d+)(?![\w]|[.,]\d)")
-    octets = re.compile(rf"{BEFORE}{number}\s?(?P<u>[kKMGT])o(?![\w])")
-    scaled = re.compile(rf"{BEFORE}{number}\s?(?P<scale>k|M|Mds?|Mrd)\s?(?P<cur>€|\$|£)")
-    phone = re.compile(r"(?<![\w+])0[1-9](?:[ .-]?\d{2}){4}(?![\w]|[.,]\d)")
+    octets = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<u>[kKMGT])o(?![\w])")
+    scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>k|M|Mds?|Mrd)\s?(?P<cur>€|\$|£)")
+    # "24h/24", "7j/7": "vingt-quatre heures sur vingt-quatre", "sept jours sur sept"
+    around = re.compile(rf"(?P<n>{DAY})\s?(?P<u>h|j)\s?/\s?(?P=n)(?![\w])")
+    phone = re.compile(r"0(?<![\w+]0)[1-9](?:[ .-]?\d{2}){4}(?![\w]|[.,]\d)")
     octet_units = {"k": "kB", "K": "kB", "M": "MB", "G": "GB", "T": "TB"}
     currencies = {"€": "EUR", "$": "USD", "£": "GBP"}
     exponents = {"k": 3, "M": 6, "Md": 9, "Mds": 9, "Mrd": 9}
@@ -87,8 +89,10 @@ def french_rules(lang: Continental) -> list[Rule]:
             return ("seconde" if "e" in suffix else "second") + plural if n == 2 else None
         return lang.ordinal(n) + plural
 
-    def say_clock(m: re.Match[str]) -> str:
+    def say_clock(m: re.Match[str]) -> str | None:
         hour, minute = int(m.group("h")), m.group("min")
+        if hour > 24:
+            return None
         if minute is None:  # "12h", "2 h": hours as well as a time of day ("douze heures", never "midi")
             return lang.counted(Num(False, str(hour)), ("heure", "heures", "f"))
         return lang.time(hour, int(minute), None, None)
@@ -112,5 +116,8 @@ def french_rules(lang: Continental) -> list[Rule]:
         Rule("abbreviation", numero, lambda m: f"numéro {lang.cardinal(int(m.group('n')))}", 65),
         Rule("measure", octets, lambda m: lang.measure(parse_number(m), octet_units[m.group("u")]), 30),
         Rule("currency", scaled, say_scaled, 19),
+        Rule("time", around, lambda m: lang.join([
+            lang.counted(Num(False, m.group("n")), ("heure", "heures", "f") if m.group("u") == "h" else
+                         ("jour", "jours", "m")), "sur", lang.cardinal(int(m.group("n")))]), 13),
         Rule("phone", phone, lambda m: lang.phone(re.findall(r"\d+", m.group()), False), 12),
     ]

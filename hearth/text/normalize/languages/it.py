@@ -21,8 +21,8 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import Continental, Noun
-from hearth.text.normalize.languages.it_rules import STARTERS, indefinite, italian_rules
+from hearth.text.normalize.languages.continental import DAY, Continental, Noun
+from hearth.text.normalize.languages.it_rules import ELISIONS, STARTERS, indefinite, italian_rules
 
 __all__ = ["Italian"]
 
@@ -31,10 +31,6 @@ _MONTHS = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio
 _SCALES = ((10**9, "un miliardo", "miliardi"), (10**6, "un milione", "milioni"))
 _CENT: Noun = ("centesimo", "centesimi", "m")
 _WEEKDAYS = ("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica")
-# An article or articulated preposition before a day: its full form and its elided form ("il"
-# / "l'", "del" / "dell'"), the elided one before "otto" and "undici".
-_ELISIONS = {"il": "l'", "del": "dell'", "dal": "dall'", "al": "all'", "nel": "nell'", "sul": "sull'"}
-_FULL = {elided: full for full, elided in _ELISIONS.items()}
 
 
 @functools.cache
@@ -77,8 +73,8 @@ class Italian(Continental):
     month_abbreviations: ClassVar[dict[str, int]] = {
         "gen": 1, "feb": 2, "mar": 3, "apr": 4, "mag": 5, "giu": 6, "lug": 7, "ago": 8, "set": 9, "sett": 9,
         "ott": 10, "nov": 11, "dic": 12}
-    day_before_month = r"(?P<d>\d{1,2})[°º]?\s+"
-    date_determiners = "|".join([*_ELISIONS, *(e.replace("'", "['’]") for e in _ELISIONS.values()), *_WEEKDAYS])
+    day_before_month = rf"(?P<d>{DAY})[°º]?\s+"
+    date_determiners = "|".join([*ELISIONS, *(e.replace("'", "['’]") for e in ELISIONS.values()), *_WEEKDAYS])
     units: ClassVar[dict[str, Noun]] = {
         "°C": ("grado Celsius", "gradi Celsius", "m"), "°F": ("grado Fahrenheit", "gradi Fahrenheit", "m"),
         "K": ("kelvin", "kelvin", "m"), "km/h": ("chilometro orario", "chilometri orari", "m"),
@@ -178,17 +174,9 @@ class Italian(Continental):
             return self.join([_MONTHS[month - 1], said_year])
         said_day = "primo" if day == 1 else self.cardinal(day)
         rest = self.join([_MONTHS[month - 1], said_year])
-        if det is not None and det.lower() in _WEEKDAYS:  # "lunedì 8 dicembre": no article
-            return self.join([det, said_day, rest])
-        if det is None and named:
+        if det is not None or named:  # "lunedì 8 dicembre", "dell'8/12" (elided by `italian_rules`)
             return self.join([said_day, rest])
-        written = (det or "il").replace("’", "'")
-        article = _FULL.get(written.lower(), written.lower())  # "l'" and "il" alike
-        if said_day[0] in "aeiou":  # "l'otto", "dell'undici"
-            article = _ELISIONS[article]
-        if written[0].isupper():
-            article = article[0].upper() + article[1:]
-        return (article + said_day if article.endswith("'") else self.join([article, said_day])) + " " + rest
+        return ("l'" + said_day if said_day[0] in "aeiou" else f"il {said_day}") + " " + rest
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         """"diciannove e trenta", "una e cinque" (the hour is "una", as "ora" is feminine)."""

@@ -9,10 +9,14 @@ from __future__ import annotations
 import re
 
 from hearth.text.normalize.language import Rule
-from hearth.text.normalize.languages.continental import BEFORE, Continental, word_set
+from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, word_set
 from hearth.text.normalize.rules import number_pattern, parse_number
 
-__all__ = ["STARTERS", "indefinite", "italian_rules", "noun_gender"]
+__all__ = ["ELISIONS", "STARTERS", "indefinite", "italian_rules", "noun_gender"]
+
+# An article or articulated preposition before a number: its full form and its elided form ("il"
+# / "l'", "del" / "dell'"), the elided one before a vowel ("l'otto", "dell'undici", "all'ottanta").
+ELISIONS = {"il": "l'", "del": "dell'", "dal": "dall'", "al": "all'", "nel": "nell'", "sul": "sull'"}
 
 _STARTERS = (
     "Il Lo La I Gli Le Un Una Uno Di Da In Con Su Per Tra Fra E Ma O Se Che Non Come Quando Dove Perché Anche "
@@ -65,6 +69,8 @@ _FEMININE_DETS = ("la", "una", "della", "alla", "dalla", "nella", "sulla", "le",
 _PLURAL_DETS = ("i", "gli", "le", "dei", "degli", "delle", "ai", "agli", "alle", "nei", "negli", "nelle")
 _DETS = "|".join(sorted({*_FEMININE_DETS, *_PLURAL_DETS, "il", "lo", "un", "del", "dello", "al", "allo", "dal",
                          "nel", "sul"}, key=len, reverse=True))
+_DET_BEFORE = re.compile(rf"\b((?i:{_DETS}))\s+\Z")
+_CLOCK_CUE = re.compile(r"\b(?i:alle|dalle|le|ore|entro le|verso le|fino alle)\s+\Z")
 _NUMBERED = {"n": "numero", "N": "numero", "nr": "numero", "Nr": "numero", "pag": "pagina", "p": "pagina",
              "art": "articolo", "Art": "articolo", "cap": "capitolo", "vol": "volume"}
 _CURRENCY = {"€": "EUR", "$": "USD", "£": "GBP"}
@@ -73,17 +79,19 @@ _EXPONENTS = {"k": 3, "M": 6, "mln": 6, "Mln": 6, "mld": 9, "Mld": 9}
 
 def italian_rules(lang: Continental) -> list[Rule]:
     number = number_pattern(lang)
-    ordinal = re.compile(rf"(?:\b(?i:(?P<det>{_DETS}))\s+)?{BEFORE}(?P<n>\d{{1,4}})(?P<mark>[°ºª])"
-                         r"(?!\s?[CFK]\b|\w)")
-    one = re.compile(rf"{BEFORE}1[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
-    clock = re.compile(r"\b(?P<cue>(?i:alle|dalle|le|ore|entro le|verso le|fino alle))\s+"
-                       r"(?P<h>[01]?\d|2[0-3])[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
+    ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})(?P<mark>[°ºª])(?!\s?[CFK]\b|\w)")
+    elided = re.compile(rf"(?<![\w'’])(?P<det>{'|'.join(ELISIONS)}|{'|'.join(a.capitalize() for a in ELISIONS)})"
+                        r"\s+(?=\d)")
+    one = re.compile(r"1(?<![\w.,/:@]1)[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
+    clock = re.compile(rf"(?P<h>{DAY})[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
     numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?)(?P<n>\d+)(?![\w]|[.,]\d)")
-    scaled = re.compile(rf"{BEFORE}{number}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?(?:\s?(?P<cur>[€$£]))?(?![\w])")
-    phone = re.compile(r"(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
+    scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?(?:\s?(?P<cur>[€$£]))?"
+                        r"(?![\w])")
+    phone = re.compile(r"(?=[03])(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
 
     def say_ordinal(m: re.Match[str]) -> str | None:
-        det, mark = m.group("det"), m.group("mark")
+        found = _DET_BEFORE.search(m.string, max(0, m.start() - 12), m.start())
+        det, mark = found.group(1) if found else None, m.group("mark")
         following = re.match(r"[ \u00a0]+([^\W\d_][\w'’]*)", m.string[m.end():])
         noun = following.group(1) if following else None
         if mark == "°" and det is None and (noun is None or not noun[0].islower() or noun in _NOT_NOUNS):
@@ -93,7 +101,16 @@ def italian_rules(lang: Continental) -> list[Rule]:
                                                             and noun_gender(noun) == "f")
         said = lang.ordinal(int(m.group("n")))[:-1]
         said += ("e" if female else "i") if lower in _PLURAL_DETS else ("a" if female else "o")
-        return lang.join([det or "", said])
+        return said
+
+    def say_elided(m: re.Match[str]) -> str | None:
+        """"il 8" -> "l'otto", "dal 11" -> "dall'undici": the article elided before a vowel (the
+        number itself is said by its own rule)."""
+        number = re.match(r"\d+", m.string[m.end():])
+        if number is None or int(number.group()) == 1 or lang.cardinal(int(number.group()))[0] not in "aeiou":
+            return None
+        article = ELISIONS[m.group("det").lower()]
+        return article.capitalize() if m.group("det")[0].isupper() else article
 
     def say_one(m: re.Match[str]) -> str | None:
         noun = m.group("noun")
@@ -108,11 +125,16 @@ def italian_rules(lang: Continental) -> list[Rule]:
         noun = lang.currencies[_CURRENCY[cur]][0] if cur else None
         return lang.scaled(parse_number(m), _EXPONENTS[m.group("scale")], noun)
 
-    def say_clock(m: re.Match[str]) -> str:
-        return lang.join([m.group("cue"), lang.time(int(m.group("h")), int(m.group("min")), None, None)])
+    def say_clock(m: re.Match[str]) -> str | None:
+        # "19.30" is a time after the words that announce one ("alle 19.30"), "19:30" always
+        cue = _CLOCK_CUE.search(m.string, max(0, m.start() - 12), m.start())
+        if int(m.group("h")) > 23 or (":" not in m.group() and not cue):
+            return None
+        return lang.time(int(m.group("h")), int(m.group("min")), None, None)
 
     return [
         Rule("ordinal", ordinal, say_ordinal, 25),
+        Rule("number", elided, say_elided, 25),
         Rule("number", one, say_one, 50),
         Rule("time", clock, say_clock, 14),
         Rule("abbreviation", numbered,
