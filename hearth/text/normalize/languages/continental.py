@@ -97,7 +97,9 @@ class Continental(Language):
     degree: ClassVar[Noun] = ("", "", "m")  # "25°" without C or F
     scales: ClassVar[dict[int, Noun]] = {}  # 3, 6, 9 -> thousand, million, billion as nouns
     sentence_starters: ClassVar[frozenset[str]] = frozenset()
-    regnal_stop: ClassVar[bool] = False  # a ruler's number written with a full stop ("Ludwig XIV.")
+    # whether a ruler's number is written with a full stop ("Ludwig XIV."), which then tells it from a
+    # Roman numeral after a noun ("Teil II")
+    regnal_stop: ClassVar[bool] = False
 
     # A number and its noun, agreeing: each language's grammar.
     def counted(self, num: Num, noun: Noun) -> str:
@@ -254,7 +256,7 @@ class Continental(Language):
                            rf"(?:\s+(?P<y>\d{{4}}))?(?![\w])")
         # "du 08/12 au 10/12": the shared rule reads a short date, but not the word before it
         short = re.compile(rf"(?P<d>{DAY})/(?P<m>\d{{1,2}}){AFTER}")
-        stop = r"(?P<stop>\.)?" if self.regnal_stop else ""
+        stop = r"(?P<stop>\.)" if self.regnal_stop else ""
         regnal = re.compile(rf"(?P<r>[IVXLC](?<=[^\W\d_] [IVXLC])[IVXLC]{{0,6}}){stop}(?![\w])")
         degrees = re.compile(rf"(?=[-−\d]){BEFORE}{number_pattern(self)}\s?°(?!\s?[CFK]\b|\w)")
         return [Rule("date", iso, self._numeric_date, 9), Rule("date", dmy, self._numeric_date, 9),
@@ -295,7 +297,9 @@ class Continental(Language):
         """"Louis XIV", "Giovanni XXIII", "Ludwig XIV.": a name and a Roman numeral."""
         name = _NAME.search(m.string, max(0, m.start() - 30), m.start())
         value = roman(m.group("r"))
-        if value is None or value > 40 or name is None or name.group(1) in self.sentence_starters:
+        # "I" alone is more often a letter than the First
+        if value is None or value > 40 or m.group("r") == "I" or name is None \
+                or name.group(1) in self.sentence_starters:
             return None
         stop = "." if m.groupdict().get("stop") and keeps_stop(m, self.sentence_starters) else ""
         return self.regnal(value) + stop

@@ -24,7 +24,8 @@ _TAILS: dict[str, str] = {
          "tochter", "schwester", "regel", "form", "schicht", "pflicht", "sicht", "flucht", "kunst", "angst", "luft",
          "schrift", "macht", "schlacht", "sucht", "frucht", "gabel", "insel", "nadel", "tafel", "kugel", "feder",
          "liga", "firma", "kamera", "pizza", "oma", "hand", "art", "app", "wand", "nuss", "brust", "haut", "not",
-         "tat", "saat", "stirn", "mark", "front", "fracht", "lust", "wut", "flut", "glut",
+         "tat", "saat", "stirn", "mark", "front", "fracht", "lust", "wut", "flut", "glut", "mauer", "feier",
+         "butter", "steuer", "trauer", "dauer", "schulter", "ader", "faser", "kammer", "klammer",
          "kost", "heimat", "arbeit", "zeitschrift", "jagd", "geburt", "ankunft", "zukunft", "auskunft", "vernunft"],
         "f"),
     # masculine and neuter nouns in -e, which would be taken for feminine
@@ -46,15 +47,18 @@ _TAILS: dict[str, str] = {
                      "jahrzehnt", "quartal", "level", "album", "programm", "rennen", "treffen", "stockwerk",
                      "geschoss", "obergeschoss", "zimmer", "tor", "viertel", "halbjahr", "heft", "kind", "land",
                      "stück", "bild", "wort", "lied", "konzert", "gebot", "gesetz", "mitglied", "auto", "ziel",
-                     "glas", "ei", "prozent", "kilo", "gramm", "pfund", "meter", "liter", "bier", "problem",
-                     "thema", "system", "mädchen", "team", "projekt", "angebot", "paket", "foto", "video"], "n"),
+                     "glas", "ei", "prozent", "gramm", "pfund", "bier", "problem",
+                     "thema", "system", "mädchen", "team", "projekt", "angebot", "paket", "foto", "video", "wasser",
+                     "fenster", "messer", "theater", "feuer", "ufer", "opfer", "muster", "wetter", "lager", "alter",
+                     "zentrum", "kilo"], "n"),
 }
 _WHOLE = frozenset({"tor", "art", "ei", "tat", "wand", "ton", "not", "band", "teil"})
 _SUFFIXES = (("ung", "f"), ("heit", "f"), ("keit", "f"), ("schaft", "f"), ("ion", "f"), ("tät", "f"),
              ("enz", "f"), ("anz", "f"), ("ei", "f"), ("ie", "f"), ("ik", "f"), ("ur", "f"), ("erin", "f"),
              ("istin", "f"),
              ("chen", "n"), ("lein", "n"), ("ment", "n"), ("um", "n"), ("tum", "n"), ("nis", "n"),
-             ("ling", "m"), ("ismus", "m"), ("ist", "m"), ("or", "m"), ("e", "f"))
+             ("ling", "m"), ("ismus", "m"), ("ist", "m"), ("or", "m"), ("e", "f"),
+             ("er", "m"))  # most nouns in -er name who does something ("Sieger", "Fahrer")
 
 
 def gender(noun: str) -> str | None:

@@ -1,0 +1,158 @@
+"""German's golden cases, written from German's own conventions (what a speaker reading the text
+aloud says: "am dritten Mai", "neunzehn Uhr dreißig", "eine Stunde", years in hundreds, decimals
+digit by digit), not from a library's output."""
+
+from __future__ import annotations
+
+import pytest
+
+from hearth.text.normalize import normalize
+
+CASES = [
+    # cardinals, large numbers, negatives, decimals (the comma, and the point as sensors write it)
+    ("Ich habe 3 Katzen.", "Ich habe drei Katzen."),
+    ("2350 Besucher", "zweitausenddreihundertfünfzig Besucher"),
+    ("28.000 Fans", "achtundzwanzigtausend Fans"),
+    ("10 000 Schritte", "zehntausend Schritte"),
+    ("101.000 Einwohner", "einhunderteintausend Einwohner"),
+    ("1.234.567", "eine Million zweihundertvierunddreißigtausendfünfhundertsiebenundsechzig"),
+    ("3.000.000.000 Menschen", "drei Milliarden Menschen"),
+    ("Draußen sind -4 Grad", "Draußen sind minus vier Grad"),
+    ("Pi ist 3,14", "Pi ist drei Komma eins vier"),
+    ("0,5 Liter", "null Komma fünf Liter"),
+    ("Es sind 21,5 °C.", "Es sind einundzwanzig Komma fünf Grad Celsius."),
+    ("21.5 °C", "einundzwanzig Komma fünf Grad Celsius"),
+    # "eins" alone, "ein" / "eine" before a noun
+    ("Seite 1 von 3", "Seite eins von drei"),
+    ("1 Stunde", "eine Stunde"),
+    ("nur 1 Tag", "nur ein Tag"),
+    # fractions
+    ("3/4 Tasse", "drei Viertel Tasse"),
+    ("1/2", "einhalb"),
+    ("2/3", "zwei Drittel"),
+    ("1/8", "ein Achtel"),
+    # ordinals: "3." before a noun, with the ending its article asks for; not a sentence's last number
+    ("im 3. Stock", "im dritten Stock"),
+    ("der 2. Weltkrieg", "der zweite Weltkrieg"),
+    ("zum 3. Mal", "zum dritten Mal"),
+    ("ein 2. Versuch", "ein zweiter Versuch"),
+    ("in der 2. Klasse", "in der zweiten Klasse"),
+    ("das 20. Jahrhundert", "das zwanzigste Jahrhundert"),
+    ("Er wurde 3. Sieger.", "Er wurde dritter Sieger."),
+    ("Er war der 3.", "Er war der dritte."),
+    ("Die Antwort ist 42.", "Die Antwort ist zweiundvierzig."),
+    ("Es sind 42. Dann geht es weiter.", "Es sind zweiundvierzig. Dann geht es weiter."),
+    ("Ludwig XIV. war König.", "Ludwig der Vierzehnte war König."),
+    # percentages
+    ("45 %", "fünfundvierzig Prozent"),
+    ("12,5% Rabatt", "zwölf Komma fünf Prozent Rabatt"),
+    ("1 %", "ein Prozent"),
+    # currencies: symbols and codes, before or after the amount
+    ("1.234,56 €", "eintausendzweihundertvierunddreißig Euro und sechsundfünfzig Cent"),
+    ("€ 5", "fünf Euro"),
+    ("5 €", "fünf Euro"),
+    ("1 €", "ein Euro"),
+    ("0,99 €", "neunundneunzig Cent"),
+    ("$1", "ein Dollar"),
+    ("10 USD", "zehn Dollar"),
+    ("EUR 20", "zwanzig Euro"),
+    ("CHF 20", "zwanzig Franken"),
+    ("£3,50", "drei Pfund und fünfzig Pence"),
+    ("1.000.000 €", "eine Million Euro"),
+    ("2,5 Mio. €", "zwei Komma fünf Millionen Euro"),
+    ("$5k", "fünftausend Dollar"),
+    # dates: numeric (the article said), with the word before them, with the month's name
+    ("08.12.2026", "der achte Dezember zweitausendsechsundzwanzig"),
+    ("am 08.12.2026", "am achten Dezember zweitausendsechsundzwanzig"),
+    ("2026-12-08", "der achte Dezember zweitausendsechsundzwanzig"),
+    ("Heute ist der 1. Mai.", "Heute ist der erste Mai."),
+    ("am 3. Okt. 1990", "am dritten Oktober neunzehnhundertneunzig"),
+    ("Berlin, 3. Mai 2026", "Berlin, dritter Mai zweitausendsechsundzwanzig"),
+    ("vom 3. bis 5. Mai", "vom dritten bis zum fünften Mai"),
+    ("Urlaub 3.–5. Mai", "Urlaub dritter bis fünfter Mai"),
+    ("bis 31.12. fertig", "bis zum einunddreißigsten Dezember fertig"),
+    ("Montag, den 8.12.", "Montag, den achten Dezember."),
+    ("am 21.5. war", "am einundzwanzigsten Mai war"),
+    ("Es waren 21.5.", "Es waren einundzwanzig Komma fünf."),
+    # times: the 24-hour clock with "Uhr"
+    ("19:30", "neunzehn Uhr dreißig"),
+    ("um 19:30 Uhr", "um neunzehn Uhr dreißig"),
+    ("um 19.30 Uhr", "um neunzehn Uhr dreißig"),
+    ("um 19.30", "um neunzehn Uhr dreißig"),
+    ("um 8 Uhr", "um acht Uhr"),
+    ("gegen 1 Uhr", "gegen ein Uhr"),
+    ("07:05", "sieben Uhr fünf"),
+    ("00:15", "null Uhr fünfzehn"),
+    ("9.00–17.00 Uhr", "neun bis siebzehn Uhr"),
+    ("7:30 pm", "neunzehn Uhr dreißig"),
+    # years: in hundreds after a word that announces one
+    ("seit 1999", "seit neunzehnhundertneunundneunzig"),
+    ("im Jahr 2026", "im Jahr zweitausendsechsundzwanzig"),
+    ("im Mai 1905", "im Mai neunzehnhundertfünf"),
+    ("1999 Menschen", "eintausendneunhundertneunundneunzig Menschen"),
+    ("bis 1500 m", "bis eintausendfünfhundert Meter"),
+    ("2020–2024", "zweitausendzwanzig bis zweitausendvierundzwanzig"),
+    # ranges
+    ("10–20 °C", "zehn bis zwanzig Grad Celsius"),
+    ("Seiten 5–9", "Seiten fünf bis neun"),
+    # units: singular for exactly one, the noun's gender in "ein" / "eine"
+    ("1 °C", "ein Grad Celsius"),
+    ("100 km/h", "einhundert Kilometer pro Stunde"),
+    ("5 kWh", "fünf Kilowattstunden"),
+    ("1 kWh", "eine Kilowattstunde"),
+    ("2,5 kg", "zwei Komma fünf Kilogramm"),
+    ("230 V", "zweihundertdreißig Volt"),
+    ("1013 hPa", "eintausenddreizehn Hektopascal"),
+    ("1 t", "eine Tonne"),
+    ("30 min", "dreißig Minuten"),
+    ("64 GB", "vierundsechzig Gigabyte"),
+    ("25°", "fünfundzwanzig Grad"),
+    ("5 in Berlin", "fünf in Berlin"),
+    # phone numbers: the country code as a number, the rest digit by digit
+    ("+49 30 1234567", "plus neunundvierzig, drei null, eins zwei drei vier fünf sechs sieben"),
+    ("030 1234567", "null drei null, eins zwei drei vier fünf sechs sieben"),
+    # web and e-mail addresses
+    ("max@beispiel.de", "max at beispiel Punkt D E"),
+    ("https://www.home-assistant.io/docs/", "W W W Punkt home Bindestrich assistant Punkt I O Schrägstrich docs"),
+    ("beispiel.com", "beispiel Punkt com"),
+    # abbreviations, initialisms, symbols
+    ("z. B. heute", "zum Beispiel heute"),
+    ("Z. B. morgen", "Zum Beispiel morgen"),
+    ("Äpfel, Birnen usw.", "Äpfel, Birnen und so weiter."),
+    ("d. h. nein", "das heißt nein"),
+    ("Nr. 5", "Nummer fünf"),
+    ("S. 12", "Seite zwölf"),
+    ("Dr. Müller", "Doktor Müller"),
+    ("Fr. Schmidt", "Frau Schmidt"),
+    ("ca. 5 km", "circa fünf Kilometer"),
+    ("die Müller GmbH", "die Müller G M B H"),
+    ("die USA und die NATO", "die U S A und die NATO"),
+    ("Tom & Jerry", "Tom und Jerry"),
+    ("2 + 2 = 4", "zwei plus zwei gleich vier"),
+    ("**Achtung:** 3 Grad", "Achtung: drei Grad"),
+]
+
+
+@pytest.mark.parametrize(("text", "spoken"), CASES)
+def test_german(text, spoken):
+    assert normalize(text, "german").text == spoken
+
+
+@pytest.mark.parametrize(("text", "spoken"), CASES)
+def test_normalizing_again_changes_nothing(text, spoken):
+    assert normalize(spoken, "german").text == spoken
+
+
+def _words(text: str) -> list[tuple[str, str]]:
+    said = normalize(text, "german")
+    return [(w.text, text[w.source_start:w.source_end]) for w in said.words()]
+
+
+def test_span_map_points_each_word_at_its_source():
+    assert _words("Am 08.12. um 19:30 Uhr im 3. Stock") == [
+        ("Am", "Am"), ("achten", "08.12."), ("Dezember", "08.12."), ("um", "um"), ("neunzehn", "19:30 Uhr"),
+        ("Uhr", "19:30 Uhr"), ("dreißig", "19:30 Uhr"), ("im", "im"), ("dritten", "3."), ("Stock", "Stock")]
+    assert _words("1 Stunde kostet 1.234,56 €") == [
+        ("eine", "1"), ("Stunde", "Stunde"), ("kostet", "kostet"),
+        ("eintausendzweihundertvierunddreißig", "1.234,56 €"), ("Euro", "1.234,56 €"), ("und", "1.234,56 €"),
+        ("sechsundfünfzig", "1.234,56 €"), ("Cent", "1.234,56 €")]
