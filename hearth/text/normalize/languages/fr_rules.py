@@ -59,6 +59,8 @@ def noun_gender(word: str) -> str:
     return "f" if singular.endswith(_FEMININE_ENDINGS) else "m"
 
 
+# Words after a number that show it counts no noun ("1 000 000 de personnes", "21 sont venus").
+_NOT_NOUNS = word_set("de d' du des et ou à au aux en pour par sur dans sont est ont a sera était avec sans fois")
 _SUFFIX = r"ers|er|res|re|ères|ère|ᵉʳ|ʳᵉ|èmes|ème|ièmes|ième|emes|eme|es|e|è|ᵉ|ndes|nde|nds|nd"
 
 
@@ -67,7 +69,7 @@ def french_rules(lang: Continental) -> list[Rule]:
     ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,5}})(?P<s>{_SUFFIX})(?![\w])")
     roman_ordinal = re.compile(rf"\b(?P<r>[IVX]{{1,6}})(?P<s>{_SUFFIX})(?![\w])")
     clock = re.compile(rf"(?P<h>{DAY})\s?h\s?(?P<min>[0-5]\d)?(?![\w])")
-    one = re.compile(rf"(?P<w>{DIGIT}\d*)(?=[ \u00a0](?P<noun>[^\W\d_][\w'’-]*))")
+    counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_][\w'’-]*)(?![\w'’-])")
     mister = re.compile(r"(?<![\w.])M\.(?=\s+[A-ZÀ-Ý])")
     numero = re.compile(r"(?<![\w])[nN][°º]\s?(?P<n>\d+)(?![\w]|[.,]\d)")
     octets = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<u>[kKMGT])o(?![\w])")
@@ -97,11 +99,17 @@ def french_rules(lang: Continental) -> list[Rule]:
             return lang.counted(Num(False, str(hour)), ("heure", "heures", "f"))
         return lang.time(hour, int(minute), None, None)
 
-    def say_one(m: re.Match[str]) -> str | None:
-        n = int(m.group("w"))
-        if n % 10 != 1 or n % 100 == 11 or noun_gender(m.group("noun")) != "f":
+    def say_counted(m: re.Match[str]) -> str | None:
+        """A number and the noun it counts: "vingt et une personnes", "deux millions d'habitants"."""
+        num, noun = parse_number(m), m.group("noun")
+        if num.fraction is not None or noun.lower() in _NOT_NOUNS:
             return None
-        return feminine(lang.cardinal(n))
+        n = int(num.whole)
+        if n >= 10**6 and n % 10**6 == 0:
+            return lang.of(lang.cardinal(n), (noun, noun, "m"))
+        if n % 10 != 1 or n % 100 == 11 or noun_gender(noun) != "f":
+            return None
+        return f"{feminine(lang.cardinal(n))} {noun}"
 
     def say_scaled(m: re.Match[str]) -> str:
         code = currencies[m.group("cur")]
@@ -111,7 +119,7 @@ def french_rules(lang: Continental) -> list[Rule]:
         Rule("ordinal", ordinal, lambda m: say_ordinal(int(m.group("n")), m.group("s")), 25),
         Rule("ordinal", roman_ordinal, lambda m: say_ordinal(roman(m.group("r")), m.group("s")), 25),
         Rule("time", clock, say_clock, 14),
-        Rule("number", one, say_one, 50),
+        Rule("number", counted, say_counted, 50),
         Rule("abbreviation", mister, lambda m: "Monsieur", 70),
         Rule("abbreviation", numero, lambda m: f"numéro {lang.cardinal(int(m.group('n')))}", 65),
         Rule("measure", octets, lambda m: lang.measure(parse_number(m), octet_units[m.group("u")]), 30),

@@ -82,7 +82,7 @@ def italian_rules(lang: Continental) -> list[Rule]:
     ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})(?P<mark>[°ºª])(?!\s?[CFK]\b|\w)")
     elided = re.compile(rf"(?<![\w'’])(?P<det>{'|'.join(ELISIONS)}|{'|'.join(a.capitalize() for a in ELISIONS)})"
                         r"\s+(?=\d)")
-    one = re.compile(r"1(?<![\w.,/:@]1)[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
+    counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
     clock = re.compile(rf"(?P<h>{DAY})[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
     numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?)(?P<n>\d+)(?![\w]|[.,]\d)")
     scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?(?:\s?(?P<cur>[€$£]))?"
@@ -112,11 +112,15 @@ def italian_rules(lang: Continental) -> list[Rule]:
         article = ELISIONS[m.group("det").lower()]
         return article.capitalize() if m.group("det")[0].isupper() else article
 
-    def say_one(m: re.Match[str]) -> str | None:
-        noun = m.group("noun")
-        if noun.lower() in _NOT_NOUNS:
+    def say_counted(m: re.Match[str]) -> str | None:
+        """A number and the noun it counts: "un'ora", "uno zaino", "due milioni di abitanti"."""
+        num, noun = parse_number(m), m.group("noun")
+        if num.fraction is not None or num.negative or noun.lower() in _NOT_NOUNS:
             return None
-        return indefinite(noun_gender(noun), noun)
+        n = int(num.whole)
+        if n >= 10**6 and n % 10**6 == 0:
+            return lang.of(lang.cardinal(n), (noun, noun, "m"))
+        return indefinite(noun_gender(noun), noun) if n == 1 else None
 
     def say_scaled(m: re.Match[str]) -> str | None:
         cur = m.group("cur")
@@ -135,7 +139,7 @@ def italian_rules(lang: Continental) -> list[Rule]:
     return [
         Rule("ordinal", ordinal, say_ordinal, 25),
         Rule("number", elided, say_elided, 25),
-        Rule("number", one, say_one, 50),
+        Rule("number", counted, say_counted, 50),
         Rule("time", clock, say_clock, 14),
         Rule("abbreviation", numbered,
              lambda m: lang.join([_NUMBERED[m.group("abbr")], lang.cardinal(int(m.group("n")))]), 65),
