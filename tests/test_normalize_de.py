@@ -90,11 +90,13 @@ CASES = [
     ("im Jahr 2026", "im Jahr zweitausendsechsundzwanzig"),
     ("im Mai 1905", "im Mai neunzehnhundertfünf"),
     ("1999 Menschen", "eintausendneunhundertneunundneunzig Menschen"),
+    ("zwischen 1914 und 1918", "zwischen neunzehnhundertvierzehn und neunzehnhundertachtzehn"),
     ("bis 1500 m", "bis eintausendfünfhundert Meter"),
     ("2020–2024", "zweitausendzwanzig bis zweitausendvierundzwanzig"),
     # ranges
     ("10–20 °C", "zehn bis zwanzig Grad Celsius"),
     ("Seiten 5–9", "Seiten fünf bis neun"),
+    ("Das Spiel endete 2:1.", "Das Spiel endete zwei zu eins."),
     # units: singular for exactly one, the noun's gender in "ein" / "eine"
     ("1 °C", "ein Grad Celsius"),
     ("100 km/h", "einhundert Kilometer pro Stunde"),
@@ -111,6 +113,7 @@ CASES = [
     # phone numbers: the country code as a number, the rest digit by digit
     ("+49 30 1234567", "plus neunundvierzig, drei null, eins zwei drei vier fünf sechs sieben"),
     ("030 1234567", "null drei null, eins zwei drei vier fünf sechs sieben"),
+    ("089 / 123 456-0", "null acht neun, eins zwei drei, vier fünf sechs, null"),
     # web and e-mail addresses
     ("max@beispiel.de", "max at beispiel Punkt D E"),
     ("https://www.home-assistant.io/docs/", "W W W Punkt home Bindestrich assistant Punkt I O Schrägstrich docs"),
@@ -120,6 +123,7 @@ CASES = [
     ("Z. B. morgen", "Zum Beispiel morgen"),
     ("Äpfel, Birnen usw.", "Äpfel, Birnen und so weiter."),
     ("d. h. nein", "das heißt nein"),
+    ("inkl. MwSt.", "inklusive Mehrwertsteuer."),
     ("Nr. 5", "Nummer fünf"),
     ("S. 12", "Seite zwölf"),
     ("Dr. Müller", "Doktor Müller"),

@@ -91,6 +91,8 @@ CASES = [
     ("2020–2024", "deux mille vingt à deux mille vingt-quatre"),
     ("10–20 °C", "dix à vingt degrés Celsius"),
     ("pages 5–9", "pages cinq à neuf"),
+    ("un score de 2-1", "un score de deux à un"),
+    ("en 2023 l'entreprise", "en deux mille vingt-trois l'entreprise"),
     # units: singular below two ("zéro degré", "1,5 kilomètre"), feminine units with "une"
     ("1 °C", "un degré Celsius"),
     ("0 °C", "zéro degré Celsius"),

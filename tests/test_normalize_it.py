@@ -15,6 +15,8 @@ CASES = [
     ("28.000 tifosi", "ventottomila tifosi"),
     ("23 anni", "ventitré anni"),
     ("108 pagine", "centotto pagine"),
+    ("118 pagine", "centodiciotto pagine"),
+    ("nel 2023 l'azienda", "nel duemilaventitré l'azienda"),
     ("1.234.567", "un milione duecentotrentaquattromilacinquecentosessantasette"),
     ("1.200.000", "un milione duecentomila"),
     ("2.000.000 abitanti", "due milioni di abitanti"),
@@ -84,6 +86,8 @@ CASES = [
     ("2020–2024", "da duemilaventi a duemilaventiquattro"),
     ("10–20 °C", "da dieci a venti gradi Celsius"),
     ("pagine 5–9", "pagine da cinque a nove"),
+    ("finita 2-1", "finita due a uno"),
+    ("tra il 1914 e il 1918", "tra il millenovecentoquattordici e il millenovecentodiciotto"),
     # units: plural but for exactly one, the noun's gender in "un" / "una"
     ("1 °C", "un grado Celsius"),
     ("100 km/h", "cento chilometri orari"),
@@ -98,6 +102,7 @@ CASES = [
     ("+39 06 1234 5678", "più trentanove, zero sei, uno due tre quattro, cinque sei sette otto"),
     ("333 123 4567", "tre tre tre, uno due tre, quattro cinque sei sette"),
     ("06 1234 5678", "zero sei, uno due tre quattro, cinque sei sette otto"),
+    ("chiamate al 06 1234 5678", "chiamate allo zero sei, uno due tre quattro, cinque sei sette otto"),
     # web and e-mail addresses
     ("mario@esempio.it", "mario chiocciola esempio punto I T"),
     ("https://www.comune.roma.it/servizi", "W W W punto comune punto roma punto I T slash servizi"),

@@ -98,9 +98,10 @@ def _measure_rules(lang: Language, number: str) -> list[Rule]:
             return None
         return lang.measure(num, unit)
 
-    single = rf"{_BEFORE}{number}\s?(?P<unit>{units})(?![\w/²³])"
+    # a unit is never followed by an apostrophe: "nel 2023 l'azienda", "à 5 m'a-t-il dit" are words
+    single = rf"{_BEFORE}{number}\s?(?P<unit>{units})(?![\w/²³'’])"
     ranged = (rf"{_BEFORE}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
-              rf"(?P<unit>{units})(?![\w/²³])")
+              rf"(?P<unit>{units})(?![\w/²³'’])")
 
     def measure_range(m: re.Match[str]) -> str | None:
         unit = m.group("unit")

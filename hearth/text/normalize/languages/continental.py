@@ -258,11 +258,21 @@ class Continental(Language):
         short = re.compile(rf"(?P<d>{DAY})/(?P<m>\d{{1,2}}){AFTER}")
         stop = r"(?P<stop>\.)" if self.regnal_stop else ""
         regnal = re.compile(rf"(?P<r>[IVXLC](?<=[^\W\d_] [IVXLC])[IVXLC]{{0,6}}){stop}(?![\w])")
+        # a score ("2:1", "2-1"): a colon before one digit, or a dash before a smaller number (a
+        # range goes up)
+        score = re.compile(rf"(?P<a>{DAY})\s?(?P<sep>[:\-–])\s?(?P<b>\d{{1,2}})(?![\w:]|[.,]\d)")
         degrees = re.compile(rf"(?=[-−\d]){BEFORE}{number_pattern(self)}\s?°(?!\s?[CFK]\b|\w)")
         return [Rule("date", iso, self._numeric_date, 9), Rule("date", dmy, self._numeric_date, 9),
                 Rule("date", named, self._named_date, 9), Rule("date", short, self._short_date, 39),
                 Rule("measure", degrees, lambda m: self.counted(parse_number(m), self.degree), 31),
-                Rule("number", regnal, self._regnal, 45), *self._final_abbreviations()]
+                Rule("number", regnal, self._regnal, 45), Rule("range", score, self._score, 34),
+                *self._final_abbreviations()]
+
+    def _score(self, m: re.Match[str]) -> str | None:
+        a, b = int(m.group("a")), int(m.group("b"))
+        if (m.group("sep") == ":" and len(m.group("b")) > 1) or (m.group("sep") != ":" and b > a):
+            return None
+        return self.join([self.cardinal(a), self.words["versus"], self.cardinal(b)])
 
     @functools.cached_property
     def _determiner(self) -> re.Pattern[str]:

@@ -61,6 +61,7 @@ class German(Continental):
     name = "german"
     group_marks = ". "  # full stops, or spaces as DIN 5008 writes them ("10 000")
     words: ClassVar[dict[str, str]] = {
+        "versus": "zu",
         "minus": "minus", "point": "Komma", "to": "bis", "percent": "Prozent", "and": "und", "plus": "plus",
         "over": "durch", "dot": "Punkt", "slash": "Schrägstrich", "colon": "Doppelpunkt", "dash": "Bindestrich",
         "underscore": "Unterstrich", "question": "Fragezeichen", "equals": "gleich", "hash": "Raute",
@@ -79,7 +80,8 @@ class German(Continental):
         "u. Ä.": "und Ähnliches", "u. U.": "unter Umständen", "u.U.": "unter Umständen", "v. a.": "vor allem",
         "v.a.": "vor allem", "i. d. R.": "in der Regel", "u. v. m.": "und vieles mehr", "s. o.": "siehe oben",
         "s. u.": "siehe unten", "ca.": "circa", "evtl.": "eventuell", "ggf.": "gegebenenfalls",
-        "inkl.": "inklusive", "exkl.": "exklusive", "zzgl.": "zuzüglich", "max.": "maximal", "mind.": "mindestens",
+        "inkl.": "inklusive", "MwSt.": "Mehrwertsteuer", "exkl.": "exklusive",
+        "zzgl.": "zuzüglich", "max.": "maximal", "mind.": "mindestens",
         "vgl.": "vergleiche", "bspw.": "beispielsweise", "etc.": "et cetera", "sog.": "sogenannte",
         "bzgl.": "bezüglich", "ehem.": "ehemals", "gem.": "gemäß", "geb.": "geboren", "gest.": "gestorben",
         "Nr.": "Nummer", "Dr.": "Doktor", "Prof.": "Professor", "Hr.": "Herr", "Hrn.": "Herrn", "Fr.": "Frau",

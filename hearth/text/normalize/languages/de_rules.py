@@ -110,7 +110,10 @@ def _amount_rules(lang: Continental) -> list[Rule]:
     cues = "Jahre?s?|seit|von|bis|ab|vor|nach|anno|Anfang|Ende|Mitte|Sommer|Winter|Herbst|Frühjahr|Frühling"
     year = re.compile(rf"(?P<y>{DIGIT}\d{{3}})(?![\w]|[.,]\d|\s?(?:{units})(?!\w))")
     cue = re.compile(rf"\b(?i:{cues}|{lang.month_pattern()})\s+\Z")
-    phone = re.compile(r"(?=[(0])(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}[ /-])\d{3,8}(?:[ -]\d{1,5})?(?![\w]|[.,]\d)")
+    counted = re.compile(rf"\s?(?!(?:{lang.month_pattern()})\b)[A-ZÄÖÜ]")  # "1999 Menschen": a count
+    # "030 1234567", "(030) 12345678", "089 / 123 456-0": an area code, then groups of digits
+    phone = re.compile(r"(?=[(0])(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}(?:\s?/\s?|[ -]))\d{2,8}(?:[ -]\d{1,8}){0,3}"
+                       r"(?![\w]|[.,]\d)")
     numbered = re.compile(rf"\b(?P<abbr>{'|'.join(_NUMBERED)})\.\s?(?P<n>\d+)(?![\w]|[.,]\d)")
 
     def say_scale(m: re.Match[str]) -> str:
@@ -122,10 +125,25 @@ def _amount_rules(lang: Continental) -> list[Rule]:
         return said + ("." if not m.group("cur") and keeps_stop(m, STARTERS) else "")
 
     return [Rule("currency", scale, say_scale, 19),
-            Rule("year", year, lambda m: lang.year(int(m.group("y")))
-                 if 1100 <= int(m.group("y")) < 2100 and cue.search(m.string, max(0, m.start() - 12), m.start())
-                 else None, 60),
-            Rule("phone", phone, lambda m: lang.phone(re.findall(r"\d+", m.group()), False), 12),
+            Rule("year", year, lambda m: lang.year(int(m.group("y"))) if _is_year(m, cue, counted) else None, 60),
+            Rule("phone", phone, lambda m: _phone(lang, m), 12),
             Rule("abbreviation", numbered,
                  lambda m: lang.join([_NUMBERED[m.group("abbr")], lang.cardinal(int(m.group("n")))]), 65)]
 
+
+
+def _is_year(m: re.Match[str], cue: re.Pattern[str], counted: re.Pattern[str]) -> bool:
+    """Whether a four-digit number is a year: one from 1100 to 2099 after a word that announces
+    one ("seit 1999", "im Mai 1999"); or, from 1100 to 1999 (said in hundreds, as years are),
+    one that counts no noun ("zwischen 1914 und 1918", "starb 1786." but "1999 Menschen")."""
+    year = int(m.group("y"))
+    if not 1100 <= year < 2100:
+        return False
+    if cue.search(m.string, max(0, m.start() - 12), m.start()):
+        return True
+    return year < 2000 and not counted.match(m.string, m.end())
+
+
+def _phone(lang: Continental, m: re.Match[str]) -> str | None:
+    groups = re.findall(r"\d+", m.group())
+    return lang.phone(groups, False) if sum(map(len, groups)) >= 6 else None

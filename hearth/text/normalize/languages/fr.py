@@ -49,6 +49,7 @@ class French(Continental):
     group_marks = ". "
     decimals_as_number = True
     words: ClassVar[dict[str, str]] = {
+        "versus": "à",
         "minus": "moins", "point": "virgule", "to": "à", "percent": "pour cent", "and": "et", "plus": "plus",
         "over": "sur", "dot": "point", "at": "arobase", "colon": "deux-points", "dash": "tiret",
         "underscore": "tiret bas", "question": "point d'interrogation", "equals": "égal", "hash": "dièse",
@@ -69,7 +70,7 @@ class French(Continental):
         "Tél.": "Téléphone", "max.": "maximum", "resp.": "respectivement", "vol.": "volume", "chap.": "chapitre",
         "ex.": "exemple", "Cie": "Compagnie", "Mgr": "Monseigneur", "av. J.-C.": "avant Jésus-Christ",
         "apr. J.-C.": "après Jésus-Christ", "J.-C.": "Jésus-Christ", "hab.": "habitants", "qqch.": "quelque chose",
-        "qqn": "quelqu'un", "svp": "s'il vous plaît", "SVP": "s'il vous plaît", "éd.": "édition",
+        "qqn": "quelqu'un", "svp": "s'il vous plaît", "SVP": "s'il vous plaît", "éd.": "édition", "incl.": "inclus",
     }
     spelled_as_words = frozenset({
         "OTAN", "ONU", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEP", "SIDA", "OVNI", "ENA", "INSEE",

@@ -6,8 +6,8 @@ clock ("19:30", "alle 19.30": "diciannove e trenta"), decimals after "virgola" r
 where the degree sign stands for "º" ("il 3° posto"), and ranges "da ... a ..." ("10–20 °C": "da
 dieci a venti gradi Celsius", as Italian says a span).
 
-Cardinals and ordinals under a million come from num2words (right, and fast, for Italian:
-"ventuno", "ventitré", "centotto", "ventitreesimo"); above it num2words puts "e" after the millions
+Cardinals and ordinals under a million come from num2words (fast, and right for Italian but for
+two slips fixed in `_small`: "centodicotto", "duemilaventitre"); above it num2words puts "e" after the millions
 ("un milione e duecentomila", "un milione e unesimo"), which the cardinal's spoken and written
 form leaves out ("un milione duecentomila"), so those are composed here. The number "one" before
 a noun agrees with it, which num2words cannot know: "un grado", "una tonnellata", "un'ora", "uno
@@ -35,7 +35,14 @@ _WEEKDAYS = ("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabat
 
 @functools.cache
 def _small(n: int, to: str = "cardinal") -> str:
-    return num2words(n, lang="it", to=to)
+    words = num2words(n, lang="it", to=to)
+    if to != "cardinal":
+        return words
+    # num2words drops an "i" after "cento" ("centodicotto" for 118) and the accent of a compound's
+    # last "tre" after a hundred or a thousand ("centoventitre", "duemilaventitre"; it writes
+    # "ventitré" and "centotré" right): "centodiciotto", "centoventitré", "duemilaventitré"
+    words = words.replace("dicotto", "diciotto")
+    return words[:-3] + "tré" if words.endswith("tre") and len(words) > 3 else words
 
 
 class Italian(Continental):
@@ -43,6 +50,7 @@ class Italian(Continental):
     name = "italian"
     decimals_as_number = True
     words: ClassVar[dict[str, str]] = {
+        "versus": "a",
         "minus": "meno", "point": "virgola", "to": "a", "percent": "per cento", "and": "e", "plus": "più",
         "over": "su", "dot": "punto", "at": "chiocciola", "colon": "due punti", "dash": "trattino",
         "underscore": "trattino basso", "question": "punto interrogativo", "equals": "uguale",

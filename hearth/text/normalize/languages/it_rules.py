@@ -104,13 +104,22 @@ def italian_rules(lang: Continental) -> list[Rule]:
         return said
 
     def say_elided(m: re.Match[str]) -> str | None:
-        """"il 8" -> "l'otto", "dal 11" -> "dall'undici": the article elided before a vowel (the
-        number itself is said by its own rule)."""
-        number = re.match(r"\d+", m.string[m.end():])
-        if number is None or int(number.group()) == 1 or lang.cardinal(int(number.group()))[0] not in "aeiou":
+        """"il 8" -> "l'otto", "dal 11" -> "dall'undici", "al 06" -> "allo zero sei": the article as
+        the number's first sound asks (the number itself is said by its own rule)."""
+        number = re.match(r"(\d+)([/.-]\d)?", m.string[m.end():])
+        if number is None or number.group(1) == "1":
             return None
-        article = ELISIONS[m.group("det").lower()]
-        return article.capitalize() if m.group("det")[0].isupper() else article
+        # a leading zero is said ("06": "zero sei"), but for a date's day ("08/12": "otto")
+        spoken_zero = number.group(1).startswith("0") and not number.group(2)
+        first = "zero" if spoken_zero else lang.cardinal(int(number.group(1)))
+        written = m.group("det")
+        if first[0] in "aeiou":
+            article = ELISIONS[written.lower()]
+        elif first.startswith("z"):  # "lo zero", "allo zero"
+            article = ELISIONS[written.lower()][:-1] + "o "
+        else:
+            return None
+        return article.capitalize() if written[0].isupper() else article
 
     def say_counted(m: re.Match[str]) -> str | None:
         """A number and the noun it counts: "un'ora", "uno zaino", "due milioni di abitanti"."""
