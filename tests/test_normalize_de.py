@@ -40,9 +40,12 @@ CASES = [
     ("das 20. Jahrhundert", "das zwanzigste Jahrhundert"),
     ("Er wurde 3. Sieger.", "Er wurde dritter Sieger."),
     ("Er war der 3.", "Er war der dritte."),
+    ("am 2. und 3. Juni", "am zweiten und dritten Juni"),
+    ("die 80er Jahre", "die achtziger Jahre"),
     ("Die Antwort ist 42.", "Die Antwort ist zweiundvierzig."),
     ("Es sind 42. Dann geht es weiter.", "Es sind zweiundvierzig. Dann geht es weiter."),
     ("Ludwig XIV. war König.", "Ludwig der Vierzehnte war König."),
+    ("Teil II", "Teil zwei"),
     # percentages
     ("45 %", "fünfundvierzig Prozent"),
     ("12,5% Rabatt", "zwölf Komma fünf Prozent Rabatt"),
@@ -84,6 +87,8 @@ CASES = [
     ("07:05", "sieben Uhr fünf"),
     ("00:15", "null Uhr fünfzehn"),
     ("9.00–17.00 Uhr", "neun bis siebzehn Uhr"),
+    ("Mo.–Fr. 9–17 Uhr", "Montag bis Freitag neun bis siebzehn Uhr"),
+    ("14:00 - 16:30", "vierzehn Uhr bis sechzehn Uhr dreißig"),
     ("7:30 pm", "neunzehn Uhr dreißig"),
     # years: in hundreds after a word that announces one
     ("seit 1999", "seit neunzehnhundertneunundneunzig"),
@@ -133,6 +138,11 @@ CASES = [
     ("die USA und die NATO", "die U S A und die NATO"),
     ("Tom & Jerry", "Tom und Jerry"),
     ("2 + 2 = 4", "zwei plus zwei gleich vier"),
+    ("3x täglich", "dreimal täglich"),
+    ("24/7 erreichbar", "vierundzwanzig sieben erreichbar"),
+    ("9,99 €/Monat", "neun Euro und neunundneunzig Cent pro Monat"),
+    ("A4-Papier und CO2", "A vier-Papier und C O zwei"),
+    ("Agent 007", "Agent null null sieben"),
     ("**Achtung:** 3 Grad", "Achtung: drei Grad"),
 ]
 

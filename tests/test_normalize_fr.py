@@ -31,6 +31,7 @@ CASES = [
     ("31 jours", "trente et un jours"),
     ("1 semaine", "une semaine"),
     ("101 pages", "cent une pages"),
+    ("1 chien et 1 chatte", "un chien et une chatte"),
     # fractions
     ("3/4", "trois quarts"),
     ("1/2", "un demi"),
@@ -47,6 +48,7 @@ CASES = [
     ("la 2nde guerre", "la seconde guerre"),
     ("au XXIe siècle", "au vingt et unième siècle"),
     ("Louis XIV", "Louis quatorze"),
+    ("Tome II", "Tome deux"),
     # percentages
     ("45 %", "quarante-cinq pour cent"),
     ("12,5 %", "douze virgule cinq pour cent"),
@@ -86,6 +88,7 @@ CASES = [
     ("0h15", "zéro heure quinze"),
     ("24h/24", "vingt-quatre heures sur vingt-quatre"),
     ("7:30 pm", "dix-neuf heures trente"),
+    ("14:00 - 16:00", "quatorze heures à seize heures"),
     # years and ranges
     ("en 1999", "en mille neuf cent quatre-vingt-dix-neuf"),
     ("2020–2024", "deux mille vingt à deux mille vingt-quatre"),
@@ -123,6 +126,10 @@ CASES = [
     ("la SNCF et l'ONU", "la S N C F et l'ONU"),
     ("Tom & Jerry", "Tom et Jerry"),
     ("2 + 2 = 4", "deux plus deux égale quatre"),
+    ("3x par jour", "trois fois par jour"),
+    ("24/7", "vingt-quatre heures sur vingt-quatre, sept jours sur sept"),
+    ("20 €/h", "vingt euros par heure"),
+    ("la 5G et le CO2", "la cinq G et le C O deux"),
 ]
 
 

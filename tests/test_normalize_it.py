@@ -44,6 +44,8 @@ CASES = [
     ("30° e sole", "trenta gradi e sole"),
     ("Luigi XIV", "Luigi quattordicesimo"),
     ("Papa Giovanni XXIII", "Papa Giovanni ventitreesimo"),
+    ("Elisabetta II", "Elisabetta seconda"),
+    ("nel XXI secolo", "nel ventunesimo secolo"),
     # percentages, with the article elided before a vowel
     ("45 %", "quarantacinque per cento"),
     ("l'1%", "l'uno per cento"),
@@ -79,6 +81,7 @@ CASES = [
     ("07:00", "sette"),
     ("00:15", "zero e quindici"),
     ("7:30 pm", "diciannove e trenta"),
+    ("14:00 - 16:00", "da quattordici a sedici"),
     ("costa 19.30 euro", "costa diciannove virgola trenta euro"),
     # years and ranges ("da ... a ...")
     ("nel 1999", "nel millenovecentonovantanove"),
@@ -113,9 +116,15 @@ CASES = [
     ("p.es. questo", "per esempio questo"),
     ("n. 5", "numero cinque"),
     ("pag. 12", "pagina dodici"),
+    ("pag. 3-5", "pagina da tre a cinque"),
     ("USB e NATO", "U S B e NATO"),
     ("Tom & Jerry", "Tom e Jerry"),
     ("2 + 2 = 4", "due più due uguale quattro"),
+    ("3x al giorno", "tre volte al giorno"),
+    ("24/7", "ventiquattro ore su ventiquattro, sette giorni su sette"),
+    ("20 €/h", "venti euro all'ora"),
+    ("9,99 €/settimana", "nove euro e novantanove centesimi alla settimana"),
+    ("00184 Roma", "zero zero uno otto quattro Roma"),
 ]
 
 

@@ -15,11 +15,10 @@ import re
 from collections.abc import Sequence
 from typing import ClassVar
 
-from hearth.text.normalize.language import Language, Num, Rule
-from hearth.text.normalize.rules import number_pattern, parse_number
+from hearth.text.normalize.language import Language, Num
 
-__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "Continental", "Noun", "full_year", "keeps_stop", "roman", "valid_day",
-           "word_set"]
+__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "NUMBERS", "Continental", "full_year", "keeps_stop", "Noun", "roman",
+           "said_numbers", "valid_day", "word_set"]
 
 # (singular, plural, gender "m", "f" or "n"): how a unit or a currency is said after a number.
 Noun = tuple[str, str, str]
@@ -38,7 +37,15 @@ def word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-_NAME = re.compile(r"\b([A-ZÀ-Ý][a-zß-ÿ]+) \Z")  # a name before a ruler's number ("Louis XIV")
+# A number after "Nr.", "S.", "pag." ..., or a range of them ("S. 5–9").
+NUMBERS = r"(?P<n>\d+)(?:\s?[-–]\s?(?P<n2>\d+))?(?![\w]|[.,]\d)"
+
+
+def said_numbers(lang: Language, m: re.Match[str]) -> str:
+    said = lang.cardinal(int(m.group("n")))
+    return lang.range(said, lang.cardinal(int(m.group("n2")))) if m.group("n2") else said
+
+
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
 
 
@@ -98,7 +105,7 @@ class Continental(Language):
     scales: ClassVar[dict[int, Noun]] = {}  # 3, 6, 9 -> thousand, million, billion as nouns
     sentence_starters: ClassVar[frozenset[str]] = frozenset()
     # whether a ruler's number is written with a full stop ("Ludwig XIV."), which then tells it from a
-    # Roman numeral after a noun ("Teil II")
+    # Roman numeral after a noun, said as a cardinal ("Teil II": "Teil zwei")
     regnal_stop: ClassVar[bool] = False
 
     # A number and its noun, agreeing: each language's grammar.
@@ -248,32 +255,6 @@ class Continental(Language):
         names = [*self.months, *(f"{a}\\." for a in self.month_abbreviations)]
         return "|".join(sorted(names, key=len, reverse=True))
 
-    def extra_rules(self) -> list[Rule]:
-        iso = re.compile(rf"(?P<y>{DIGIT}\d{{3}})-(?P<m>\d{{1,2}})-(?P<d>\d{{1,2}}){AFTER}")
-        dmy = re.compile(rf"(?P<d>{DAY})(?P<sep>[./-])(?P<m>\d{{1,2}})(?P=sep)(?P<y>\d{{4}}|\d{{2}})"
-                         + AFTER)
-        named = re.compile(rf"{self.day_before_month}(?P<mon>(?i:{self.month_pattern()}))"
-                           rf"(?:\s+(?P<y>\d{{4}}))?(?![\w])")
-        # "du 08/12 au 10/12": the shared rule reads a short date, but not the word before it
-        short = re.compile(rf"(?P<d>{DAY})/(?P<m>\d{{1,2}}){AFTER}")
-        stop = r"(?P<stop>\.)" if self.regnal_stop else ""
-        regnal = re.compile(rf"(?P<r>[IVXLC](?<=[^\W\d_] [IVXLC])[IVXLC]{{0,6}}){stop}(?![\w])")
-        # a score ("2:1", "2-1"): a colon before one digit, or a dash before a smaller number (a
-        # range goes up)
-        score = re.compile(rf"(?P<a>{DAY})\s?(?P<sep>[:\-–])\s?(?P<b>\d{{1,2}})(?![\w:]|[.,]\d)")
-        degrees = re.compile(rf"(?=[-−\d]){BEFORE}{number_pattern(self)}\s?°(?!\s?[CFK]\b|\w)")
-        return [Rule("date", iso, self._numeric_date, 9), Rule("date", dmy, self._numeric_date, 9),
-                Rule("date", named, self._named_date, 9), Rule("date", short, self._short_date, 39),
-                Rule("measure", degrees, lambda m: self.counted(parse_number(m), self.degree), 31),
-                Rule("number", regnal, self._regnal, 45), Rule("range", score, self._score, 34),
-                *self._final_abbreviations()]
-
-    def _score(self, m: re.Match[str]) -> str | None:
-        a, b = int(m.group("a")), int(m.group("b"))
-        if (m.group("sep") == ":" and len(m.group("b")) > 1) or (m.group("sep") != ":" and b > a):
-            return None
-        return self.join([self.cardinal(a), self.words["versus"], self.cardinal(b)])
-
     @functools.cached_property
     def _determiner(self) -> re.Pattern[str]:
         return re.compile(rf"\b(?i:{self.date_determiners})\s*\Z")
@@ -284,47 +265,14 @@ class Continental(Language):
         found = self._determiner.search(m.string, max(0, m.start() - 24), m.start())
         return found.group().strip() if found else None
 
-    def _numeric_date(self, m: re.Match[str]) -> str | None:
-        day, month = int(m.group("d")), int(m.group("m"))
-        if not valid_day(day, month):
-            return None
-        return self.dated(self.determiner(m), full_year(m.group("y")), month, day, named=False)
-
-    def _named_date(self, m: re.Match[str]) -> str | None:
-        day, month = int(m.group("d")), self.month_of(m.group("mon"))
-        if not valid_day(day, month):
-            return None
-        year = int(m.group("y")) if m.group("y") else None
-        return self.dated(self.determiner(m), year, month, day, named=True)
-
-    def _short_date(self, m: re.Match[str]) -> str | None:
-        day, month, det = int(m.group("d")), int(m.group("m")), self.determiner(m)
-        if det is None or not valid_day(day, month):
-            return None
-        return self.dated(det, None, month, day, named=False)
-
-    def _regnal(self, m: re.Match[str]) -> str | None:
-        """"Louis XIV", "Giovanni XXIII", "Ludwig XIV.": a name and a Roman numeral."""
-        name = _NAME.search(m.string, max(0, m.start() - 30), m.start())
-        value = roman(m.group("r"))
-        # "I" alone is more often a letter than the First
-        if value is None or value > 40 or m.group("r") == "I" or name is None \
-                or name.group(1) in self.sentence_starters:
-            return None
-        stop = "." if m.groupdict().get("stop") and keeps_stop(m, self.sentence_starters) else ""
-        return self.regnal(value) + stop
-
-    def regnal(self, value: int) -> str:
-        """How a ruler's or a pope's number is said ("quatorze", "quattordicesimo")."""
+    def regnal(self, value: int, name: str) -> str:
+        """How a ruler's or a pope's number is said after `name` ("quatorze", "quattordicesimo")."""
         return self.cardinal(value)
 
-    def _final_abbreviations(self) -> list[Rule]:
-        """An abbreviation that ends the text or its line keeps its full stop, which ended the
-        sentence too ("..., usw." -> "..., und so weiter.")."""
-        keys = [k for k in self.abbreviations if k.endswith(".")]
-        if not keys:
-            return []
-        alternatives = "|".join(re.escape(k) for k in sorted(keys, key=len, reverse=True))
-        pattern = re.compile(rf"(?<![\w.])(?:{alternatives})(?=[ \t]*(?:\n|$))")
-        return [Rule("abbreviation", pattern, lambda m: self.abbreviations[m.group()] + ".", 69)]
+    def times(self, n: int) -> str:
+        """"3x": how many times ("dreimal", "trois fois", "tre volte")."""
+        raise NotImplementedError
 
+    def per(self, noun: str) -> str:
+        """"€/Monat": "pro Monat", "par mois", "al mese"."""
+        return self.join([self.words["per"], noun])

@@ -14,12 +14,14 @@ scale words), so it is asked for numbers under a thousand once each and the rest
 from __future__ import annotations
 
 import functools
+import re
 from typing import ClassVar
 
 from num2words import num2words
 
 from hearth.text.normalize.language import Num, Rule
 from hearth.text.normalize.languages.continental import DAY, Continental, Noun
+from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
 from hearth.text.normalize.languages.de_rules import german_rules
 
@@ -30,6 +32,7 @@ _MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August
 _SCALES = ((10**12, "eine Billion", "Billionen"), (10**9, "eine Milliarde", "Milliarden"),
            (10**6, "eine Million", "Millionen"))
 _CENT: Noun = ("Cent", "Cent", "m")
+_CHAINED = re.compile(r"\b(am|vom|zum|beim|im|dem|den|der|des)\s+\d{1,2}\.\s*(?:und|,)\s*\Z", re.I)
 
 
 @functools.cache
@@ -62,6 +65,7 @@ class German(Continental):
     group_marks = ". "  # full stops, or spaces as DIN 5008 writes them ("10 000")
     words: ClassVar[dict[str, str]] = {
         "versus": "zu",
+        "per": "pro", "24/7": "vierundzwanzig sieben",
         "minus": "minus", "point": "Komma", "to": "bis", "percent": "Prozent", "and": "und", "plus": "plus",
         "over": "durch", "dot": "Punkt", "slash": "Schrägstrich", "colon": "Doppelpunkt", "dash": "Bindestrich",
         "underscore": "Unterstrich", "question": "Fragezeichen", "equals": "gleich", "hash": "Raute",
@@ -188,6 +192,14 @@ class German(Continental):
             return self.join([self.words["minus"], said]) if num.negative else said
         return self.join([self.number(num), plural])
 
+    def determiner(self, m: re.Match[str]) -> str | None:
+        """As Continental's, and the first date's word for the second in "am 2. und 3. Juni"."""
+        found = super().determiner(m)
+        if found is None:
+            chained = _CHAINED.search(m.string, max(0, m.start() - 40), m.start())
+            found = chained.group(1) if chained else None
+        return found
+
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
         """"der achte Dezember" (a numeric date: its article said), "am achten Dezember", "achter
         Dezember" (a dateline "8. Dezember 2026"), "bis zum achten Dezember"."""
@@ -213,12 +225,18 @@ class German(Continental):
             words += ["und", self.counted(Num(False, str(second)), ("Sekunde", "Sekunden", "f"))]
         return self.join(words)
 
-    def regnal(self, value: int) -> str:
-        said = self.ordinal(value)  # "Ludwig XIV.": "Ludwig der Vierzehnte"
-        return f"der {said[0].upper()}{said[1:]}"
+    def times(self, n: int) -> str:
+        return _before_noun(self.cardinal(n), "") + "mal"  # "einmal", "dreimal"
+
+    def regnal(self, value: int, name: str) -> str:
+        """"Ludwig XIV.": "Ludwig der Vierzehnte", "Elisabeth II.": "Elisabeth die Zweite" (a
+        ruler's name in -a, -e or -th is a woman's)."""
+        said = self.ordinal(value)
+        article = "die" if name.endswith(("a", "e", "th")) else "der"
+        return f"{article} {said[0].upper()}{said[1:]}"
 
     def extra_rules(self) -> list[Rule]:
-        return [*super().extra_rules(), *german_rules(self)]
+        return [*continental_rules(self), *german_rules(self)]
 
 
 def _before_noun(words: str, ending: str) -> str:

@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 
 from hearth.text.normalize.language import CURRENCIES, UNITS, Rule
-from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, keeps_stop, valid_day
+from hearth.text.normalize.languages.continental import (
+    BEFORE,
+    DAY,
+    DIGIT,
+    NUMBERS,
+    Continental,
+    keeps_stop,
+    said_numbers,
+    valid_day,
+)
 from hearth.text.normalize.languages.de_grammar import DETERMINERS, STARTERS, determiner_ending, gender, inflect
 from hearth.text.normalize.rules import number_pattern, parse_number
 
@@ -22,13 +31,35 @@ _HOUR = rf"(?P<h>{DAY})"  # up to 24, as the rules check
 # The words before an ordinal that give it its ending ("in der", "am", "ein"), before a time
 # written with a full stop ("um 19.30").
 _DETERMINER = re.compile(rf"(?:\b(?P<prep>{_PREPOSITIONS})\s+)?\b(?P<det>{DETERMINERS})\s+\Z", re.I)
+# "am 2. und 3.": the second ordinal takes the first one's ending
+_CHAINED = re.compile(rf"(?:\b(?P<prep>{_PREPOSITIONS})\s+)?\b(?P<det>{DETERMINERS})\s+\d{{1,4}}\.\s*(?:und|oder|bis|,)"
+                      r"\s*\Z", re.I)
+_WEEKDAYS = {"Mo": "Montag", "Di": "Dienstag", "Mi": "Mittwoch", "Do": "Donnerstag", "Fr": "Freitag",
+             "Sa": "Samstag", "So": "Sonntag"}
 _TIME_CUE = re.compile(r"\b(?i:um|gegen)\s+\Z")
 _SCALE_WORDS = {"Tsd.": 3, "Mio.": 6, "Mrd.": 9}
 _NUMBERED = {"Nr": "Nummer", "S": "Seite", "Abs": "Absatz", "Kap": "Kapitel", "Bd": "Band", "Art": "Artikel"}
 
 
 def german_rules(lang: Continental) -> list[Rule]:
-    return [*_ordinal_rules(lang), *_time_rules(lang), *_amount_rules(lang)]
+    return [*_ordinal_rules(lang), *_time_rules(lang), *_amount_rules(lang), *_word_rules(lang)]
+
+
+def _word_rules(lang: Continental) -> list[Rule]:
+    days = "|".join(_WEEKDAYS)
+    weekdays = re.compile(rf"\b(?P<a>{days})\.?\s?[-–]\s?(?P<b>{days})\.?(?![\w])")  # "Mo.–Fr."
+    weekday = re.compile(rf"\b(?P<a>{days})\.(?=,|\s+\d)")  # "Fr., 8.12." (not "Fr. Müller")
+    decade = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})(?P<s>er|ern|ers)(?![^\W\d_])")  # "80er", "1990er", "10er"
+
+    def say_decade(m: re.Match[str]) -> str:
+        n = int(m.group("n"))
+        stem = lang.year(n) if 1100 <= n < 2000 else lang.cardinal(n)  # "neunzehnhundertneunziger"
+        return stem + m.group("s")
+
+    return [Rule("abbreviation", weekdays, lambda m: lang.join([_WEEKDAYS[m.group("a")], lang.words["to"],
+                                                                _WEEKDAYS[m.group("b")]]), 68),
+            Rule("abbreviation", weekday, lambda m: _WEEKDAYS[m.group("a")], 68),
+            Rule("number", decade, say_decade, 40)]
 
 
 def _ordinal_rules(lang: Continental) -> list[Rule]:
@@ -38,7 +69,8 @@ def _ordinal_rules(lang: Continental) -> list[Rule]:
     short_date = re.compile(rf"(?P<d>{DAY})\.(?P<m>\d{{1,2}})\.(?!\d)")
 
     def say_ordinal(m: re.Match[str]) -> str | None:
-        before = _DETERMINER.search(m.string, max(0, m.start() - 40), m.start())
+        window = max(0, m.start() - 40)
+        before = _DETERMINER.search(m.string, window, m.start()) or _CHAINED.search(m.string, window, m.start())
         det, n = before.group("det") if before else None, int(m.group("n"))
         following = _NEXT_WORD.match(m.string, m.end())
         noun = following.group(1) if following else None
@@ -75,8 +107,8 @@ def _ordinal_rules(lang: Continental) -> list[Rule]:
 def _time_rules(lang: Continental) -> list[Rule]:
     clock = re.compile(rf"{_HOUR}[:.](?P<min>[0-5]\d)(?::(?P<sec>[0-5]\d))?\s?Uhr\b")
     hour = re.compile(rf"{_HOUR}\s?Uhr\b")
-    span = re.compile(rf"(?P<h1>{DAY})[:.](?P<m1>[0-5]\d)\s?(?:[-–]|bis)\s?{_HOUR}[:.]"
-                      r"(?P<min>[0-5]\d)\s?Uhr\b")
+    span = re.compile(rf"(?P<h1>{DAY})(?:[:.](?P<m1>[0-5]\d))?\s?(?:[-–]|bis)\s?{_HOUR}(?:[:.](?P<min>[0-5]\d))?"
+                      r"\s?Uhr\b")
     # "um 19.30": the full stop as the hours' mark, after a word that announces a time
     dotted = re.compile(rf"{_HOUR}\.(?P<min>[0-5]\d)(?![\w]|[.,]\d)")
 
@@ -91,8 +123,8 @@ def _time_rules(lang: Continental) -> list[Rule]:
         last = said(m)
         if last is None:
             return None
-        first = lang.time(int(m.group("h1")), int(m.group("m1")), None, None)
-        if m.group("m1") == "00" and m.group("min") == "00":  # "9 bis 17 Uhr", the "Uhr" said once
+        first = lang.time(int(m.group("h1")), int(m.group("m1") or 0), None, None)
+        if int(m.group("m1") or 0) == 0 and int(m.group("min") or 0) == 0:  # "9 bis 17 Uhr": "Uhr" said once
             first = first.removesuffix(" Uhr")
         return lang.join([first, lang.words["to"], last])
 
@@ -114,7 +146,7 @@ def _amount_rules(lang: Continental) -> list[Rule]:
     # "030 1234567", "(030) 12345678", "089 / 123 456-0": an area code, then groups of digits
     phone = re.compile(r"(?=[(0])(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}(?:\s?/\s?|[ -]))\d{2,8}(?:[ -]\d{1,8}){0,3}"
                        r"(?![\w]|[.,]\d)")
-    numbered = re.compile(rf"\b(?P<abbr>{'|'.join(_NUMBERED)})\.\s?(?P<n>\d+)(?![\w]|[.,]\d)")
+    numbered = re.compile(rf"\b(?P<abbr>{'|'.join(_NUMBERED)})\.\s?{NUMBERS}")
 
     def say_scale(m: re.Match[str]) -> str:
         code = symbols[m.group("cur")] if m.group("cur") else None
@@ -128,7 +160,7 @@ def _amount_rules(lang: Continental) -> list[Rule]:
             Rule("year", year, lambda m: lang.year(int(m.group("y"))) if _is_year(m, cue, counted) else None, 60),
             Rule("phone", phone, lambda m: _phone(lang, m), 12),
             Rule("abbreviation", numbered,
-                 lambda m: lang.join([_NUMBERED[m.group("abbr")], lang.cardinal(int(m.group("n")))]), 65)]
+                 lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65)]
 
 
 

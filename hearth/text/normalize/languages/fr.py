@@ -25,6 +25,7 @@ from num2words import num2words
 
 from hearth.text.normalize.language import Num, Rule
 from hearth.text.normalize.languages.continental import DAY, Continental, Noun
+from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.fr_rules import STARTERS, feminine, french_rules
 
 __all__ = ["French"]
@@ -50,6 +51,7 @@ class French(Continental):
     decimals_as_number = True
     words: ClassVar[dict[str, str]] = {
         "versus": "à",
+        "per": "par", "24/7": "vingt-quatre heures sur vingt-quatre, sept jours sur sept",
         "minus": "moins", "point": "virgule", "to": "à", "percent": "pour cent", "and": "et", "plus": "plus",
         "over": "sur", "dot": "point", "at": "arobase", "colon": "deux-points", "dash": "tiret",
         "underscore": "tiret bas", "question": "point d'interrogation", "equals": "égal", "hash": "dièse",
@@ -211,6 +213,9 @@ class French(Continental):
             words += ["et", self.counted(Num(False, str(second)), ("seconde", "secondes", "f"))]
         return self.join(words)
 
+    def times(self, n: int) -> str:
+        return self.counted(Num(False, str(n)), ("fois", "fois", "f"))  # "une fois", "trois fois"
+
     def phone_group(self, digits: str) -> str:
         """Pairs, as the French say phone numbers ("zéro six, douze, trente-quatre"): a pair with a
         leading zero is "zéro" and its digit; an odd group starts with its first three digits."""
@@ -226,4 +231,4 @@ class French(Continental):
         return self.join([self.digits(digits[:len(digits) - len(significant)]), self.cardinal(int(significant))])
 
     def extra_rules(self) -> list[Rule]:
-        return [*super().extra_rules(), *french_rules(self)]
+        return [*continental_rules(self), *french_rules(self)]

@@ -43,7 +43,7 @@ _MASCULINE = word_set(
     "joueur docteur professeur directeur visiteur spectateur million milliard mille euro dollar jour mois an "
     "siècle article épisode modèle exemple groupe problème système programme thème kilomètre mètre litre "
     "verre livre-sterling")
-_FEMININE_ENDINGS = ("tion", "sion", "xion", "ure", "ette", "ence", "ance", "ise", "ade", "elle", "euse", "ière",
+_FEMININE_ENDINGS = ("tte", "tion", "sion", "xion", "ure", "ette", "ence", "ance", "ise", "ade", "elle", "euse", "ière",
                      "onne", "esse", "ie", "ée", "ude", "té", "ine", "ode", "ole", "oire", "aine", "eine", "ue")
 
 

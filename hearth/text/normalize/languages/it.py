@@ -16,13 +16,15 @@ yen"."""
 from __future__ import annotations
 
 import functools
+import re
 from typing import ClassVar
 
 from num2words import num2words
 
 from hearth.text.normalize.language import Num, Rule
 from hearth.text.normalize.languages.continental import DAY, Continental, Noun
-from hearth.text.normalize.languages.it_rules import ELISIONS, STARTERS, indefinite, italian_rules
+from hearth.text.normalize.languages.continental_rules import continental_rules
+from hearth.text.normalize.languages.it_rules import ELISIONS, STARTERS, indefinite, italian_rules, noun_gender
 
 __all__ = ["Italian"]
 
@@ -51,6 +53,7 @@ class Italian(Continental):
     decimals_as_number = True
     words: ClassVar[dict[str, str]] = {
         "versus": "a",
+        "per": "al", "24/7": "ventiquattro ore su ventiquattro, sette giorni su sette",
         "minus": "meno", "point": "virgola", "to": "a", "percent": "per cento", "and": "e", "plus": "più",
         "over": "su", "dot": "punto", "at": "chiocciola", "colon": "due punti", "dash": "trattino",
         "underscore": "trattino basso", "question": "punto interrogativo", "equals": "uguale",
@@ -197,8 +200,21 @@ class Italian(Continental):
             words += ["e", self.counted(Num(False, str(second)), ("secondo", "secondi", "m"))]
         return self.join(words)
 
-    def regnal(self, value: int) -> str:
-        return self.ordinal(value)  # "Luigi XIV": "Luigi quattordicesimo"
+    def times(self, n: int) -> str:
+        return self.counted(Num(False, str(n)), ("volta", "volte", "f"))  # "una volta", "tre volte"
+
+    def per(self, noun: str) -> str:
+        """"€/mese": "al mese", "alla settimana", "all'ora", "allo zaino"."""
+        lower = noun.lower()
+        if lower[0] in "aeiouàèéìòù":
+            return f"all'{noun}"
+        if noun_gender(noun) == "f":
+            return f"alla {noun}"
+        return f"allo {noun}" if re.match(r"s[^aeiou]|z|gn|ps|x|y", lower) else f"al {noun}"
+
+    def regnal(self, value: int, name: str) -> str:
+        said = self.ordinal(value)  # "Luigi XIV": "Luigi quattordicesimo", "Elisabetta II": "seconda"
+        return said[:-1] + "a" if noun_gender(name) == "f" else said
 
     def extra_rules(self) -> list[Rule]:
-        return [*super().extra_rules(), *italian_rules(self)]
+        return [*continental_rules(self), *italian_rules(self)]

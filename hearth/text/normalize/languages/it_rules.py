@@ -9,7 +9,16 @@ from __future__ import annotations
 import re
 
 from hearth.text.normalize.language import Rule
-from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, word_set
+from hearth.text.normalize.languages.continental import (
+    BEFORE,
+    DAY,
+    DIGIT,
+    NUMBERS,
+    Continental,
+    roman,
+    said_numbers,
+    word_set,
+)
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["ELISIONS", "STARTERS", "indefinite", "italian_rules", "noun_gender"]
@@ -33,7 +42,8 @@ _VOWELS = "aeiouàèéìòùh"
 # by its ending (-a, -zione, -tà feminine; -o masculine; an unknown -e masculine).
 _MASCULINE_A = word_set(
     "problema sistema tema programma schema clima pianeta poeta papa dramma diploma panorama cinema pigiama "
-    "enigma teorema dilemma telegramma diagramma fantasma dogma trauma aroma idioma giorno collega atleta")
+    "enigma teorema dilemma telegramma diagramma fantasma dogma trauma aroma idioma giorno collega atleta "
+    "luca andrea nicola mattia elia enea battista tobia giona")
 _FEMININE_E = word_set(
     "parte notte chiave classe fine gente legge luce mente morte nave neve pelle sete fame voce sede carne fonte "
     "frase torre valle madre rete febbre arte corte sorte base fase canzone stagione ragione occasione "
@@ -84,9 +94,10 @@ def italian_rules(lang: Continental) -> list[Rule]:
                         r"\s+(?=\d)")
     counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
     clock = re.compile(rf"(?P<h>{DAY})[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
-    numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?)(?P<n>\d+)(?![\w]|[.,]\d)")
+    numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?){NUMBERS}")
     scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?(?:\s?(?P<cur>[€$£]))?"
                         r"(?![\w])")
+    century = re.compile(r"\b(?P<r>[IVXLC]{1,7})(?=\s+(?:secol[oi]|sec\.)(?!\w))")  # "XXI secolo"
     phone = re.compile(r"(?=[03])(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
 
     def say_ordinal(m: re.Match[str]) -> str | None:
@@ -151,9 +162,10 @@ def italian_rules(lang: Continental) -> list[Rule]:
         Rule("number", counted, say_counted, 50),
         Rule("time", clock, say_clock, 14),
         Rule("abbreviation", numbered,
-             lambda m: lang.join([_NUMBERED[m.group("abbr")], lang.cardinal(int(m.group("n")))]), 65),
+             lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65),
         Rule("currency", scaled, say_scaled, 19),
         Rule("phone", phone, lambda m: _phone(lang, m), 12),
+        Rule("ordinal", century, lambda m: lang.ordinal(value) if (value := roman(m.group("r"))) else None, 44),
     ]
 
 
