@@ -18,7 +18,7 @@ from typing import ClassVar
 from hearth.text.normalize.language import Language, Num
 
 __all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "NUMBERS", "Continental", "full_year", "keeps_stop", "Noun", "roman",
-           "said_numbers", "valid_day", "word_set"]
+           "said_numbers", "valid_day", "word_set", "words_before"]
 
 # (singular, plural, gender "m", "f" or "n"): how a unit or a currency is said after a number.
 Noun = tuple[str, str, str]
@@ -65,6 +65,16 @@ def roman(text: str) -> int | None:
     return value if canonical == text else None
 
 
+def words_before(text: str, at: int, count: int) -> list[str]:
+    """The last `count` words before `at`, in lower case, the nearest last ("dell'" for "dell'8"),
+    or none if the text at `at` follows a word without a space or an apostrophe between them.
+    (Looking back at words is some ten times faster than a regex over the text before `at`.)"""
+    tail = text[max(0, at - 12 * count):at]
+    if not tail or not (tail[-1].isspace() or tail[-1] in "'’"):
+        return []
+    return [w.strip("([{\"«»„“").replace("’", "'").lower() for w in tail.split()[-count:]]
+
+
 def keeps_stop(m: re.Match[str], starters: frozenset[str]) -> bool:
     """Whether the full stop that ends match `m` ("am 3.", "usw.") also ends the sentence: nothing
     follows but space, a new line follows, or the next word is one that starts sentences
@@ -96,7 +106,8 @@ class Continental(Language):
     months: ClassVar[tuple[str, ...]] = ()
     month_abbreviations: ClassVar[dict[str, int]] = {}  # written without their full stop: "Dez" -> 12
     day_before_month: ClassVar[str] = rf"(?P<d>{DAY})\s+"  # how a day is written before a month's name
-    date_determiners: ClassVar[str] = ""  # a regex: the words before a date that the date is said with
+    # the words before a date that the date is said with ("am", "le", "dell'"), in lower case
+    date_determiners: ClassVar[frozenset[str]] = frozenset()
     decimals_as_number: ClassVar[bool] = False  # "3,14": "quatorze" (True) or "eins vier" (False)
     units: ClassVar[dict[str, Noun]] = {}
     currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {}  # the unit and its hundredth
@@ -255,15 +266,11 @@ class Continental(Language):
         names = [*self.months, *(f"{a}\\." for a in self.month_abbreviations)]
         return "|".join(sorted(names, key=len, reverse=True))
 
-    @functools.cached_property
-    def _determiner(self) -> re.Pattern[str]:
-        return re.compile(rf"\b(?i:{self.date_determiners})\s*\Z")
-
     def determiner(self, m: re.Match[str]) -> str | None:
         """The article or preposition written just before a date (`date_determiners`), or None:
         it stays as written, and the date is said as it asks ("am" -> "achten")."""
-        found = self._determiner.search(m.string, max(0, m.start() - 24), m.start())
-        return found.group().strip() if found else None
+        before = words_before(m.string, m.start(), 1)
+        return before[0] if before and before[0] in self.date_determiners else None
 
     def regnal(self, value: int, name: str) -> str:
         """How a ruler's or a pope's number is said after `name` ("quatorze", "quattordicesimo")."""

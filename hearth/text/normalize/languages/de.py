@@ -23,7 +23,7 @@ from hearth.text.normalize.language import Num, Rule
 from hearth.text.normalize.languages.continental import DAY, Continental, Noun
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
-from hearth.text.normalize.languages.de_rules import german_rules
+from hearth.text.normalize.languages.de_rules import determiner, german_rules
 
 __all__ = ["German"]
 
@@ -32,7 +32,6 @@ _MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August
 _SCALES = ((10**12, "eine Billion", "Billionen"), (10**9, "eine Milliarde", "Milliarden"),
            (10**6, "eine Million", "Millionen"))
 _CENT: Noun = ("Cent", "Cent", "m")
-_CHAINED = re.compile(r"\b(am|vom|zum|beim|im|dem|den|der|des)\s+\d{1,2}\.\s*(?:und|,)\s*\Z", re.I)
 
 
 @functools.cache
@@ -105,7 +104,8 @@ class German(Continental):
         "Okt": 10, "Nov": 11, "Dez": 12}
     day_before_month = rf"(?P<d>{DAY})\.\s?"
     # "am 8.12.", "vom 8.12.", "den 8.12.", "bis 8.12." (said "bis zum achten Dezember")
-    date_determiners = r"am|vom|zum|beim|im|dem|den|der|des|bis|ab|seit|vor|nach"
+    date_determiners = frozenset({"am", "vom", "zum", "beim", "im", "dem", "den", "der", "des", "bis", "ab", "seit",
+                                  "vor", "nach"})
     units: ClassVar[dict[str, Noun]] = {
         "°C": ("Grad Celsius", "Grad Celsius", "n"), "°F": ("Grad Fahrenheit", "Grad Fahrenheit", "n"),
         "K": ("Kelvin", "Kelvin", "n"), "km/h": ("Kilometer pro Stunde", "Kilometer pro Stunde", "m"),
@@ -196,8 +196,8 @@ class German(Continental):
         """As Continental's, and the first date's word for the second in "am 2. und 3. Juni"."""
         found = super().determiner(m)
         if found is None:
-            chained = _CHAINED.search(m.string, max(0, m.start() - 40), m.start())
-            found = chained.group(1) if chained else None
+            word, _ = determiner(m.string, m.start())
+            found = word if word in self.date_determiners else None
         return found
 
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:

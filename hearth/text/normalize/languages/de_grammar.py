@@ -87,7 +87,7 @@ _WEAK_EN = {"dem", "den", "des", "am", "im", "vom", "zum", "zur", "beim", "hinte
             "jedem", "jeden", "meinem", "meinen", "meiner", "meines", "seinem", "seinen", "seiner", "seines",
             "ihrem", "ihren", "ihrer", "ihres", "unserem", "unseren", "unserer", "unseres"}
 _MIXED = {"ein", "kein", "mein", "dein", "sein", "ihr", "unser", "euer"}
-DETERMINERS = "|".join(sorted(_WEAK_E | _WEAK_EN | _MIXED, key=len, reverse=True))
+DETERMINERS = frozenset(_WEAK_E | _WEAK_EN | _MIXED)
 
 
 def determiner_ending(det: str | None, noun_gender: str | None) -> str:

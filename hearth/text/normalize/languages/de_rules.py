@@ -18,6 +18,8 @@ from hearth.text.normalize.languages.continental import (
     keeps_stop,
     said_numbers,
     valid_day,
+    word_set,
+    words_before,
 )
 from hearth.text.normalize.languages.de_grammar import DETERMINERS, STARTERS, determiner_ending, gender, inflect
 from hearth.text.normalize.rules import number_pattern, parse_number
@@ -25,18 +27,30 @@ from hearth.text.normalize.rules import number_pattern, parse_number
 __all__ = ["german_rules"]
 
 _NEXT_WORD = re.compile(r"[ \t\u00a0]+([^\W\d_][\w-]*)")
-_PREPOSITIONS = ("in|an|auf|aus|bei|mit|nach|seit|von|zu|vor|hinter|über|unter|neben|zwischen|für|durch|gegen"
-                 "|ohne|um|während|wegen")
+_PREPOSITIONS = word_set("in an auf aus bei mit nach seit von zu vor hinter über unter neben zwischen für durch "
+                         "gegen ohne um während wegen")
 _HOUR = rf"(?P<h>{DAY})"  # up to 24, as the rules check
-# The words before an ordinal that give it its ending ("in der", "am", "ein"), before a time
-# written with a full stop ("um 19.30").
-_DETERMINER = re.compile(rf"(?:\b(?P<prep>{_PREPOSITIONS})\s+)?\b(?P<det>{DETERMINERS})\s+\Z", re.I)
-# "am 2. und 3.": the second ordinal takes the first one's ending
-_CHAINED = re.compile(rf"(?:\b(?P<prep>{_PREPOSITIONS})\s+)?\b(?P<det>{DETERMINERS})\s+\d{{1,4}}\.\s*(?:und|oder|bis|,)"
-                      r"\s*\Z", re.I)
+_ORDINAL = re.compile(r"\d{1,4}\.,?")
 _WEEKDAYS = {"Mo": "Montag", "Di": "Dienstag", "Mi": "Mittwoch", "Do": "Donnerstag", "Fr": "Freitag",
              "Sa": "Samstag", "So": "Sonntag"}
-_TIME_CUE = re.compile(r"\b(?i:um|gegen)\s+\Z")
+_YEAR_CUES = word_set("jahr jahre jahres jahrs seit von bis ab vor nach anno anfang ende mitte sommer winter herbst "
+                      "frühjahr frühling zwischen")
+
+
+def determiner(text: str, at: int) -> tuple[str | None, bool]:
+    """The word before an ordinal at `at` that gives it its ending ("am", "der", "ein"), and
+    whether a preposition precedes that word ("in der 2. Klasse": the dative). "am 2. und 3.": the
+    second ordinal takes the first one's word."""
+    words = words_before(text, at, 4)
+    for back in (1, 3, 2):  # "am 3.", "am 2. und 3.", "am 2., 3."
+        if len(words) < back or words[-back] not in DETERMINERS:
+            continue
+        between = words[len(words) - back + 1:]
+        if back == 1 or (back == 3 and _ORDINAL.fullmatch(between[0]) and between[1] in ("und", "oder", "bis")) \
+                or (back == 2 and _ORDINAL.fullmatch(between[0]) and between[0].endswith(",")):
+            return words[-back], len(words) > back and words[-back - 1] in _PREPOSITIONS
+    return None, False
+
 _SCALE_WORDS = {"Tsd.": 3, "Mio.": 6, "Mrd.": 9}
 _NUMBERED = {"Nr": "Nummer", "S": "Seite", "Abs": "Absatz", "Kap": "Kapitel", "Bd": "Band", "Art": "Artikel"}
 
@@ -69,17 +83,15 @@ def _ordinal_rules(lang: Continental) -> list[Rule]:
     short_date = re.compile(rf"(?P<d>{DAY})\.(?P<m>\d{{1,2}})\.(?!\d)")
 
     def say_ordinal(m: re.Match[str]) -> str | None:
-        window = max(0, m.start() - 40)
-        before = _DETERMINER.search(m.string, window, m.start()) or _CHAINED.search(m.string, window, m.start())
-        det, n = before.group("det") if before else None, int(m.group("n"))
+        det, after_preposition = determiner(m.string, m.start())
+        n = int(m.group("n"))
         following = _NEXT_WORD.match(m.string, m.end())
         noun = following.group(1) if following else None
         if n == 0 or (det is None and (noun is None or noun in STARTERS)):
             return None
         noun_gender = gender(noun) if noun and noun[0].isupper() else None
         # "in der 2. Klasse": "der" after a preposition is the dative or genitive ("zweiten")
-        dative = before is not None and before.group("prep") is not None and before.group("det").lower() == "der"
-        ending = "en" if dative else determiner_ending(det, noun_gender)
+        ending = "en" if after_preposition and det == "der" else determiner_ending(det, noun_gender)
         said = inflect(lang.ordinal(n), ending) + ("." if keeps_stop(m, STARTERS) else "")
         if m.groupdict().get("n1"):  # "3.–5. Mai": "dritter bis fünfter Mai"
             said = lang.join([inflect(lang.ordinal(int(m.group("n1"))), ending), lang.words["to"], said])
@@ -129,7 +141,7 @@ def _time_rules(lang: Continental) -> list[Rule]:
         return lang.join([first, lang.words["to"], last])
 
     return [Rule("time", clock, said, 14), Rule("time", hour, said, 14), Rule("time", span, say_span, 14),
-            Rule("time", dotted, lambda m: said(m) if _TIME_CUE.search(m.string, max(0, m.start() - 8), m.start())
+            Rule("time", dotted, lambda m: said(m) if words_before(m.string, m.start(), 1) in (["um"], ["gegen"])
                  else None, 14)]
 
 
@@ -139,9 +151,8 @@ def _amount_rules(lang: Continental) -> list[Rule]:
     currency = "|".join(re.escape(s) for s in sorted(symbols, key=len, reverse=True))
     scale = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>Tsd\.|Mio\.|Mrd\.)(?:\s?(?P<cur>{currency})(?![\w]))?")
     units = "|".join(re.escape(u) for u in sorted([*UNITS, *symbols], key=len, reverse=True))
-    cues = "Jahre?s?|seit|von|bis|ab|vor|nach|anno|Anfang|Ende|Mitte|Sommer|Winter|Herbst|Frühjahr|Frühling"
     year = re.compile(rf"(?P<y>{DIGIT}\d{{3}})(?![\w]|[.,]\d|\s?(?:{units})(?!\w))")
-    cue = re.compile(rf"\b(?i:{cues}|{lang.month_pattern()})\s+\Z")
+    cues = _YEAR_CUES | {m.lower() for m in lang.months} | {f"{a.lower()}." for a in lang.month_abbreviations}
     counted = re.compile(rf"\s?(?!(?:{lang.month_pattern()})\b)[A-ZÄÖÜ]")  # "1999 Menschen": a count
     # "030 1234567", "(030) 12345678", "089 / 123 456-0": an area code, then groups of digits
     phone = re.compile(r"(?=[(0])(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}(?:\s?/\s?|[ -]))\d{2,8}(?:[ -]\d{1,8}){0,3}"
@@ -157,21 +168,22 @@ def _amount_rules(lang: Continental) -> list[Rule]:
         return said + ("." if not m.group("cur") and keeps_stop(m, STARTERS) else "")
 
     return [Rule("currency", scale, say_scale, 19),
-            Rule("year", year, lambda m: lang.year(int(m.group("y"))) if _is_year(m, cue, counted) else None, 60),
+            Rule("year", year, lambda m: lang.year(int(m.group("y"))) if _is_year(m, cues, counted) else None, 60),
             Rule("phone", phone, lambda m: _phone(lang, m), 12),
             Rule("abbreviation", numbered,
                  lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65)]
 
 
 
-def _is_year(m: re.Match[str], cue: re.Pattern[str], counted: re.Pattern[str]) -> bool:
+def _is_year(m: re.Match[str], cues: frozenset[str] | set[str], counted: re.Pattern[str]) -> bool:
     """Whether a four-digit number is a year: one from 1100 to 2099 after a word that announces
     one ("seit 1999", "im Mai 1999"); or, from 1100 to 1999 (said in hundreds, as years are),
     one that counts no noun ("zwischen 1914 und 1918", "starb 1786." but "1999 Menschen")."""
     year = int(m.group("y"))
     if not 1100 <= year < 2100:
         return False
-    if cue.search(m.string, max(0, m.start() - 12), m.start()):
+    before = words_before(m.string, m.start(), 1)
+    if before and before[0] in cues:
         return True
     return year < 2000 and not counted.match(m.string, m.end())
 

@@ -84,7 +84,8 @@ class French(Continental):
         "janv": 1, "févr": 2, "fév": 2, "avr": 4, "juil": 7, "sept": 9, "oct": 10, "nov": 11, "déc": 12}
     day_before_month = rf"(?P<d>{DAY})(?:er|ᵉʳ)?\s+"
     # "le 08/12", "du 08/12", "au 08/12", "jusqu'au 08/12", "lundi 08/12": the article said once
-    date_determiners = r"le|du|au|jusqu['’]au|lundi|mardi|mercredi|jeudi|vendredi|samedi|dimanche"
+    date_determiners = frozenset({"le", "du", "au", "jusqu'au", "lundi", "mardi", "mercredi", "jeudi", "vendredi",
+                                  "samedi", "dimanche"})
     units: ClassVar[dict[str, Noun]] = {
         "°C": ("degré Celsius", "degrés Celsius", "m"), "°F": ("degré Fahrenheit", "degrés Fahrenheit", "m"),
         "K": ("kelvin", "kelvins", "m"), "km/h": ("kilomètre par heure", "kilomètres par heure", "m"),

@@ -85,7 +85,7 @@ class Italian(Continental):
         "gen": 1, "feb": 2, "mar": 3, "apr": 4, "mag": 5, "giu": 6, "lug": 7, "ago": 8, "set": 9, "sett": 9,
         "ott": 10, "nov": 11, "dic": 12}
     day_before_month = rf"(?P<d>{DAY})[°º]?\s+"
-    date_determiners = "|".join([*ELISIONS, *(e.replace("'", "['’]") for e in ELISIONS.values()), *_WEEKDAYS])
+    date_determiners = frozenset([*ELISIONS, *ELISIONS.values(), *_WEEKDAYS])
     units: ClassVar[dict[str, Noun]] = {
         "°C": ("grado Celsius", "gradi Celsius", "m"), "°F": ("grado Fahrenheit", "gradi Fahrenheit", "m"),
         "K": ("kelvin", "kelvin", "m"), "km/h": ("chilometro orario", "chilometri orari", "m"),

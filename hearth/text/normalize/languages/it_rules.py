@@ -18,6 +18,7 @@ from hearth.text.normalize.languages.continental import (
     roman,
     said_numbers,
     word_set,
+    words_before,
 )
 from hearth.text.normalize.rules import number_pattern, parse_number
 
@@ -77,10 +78,8 @@ def indefinite(gender: str, noun: str) -> str:
 _FEMININE_DETS = ("la", "una", "della", "alla", "dalla", "nella", "sulla", "le", "delle", "alle", "dalle", "nelle",
                   "sulle")
 _PLURAL_DETS = ("i", "gli", "le", "dei", "degli", "delle", "ai", "agli", "alle", "nei", "negli", "nelle")
-_DETS = "|".join(sorted({*_FEMININE_DETS, *_PLURAL_DETS, "il", "lo", "un", "del", "dello", "al", "allo", "dal",
-                         "nel", "sul"}, key=len, reverse=True))
-_DET_BEFORE = re.compile(rf"\b((?i:{_DETS}))\s+\Z")
-_CLOCK_CUE = re.compile(r"\b(?i:alle|dalle|le|ore|entro le|verso le|fino alle)\s+\Z")
+_DETS = frozenset({*_FEMININE_DETS, *_PLURAL_DETS, "il", "lo", "un", "del", "dello", "al", "allo", "dal", "nel", "sul"})
+_CLOCK_CUES = frozenset({"alle", "dalle", "le", "ore"})  # "alle 19.30", "entro le 19.30"
 _NUMBERED = {"n": "numero", "N": "numero", "nr": "numero", "Nr": "numero", "pag": "pagina", "p": "pagina",
              "art": "articolo", "Art": "articolo", "cap": "capitolo", "vol": "volume"}
 _CURRENCY = {"€": "EUR", "$": "USD", "£": "GBP"}
@@ -88,31 +87,28 @@ _EXPONENTS = {"k": 3, "M": 6, "mln": 6, "Mln": 6, "mld": 9, "Mld": 9}
 
 
 def italian_rules(lang: Continental) -> list[Rule]:
+    return [*_number_rules(lang), *_amount_rules(lang)]
+
+
+def _number_rules(lang: Continental) -> list[Rule]:
     number = number_pattern(lang)
     ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})(?P<mark>[°ºª])(?!\s?[CFK]\b|\w)")
     elided = re.compile(rf"(?<![\w'’])(?P<det>{'|'.join(ELISIONS)}|{'|'.join(a.capitalize() for a in ELISIONS)})"
                         r"\s+(?=\d)")
     counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
-    clock = re.compile(rf"(?P<h>{DAY})[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
-    numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?){NUMBERS}")
-    scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?(?:\s?(?P<cur>[€$£]))?"
-                        r"(?![\w])")
     century = re.compile(r"\b(?P<r>[IVXLC]{1,7})(?=\s+(?:secol[oi]|sec\.)(?!\w))")  # "XXI secolo"
-    phone = re.compile(r"(?=[03])(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
 
     def say_ordinal(m: re.Match[str]) -> str | None:
-        found = _DET_BEFORE.search(m.string, max(0, m.start() - 12), m.start())
-        det, mark = found.group(1) if found else None, m.group("mark")
+        before = words_before(m.string, m.start(), 1)
+        det = before[0] if before and before[0] in _DETS else None
+        mark = m.group("mark")
         following = re.match(r"[ \u00a0]+([^\W\d_][\w'’]*)", m.string[m.end():])
         noun = following.group(1) if following else None
         if mark == "°" and det is None and (noun is None or not noun[0].islower() or noun in _NOT_NOUNS):
             return None  # degrees: "30°", "30° e sole"
-        lower = (det or "").lower()
-        female = mark == "ª" or lower in _FEMININE_DETS or (not det and noun is not None
-                                                            and noun_gender(noun) == "f")
+        female = mark == "ª" or det in _FEMININE_DETS or (not det and noun is not None and noun_gender(noun) == "f")
         said = lang.ordinal(int(m.group("n")))[:-1]
-        said += ("e" if female else "i") if lower in _PLURAL_DETS else ("a" if female else "o")
-        return said
+        return said + (("e" if female else "i") if det in _PLURAL_DETS else ("a" if female else "o"))
 
     def say_elided(m: re.Match[str]) -> str | None:
         """"il 8" -> "l'otto", "dal 11" -> "dall'undici", "al 06" -> "allo zero sei": the article as
@@ -142,6 +138,18 @@ def italian_rules(lang: Continental) -> list[Rule]:
             return lang.of(lang.cardinal(n), (noun, noun, "m"))
         return indefinite(noun_gender(noun), noun) if n == 1 else None
 
+    return [Rule("ordinal", ordinal, say_ordinal, 25), Rule("number", elided, say_elided, 25),
+            Rule("number", counted, say_counted, 50),
+            Rule("ordinal", century, lambda m: lang.ordinal(value) if (value := roman(m.group("r"))) else None, 44)]
+
+
+def _amount_rules(lang: Continental) -> list[Rule]:
+    clock = re.compile(rf"(?P<h>{DAY})[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
+    numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?){NUMBERS}")
+    scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number_pattern(lang)}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?"
+                        r"(?:\s?(?P<cur>[€$£]))?(?![\w])")
+    phone = re.compile(r"(?=[03])(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
+
     def say_scaled(m: re.Match[str]) -> str | None:
         cur = m.group("cur")
         if m.group("scale") in ("k", "M") and not cur:
@@ -151,22 +159,15 @@ def italian_rules(lang: Continental) -> list[Rule]:
 
     def say_clock(m: re.Match[str]) -> str | None:
         # "19.30" is a time after the words that announce one ("alle 19.30"), "19:30" always
-        cue = _CLOCK_CUE.search(m.string, max(0, m.start() - 12), m.start())
-        if int(m.group("h")) > 23 or (":" not in m.group() and not cue):
+        cue = words_before(m.string, m.start(), 1)
+        if int(m.group("h")) > 23 or (":" not in m.group() and not (cue and cue[0] in _CLOCK_CUES)):
             return None
         return lang.time(int(m.group("h")), int(m.group("min")), None, None)
 
-    return [
-        Rule("ordinal", ordinal, say_ordinal, 25),
-        Rule("number", elided, say_elided, 25),
-        Rule("number", counted, say_counted, 50),
-        Rule("time", clock, say_clock, 14),
-        Rule("abbreviation", numbered,
-             lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65),
-        Rule("currency", scaled, say_scaled, 19),
-        Rule("phone", phone, lambda m: _phone(lang, m), 12),
-        Rule("ordinal", century, lambda m: lang.ordinal(value) if (value := roman(m.group("r"))) else None, 44),
-    ]
+    return [Rule("time", clock, say_clock, 14), Rule("currency", scaled, say_scaled, 19),
+            Rule("abbreviation", numbered,
+                 lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65),
+            Rule("phone", phone, lambda m: _phone(lang, m), 12)]
 
 
 def _phone(lang: Continental, m: re.Match[str]) -> str | None:
