@@ -52,9 +52,11 @@ CASES = [
     # percentages
     ("45 %", "quarante-cinq pour cent"),
     ("12,5 %", "douze virgule cinq pour cent"),
+    ("45\u202f%", "quarante-cinq pour cent"),
     # currencies: symbols and codes, before or after the amount
     ("1.234,56 €", "mille deux cent trente-quatre euros et cinquante-six centimes"),
     ("1 234,56 €", "mille deux cent trente-quatre euros et cinquante-six centimes"),
+    ("1\u202f234,56\u00a0€", "mille deux cent trente-quatre euros et cinquante-six centimes"),
     ("€ 5", "cinq euros"),
     ("1 €", "un euro"),
     ("21 €", "vingt et un euros"),
@@ -118,6 +120,7 @@ CASES = [
     # abbreviations, initialisms, symbols
     ("M. Dupont et Mme Durand", "Monsieur Dupont et Madame Durand"),
     ("Dr Martin", "Docteur Martin"),
+    ("Mlle Dupont", "Mademoiselle Dupont"),
     ("env. 5 km", "environ cinq kilomètres"),
     ("des pommes, des poires, etc.", "des pommes, des poires, et cetera."),
     ("p. ex. ceci", "par exemple ceci"),

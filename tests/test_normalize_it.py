@@ -112,6 +112,8 @@ CASES = [
     # abbreviations, initialisms, symbols
     ("Sig. Rossi e Dott.ssa Bianchi", "Signor Rossi e Dottoressa Bianchi"),
     ("Prof. Verdi", "Professor Verdi"),
+    ("il Dott. Neri", "il Dottor Neri"),
+    ("Sig.ra Bianchi", "Signora Bianchi"),
     ("mele, pere ecc.", "mele, pere eccetera."),
     ("p.es. questo", "per esempio questo"),
     ("n. 5", "numero cinque"),

@@ -5,8 +5,9 @@ said with them ("am 8.12." -> "am achten Dezember", "le 08/12" -> "le huit déce
 -> "dell'otto dicembre"), and addresses with their country domain spelled (".de" -> "D E").
 
 A language here gives its tables (units and currencies as `Noun`s, month names, the words before
-a date) and its grammar (`counted`: a number with its noun; `dated`: a date with what precedes
-it); this module turns them into the methods and rules the shared rules call."""
+a date) and its grammar (`counted`: a number with its noun; `dated`: a date after what precedes
+it); this module turns them into the methods the shared rules call, `continental_rules` into the
+rules the three languages share."""
 
 from __future__ import annotations
 
@@ -253,7 +254,7 @@ class Continental(Language):
         return " ".join(c.upper() if c.isalpha() else self.digits(c) if c.isdigit() else c for c in text
                         if not c.isspace())
 
-    # The rules.
+    # What the rules ask.
     def month_of(self, written: str) -> int:
         name = written.rstrip(".").lower()
         for i, month in enumerate(self.months):

@@ -4,12 +4,16 @@ between thousands, dates day first ("08.12.2026": "der achte Dezember zweitausen
 dreißig"), years in hundreds ("neunzehnhundertneunundneunzig"), decimals digit by digit ("drei Komma
 eins vier"), "ein"/"eine" before a noun where the number alone is "eins".
 
-Cardinals, ordinals and years come from num2words, which is right for German (nouns capitalised:
-"eine Million", "zwei Milliarden"); what it does not know is written here: "eins" before a noun is
-"ein" or "eine" by the noun's gender ("1 Stunde": num2words says "eins"), an ordinal takes the
-ending its article and noun ask for (num2words gives "dritte" only: "am dritten", "dritter
-Stock"), and it is slow (some 300 µs for a seven-digit number, a scan over its whole table of
-scale words), so it is asked for numbers under a thousand once each and the rest is composed."""
+Cardinals, ordinals and years come from num2words, which is right for German below a thousand
+and in its nouns ("eine Million", "zwei Milliarden", capitalised); what it gets wrong or does not
+know is written here:
+- a count before "tausend" or before "Millionen" ends in "ein"/"eine", not "eins": num2words
+  writes "einhunderteinstausend" (101 000) and "einhunderteins Millionen" (101 000 000);
+- "eins" before a noun is "ein" or "eine" by the noun's gender ("1 Stunde": num2words says "eins");
+- an ordinal takes the ending its article and noun ask for (num2words gives "dritte" only: "am
+  dritten", "dritter Stock");
+- it is slow (some 300 µs for a seven-digit number, a scan over its whole table of scale words), so
+  it is asked for numbers under a thousand once each and larger ones are composed here."""
 
 from __future__ import annotations
 
@@ -224,6 +228,12 @@ class German(Continental):
         if second:
             words += ["und", self.counted(Num(False, str(second)), ("Sekunde", "Sekunden", "f"))]
         return self.join(words)
+
+    def phone_group(self, digits: str) -> str:
+        # Digit by digit, as Germans dictate phone numbers ("null drei null"), in the groups as
+        # written: pairs ("dreißig") are heard too, but digits leave a listener no doubt. "zwei",
+        # not the telephone's "zwo", which is a speaker's habit rather than the written word.
+        return self.digits(digits)
 
     def times(self, n: int) -> str:
         return _before_noun(self.cardinal(n), "") + "mal"  # "einmal", "dreimal"

@@ -7,11 +7,11 @@ where the degree sign stands for "º" ("il 3° posto"), and ranges "da ... a ...
 dieci a venti gradi Celsius", as Italian says a span).
 
 Cardinals and ordinals under a million come from num2words (fast, and right for Italian but for
-two slips fixed in `_small`: "centodicotto", "duemilaventitre"); above it num2words puts "e" after the millions
-("un milione e duecentomila", "un milione e unesimo"), which the cardinal's spoken and written
-form leaves out ("un milione duecentomila"), so those are composed here. The number "one" before
-a noun agrees with it, which num2words cannot know: "un grado", "una tonnellata", "un'ora", "uno
-yen"."""
+two slips fixed in `_small`: "centodicotto" for 118, "duemilaventitre" without its accent); above a
+million num2words puts "e" after the millions ("un milione e duecentomila", "un milione e
+unesimo"), which the cardinal's spoken and written form leaves out ("un milione duecentomila"), so
+those are composed here. The number "one" before a noun agrees with it, which num2words cannot
+know: "un grado", "una tonnellata", "un'ora", "uno yen"."""
 
 from __future__ import annotations
 
@@ -199,6 +199,11 @@ class Italian(Continental):
         if second:
             words += ["e", self.counted(Num(False, str(second)), ("secondo", "secondi", "m"))]
         return self.join(words)
+
+    def phone_group(self, digits: str) -> str:
+        # Digit by digit, as Italians dictate phone numbers ("zero sei, uno due tre quattro"), in
+        # the groups as written.
+        return self.digits(digits)
 
     def times(self, n: int) -> str:
         return self.counted(Num(False, str(n)), ("volta", "volte", "f"))  # "una volta", "tre volte"
