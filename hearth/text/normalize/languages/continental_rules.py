@@ -108,11 +108,13 @@ def _regnal(lang: Continental, m: re.Match[str]) -> str | None:
     """"Louis XIV", "Giovanni XXIII", "Ludwig XIV.": a name and a Roman numeral."""
     name = _NAME.search(m.string, max(0, m.start() - 30), m.start())
     value = roman(m.group("r"))
-    # "I" alone is more often a letter than the First
-    if value is None or value > 40 or m.group("r") == "I" or name is None or name.group(1) in lang.sentence_starters:
+    written = m.group("r")
+    # a letter alone is more often a letter ("Vitamina C", "Taglia L") than a number, but for "Carlo V"
+    if value is None or value > 40 or written in ("I", "L", "C") or name is None \
+            or name.group(1) in lang.sentence_starters:
         return None
-    if lang.regnal_stop and not m.group("stop"):
-        return lang.cardinal(value)  # "Teil II": "Teil zwei"
+    if lang.regnal_stop and not m.group("stop"):  # "Teil II": "Teil zwei" (but "Punkt X", a noun and a letter)
+        return lang.cardinal(value) if len(written) > 1 else None
     stop = "." if m.groupdict().get("stop") and keeps_stop(m, lang.sentence_starters) else ""
     return lang.regnal(value, name.group(1)) + stop
 

@@ -69,7 +69,7 @@ def french_rules(lang: Continental) -> list[Rule]:
     ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,5}})(?P<s>{_SUFFIX})(?![\w])")
     roman_ordinal = re.compile(rf"\b(?P<r>[IVX]{{1,6}})(?P<s>{_SUFFIX})(?![\w])")
     clock = re.compile(rf"(?P<h>{DAY})\s?h\s?(?P<min>[0-5]\d)?(?![\w])")
-    counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_][\w'’-]*)(?![\w'’-])")
+    counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_](?:[^\W\d_]|['’-])*)(?![\w'’-])")
     mister = re.compile(r"(?<![\w.])M\.(?=\s+[A-ZÀ-Ý])")
     numero = re.compile(r"(?<![\w])[nN][°º]\s?(?P<n>\d+)(?![\w]|[.,]\d)")
     octets = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<u>[kKMGT])o(?![\w])")
@@ -102,7 +102,8 @@ def french_rules(lang: Continental) -> list[Rule]:
     def say_counted(m: re.Match[str]) -> str | None:
         """A number and the noun it counts: "vingt et une personnes", "deux millions d'habitants"."""
         num, noun = parse_number(m), m.group("noun")
-        if num.fraction is not None or noun.lower() in _NOT_NOUNS:
+        # "1 000 000 de dollars", "21 d'entre eux": the number counts no noun
+        if num.fraction is not None or noun.lower() in _NOT_NOUNS or "'" in noun or "’" in noun:
             return None
         n = int(num.whole)
         if n >= 10**6 and n % 10**6 == 0:

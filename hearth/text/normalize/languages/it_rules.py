@@ -95,7 +95,7 @@ def _number_rules(lang: Continental) -> list[Rule]:
     ordinal = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})(?P<mark>[°ºª])(?!\s?[CFK]\b|\w)")
     elided = re.compile(rf"(?<![\w'’])(?P<det>{'|'.join(ELISIONS)}|{'|'.join(a.capitalize() for a in ELISIONS)})"
                         r"\s+(?=\d)")
-    counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_][\w'’]*)(?![\w'’])")
+    counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_](?:[^\W\d_]|['’])*)(?![\w'’])")
     century = re.compile(r"\b(?P<r>[IVXLC]{1,7})(?=\s+(?:secol[oi]|sec\.)(?!\w))")  # "XXI secolo"
 
     def say_ordinal(m: re.Match[str]) -> str | None:
@@ -131,7 +131,8 @@ def _number_rules(lang: Continental) -> list[Rule]:
     def say_counted(m: re.Match[str]) -> str | None:
         """A number and the noun it counts: "un'ora", "uno zaino", "due milioni di abitanti"."""
         num, noun = parse_number(m), m.group("noun")
-        if num.fraction is not None or num.negative or noun.lower() in _NOT_NOUNS:
+        # "1 dell'anno", "1 e 2": the number counts no noun
+        if num.fraction is not None or num.negative or noun.lower() in _NOT_NOUNS or "'" in noun or "’" in noun:
             return None
         n = int(num.whole)
         if n >= 10**6 and n % 10**6 == 0:
