@@ -50,6 +50,7 @@ CASES = [
     ("45 %", "fünfundvierzig Prozent"),
     ("12,5% Rabatt", "zwölf Komma fünf Prozent Rabatt"),
     ("1 %", "ein Prozent"),
+    ("DAX +0,8 %", "DAX plus null Komma acht Prozent"),
     # currencies: symbols and codes, before or after the amount
     ("1.234,56 €", "eintausendzweihundertvierunddreißig Euro und sechsundfünfzig Cent"),
     ("€ 5", "fünf Euro"),
@@ -135,6 +136,8 @@ CASES = [
     ("Dr. Müller", "Doktor Müller"),
     ("Prof. Dr. Meier", "Professor Doktor Meier"),
     ("Fr. Schmidt", "Frau Schmidt"),
+    ("Hauptstr. 12", "Hauptstraße zwölf"),
+    ("2 EL Öl", "zwei Esslöffel Öl"),
     ("ca. 5 km", "circa fünf Kilometer"),
     ("die Müller GmbH", "die Müller G M B H"),
     ("die USA und die NATO", "die U S A und die NATO"),

@@ -107,6 +107,7 @@ CASES = [
     ("1 t", "une tonne"),
     ("21 t", "vingt et une tonnes"),
     ("64 Go", "soixante-quatre gigaoctets"),
+    ("25 cl de crème", "vingt-cinq centilitres de crème"),
     ("2 h", "deux heures"),
     ("25°", "vingt-cinq degrés"),
     # phone numbers, in pairs

@@ -100,6 +100,7 @@ CASES = [
     ("2 h", "due ore"),
     ("2,5 kg", "due virgola cinque chilogrammi"),
     ("25°", "venticinque gradi"),
+    ("4000 mAh", "quattromila milliampereora"),
     ("5 in tutto", "cinque in tutto"),
     # phone numbers, digit by digit
     ("+39 06 1234 5678", "più trentanove, zero sei, uno due tre quattro, cinque sei sette otto"),

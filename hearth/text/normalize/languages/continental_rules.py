@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import CURRENCIES, Rule
+from hearth.text.normalize.language import CURRENCIES, UNITS, Rule
 from hearth.text.normalize.languages.continental import (
     AFTER,
     BEFORE,
@@ -75,6 +75,9 @@ def _number_rules(lang: Continental) -> list[Rule]:
     # goes up)
     score = re.compile(rf"(?P<a>{DAY})\s?(?P<sep>[:\-–])\s?(?P<b>\d{{1,2}})(?![\w:]|[.,]\d)")
     degrees = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?°(?!\s?[CFK]\b|\w)")
+    own = "|".join(re.escape(u) for u in sorted(set(lang.units) - set(UNITS), key=len, reverse=True)) or "(?!)"
+    own_units = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<unit>{own})(?![\w/²³'’])")  # "25 cl", "64 Go"
+    plus = re.compile(r"\+(?<![\w+]\+)(?=\d)")  # "+0,8 %": a sign (a phone number's "+" is the longer find)
     times = re.compile(rf"(?P<n>{DIGIT}\d{{0,2}})\s?[x×](?=\s)")
     around = re.compile(r"24(?<![\w.,/:@]24)/7(?![\w/]|[.,]\d)")
     per = re.compile(r"(?<=[^\W\d_]|[€$£¥])\s?/\s?(?P<w>[^\W\d_]{1,12})(?![\w/])")
@@ -101,7 +104,9 @@ def _number_rules(lang: Continental) -> list[Rule]:
             Rule("number", regnal, lambda m: _regnal(lang, m), 45), Rule("range", score, lambda m: _score(lang, m), 34),
             Rule("number", times, lambda m: lang.times(int(m.group("n"))), 40),
             Rule("number", around, lambda m: lang.words["24/7"], 8), Rule("measure", per, say_per, 30),
-            Rule("number", zeros, lambda m: lang.digits(m.group()), 88), Rule("initialism", mixed, say_mixed, 29)]
+            Rule("number", zeros, lambda m: lang.digits(m.group()), 88), Rule("initialism", mixed, say_mixed, 29),
+            Rule("measure", own_units, lambda m: lang.measure(parse_number(m), m.group("unit")), 30),
+            Rule("number", plus, lambda m: lang.words["plus"] + " ", 50)]
 
 
 def _regnal(lang: Continental, m: re.Match[str]) -> str | None:

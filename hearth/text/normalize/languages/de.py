@@ -95,7 +95,7 @@ class German(Continental):
         "Str.": "Straße", "Tel.": "Telefon", "St.": "Sankt", "Jh.": "Jahrhundert", "Abs.": "Absatz",
         "Kap.": "Kapitel", "Std.": "Stunden", "Min.": "Minuten", "Sek.": "Sekunden", "Mio.": "Millionen",
         "Mrd.": "Milliarden", "Tsd.": "Tausend", "Hbf.": "Hauptbahnhof", "e. V.": "eingetragener Verein",
-        "GmbH": "G M B H",
+        "GmbH": "G M B H", "TL": "Teelöffel", "EL": "Esslöffel",
     })
     spelled_as_words = frozenset({
         "NATO", "UNO", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEC", "DAX", "DIN", "ISO", "PIN", "TAN",
@@ -137,6 +137,9 @@ class German(Continental):
         "ms": ("Millisekunde", "Millisekunden", "f"), "s": ("Sekunde", "Sekunden", "f"),
         "min": ("Minute", "Minuten", "f"), "h": ("Stunde", "Stunden", "f"),
         # "in" (inch) is left out: in German it is the preposition ("5 in Berlin")
+        # beside the shared units: what recipes and batteries write
+        "cl": ("Zentiliter", "Zentiliter", "m"), "dl": ("Deziliter", "Deziliter", "m"),
+        "mAh": ("Milliamperestunde", "Milliamperestunden", "f"),
     }
     currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
         "EUR": (("Euro", "Euro", "m"), _CENT), "USD": (("Dollar", "Dollar", "m"), _CENT),

@@ -63,6 +63,7 @@ def _word_rules(lang: Continental) -> list[Rule]:
     days = "|".join(_WEEKDAYS)
     weekdays = re.compile(rf"\b(?P<a>{days})\.?\s?[-–]\s?(?P<b>{days})\.?(?![\w])")  # "Mo.–Fr."
     weekday = re.compile(rf"\b(?P<a>{days})\.(?=,|\s+\d)")  # "Fr., 8.12." (not "Fr. Müller")
+    street = re.compile(r"\b(?P<name>[A-ZÄÖÜ][a-zäöüß-]*)str\.(?=\s)")  # "Hauptstr. 12": "Hauptstraße"
     decade = re.compile(rf"(?P<n>{DIGIT}\d{{0,3}})(?P<s>er|ern|ers)(?![^\W\d_])")  # "80er", "1990er", "10er"
 
     def say_decade(m: re.Match[str]) -> str:
@@ -73,7 +74,8 @@ def _word_rules(lang: Continental) -> list[Rule]:
     return [Rule("abbreviation", weekdays, lambda m: lang.join([_WEEKDAYS[m.group("a")], lang.words["to"],
                                                                 _WEEKDAYS[m.group("b")]]), 68),
             Rule("abbreviation", weekday, lambda m: _WEEKDAYS[m.group("a")], 68),
-            Rule("number", decade, say_decade, 40)]
+            Rule("number", decade, say_decade, 40),
+            Rule("abbreviation", street, lambda m: m.group("name") + "straße", 70)]
 
 
 def _ordinal_rules(lang: Continental) -> list[Rule]:

@@ -73,6 +73,8 @@ class French(Continental):
         "ex.": "exemple", "Cie": "Compagnie", "Mgr": "Monseigneur", "av. J.-C.": "avant Jésus-Christ",
         "apr. J.-C.": "après Jésus-Christ", "J.-C.": "Jésus-Christ", "hab.": "habitants", "qqch.": "quelque chose",
         "qqn": "quelqu'un", "svp": "s'il vous plaît", "SVP": "s'il vous plaît", "éd.": "édition", "incl.": "inclus",
+        "c. à c.": "cuillère à café", "c. à s.": "cuillère à soupe", "c.à.c.": "cuillère à café",
+        "c.à.s.": "cuillère à soupe",
     }
     spelled_as_words = frozenset({
         "OTAN", "ONU", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEP", "SIDA", "OVNI", "ENA", "INSEE",
@@ -113,6 +115,11 @@ class French(Continental):
         "GB": ("gigaoctet", "gigaoctets", "m"), "TB": ("téraoctet", "téraoctets", "m"),
         "ms": ("milliseconde", "millisecondes", "f"), "s": ("seconde", "secondes", "f"),
         "min": ("minute", "minutes", "f"), "h": ("heure", "heures", "f"),
+        # beside the shared units: as French writes bytes, and what recipes and batteries write
+        "ko": ("kilooctet", "kilooctets", "m"), "Ko": ("kilooctet", "kilooctets", "m"),
+        "Mo": ("mégaoctet", "mégaoctets", "m"), "Go": ("gigaoctet", "gigaoctets", "m"),
+        "To": ("téraoctet", "téraoctets", "m"), "cl": ("centilitre", "centilitres", "m"),
+        "dl": ("décilitre", "décilitres", "m"), "mAh": ("milliampère-heure", "milliampères-heures", "m"),
     }
     currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
         "EUR": (("euro", "euros", "m"), _CENTIME), "USD": (("dollar", "dollars", "m"), _CENT),

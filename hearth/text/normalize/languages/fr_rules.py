@@ -72,12 +72,10 @@ def french_rules(lang: Continental) -> list[Rule]:
     counted = re.compile(rf"(?=\d){BEFORE}{number}[ \u00a0](?P<noun>[^\W\d_](?:[^\W\d_]|['’-])*)(?![\w'’-])")
     mister = re.compile(r"(?<![\w.])M\.(?=\s+[A-ZÀ-Ý])")
     numero = re.compile(r"(?<![\w])[nN][°º]\s?(?P<n>\d+)(?![\w]|[.,]\d)")
-    octets = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<u>[kKMGT])o(?![\w])")
     scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>k|M|Mds?|Mrd)\s?(?P<cur>€|\$|£)")
     # "24h/24", "7j/7": "vingt-quatre heures sur vingt-quatre", "sept jours sur sept"
     around = re.compile(rf"(?P<n>{DAY})\s?(?P<u>h|j)\s?/\s?(?P=n)(?![\w])")
     phone = re.compile(r"0(?<![\w+]0)[1-9](?:[ .-]?\d{2}){4}(?![\w]|[.,]\d)")
-    octet_units = {"k": "kB", "K": "kB", "M": "MB", "G": "GB", "T": "TB"}
     currencies = {"€": "EUR", "$": "USD", "£": "GBP"}
     exponents = {"k": 3, "M": 6, "Md": 9, "Mds": 9, "Mrd": 9}
 
@@ -123,7 +121,6 @@ def french_rules(lang: Continental) -> list[Rule]:
         Rule("number", counted, say_counted, 50),
         Rule("abbreviation", mister, lambda m: "Monsieur", 70),
         Rule("abbreviation", numero, lambda m: f"numéro {lang.cardinal(int(m.group('n')))}", 65),
-        Rule("measure", octets, lambda m: lang.measure(parse_number(m), octet_units[m.group("u")]), 30),
         Rule("currency", scaled, say_scaled, 19),
         Rule("time", around, lambda m: lang.join([
             lang.counted(Num(False, m.group("n")), ("heure", "heures", "f") if m.group("u") == "h" else

@@ -113,6 +113,9 @@ class Italian(Continental):
         "ms": ("millisecondo", "millisecondi", "m"), "s": ("secondo", "secondi", "m"),
         "min": ("minuto", "minuti", "m"), "h": ("ora", "ore", "f"),
         # "in" and "mi" are left out: in Italian they are words ("5 in tutto", "mi piace")
+        # beside the shared units: what recipes and batteries write
+        "cl": ("centilitro", "centilitri", "m"), "dl": ("decilitro", "decilitri", "m"),
+        "mAh": ("milliampereora", "milliampereora", "m"),
     }
     currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
         "EUR": (("euro", "euro", "m"), _CENT), "USD": (("dollaro", "dollari", "m"), _CENT),
