@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import CURRENCIES, UNITS, Rule
+from hearth.text.normalize.language import CURRENCIES, UNITS, Num, Rule
 from hearth.text.normalize.languages.continental import (
     BEFORE,
     DAY,
@@ -89,7 +89,8 @@ def _ordinal_rules(lang: Continental) -> list[Rule]:
         n = int(m.group("n"))
         following = _NEXT_WORD.match(m.string, m.end())
         noun = following.group(1) if following else None
-        if n == 0 or (det is None and (noun is None or noun in STARTERS)):
+        named = det is None and not m.groupdict().get("n1") and _after_noun(m)  # "3.–5." is no name
+        if n == 0 or named or (det is None and (noun is None or noun in STARTERS)):
             return None
         noun_gender = gender(noun) if noun and noun[0].isupper() else None
         # "in der 2. Klasse": "der" after a preposition is the dative or genitive ("zweiten")
@@ -152,6 +153,8 @@ def _amount_rules(lang: Continental) -> list[Rule]:
     symbols = {s: code for code, written in CURRENCIES.items() for s in (*written, code)}
     currency = "|".join(re.escape(s) for s in sorted(symbols, key=len, reverse=True))
     scale = re.compile(rf"(?=[-−\d]){BEFORE}{number}\s?(?P<scale>Tsd\.|Mio\.|Mrd\.)(?:\s?(?P<cur>{currency})(?![\w]))?")
+    # "10,- €", "5,–": a price in whole euros, its cents a dash
+    whole = re.compile(rf"(?P<w>{DIGIT}[\d.]*),[-–]{{1,2}}(?:\s?(?P<cur>{currency})(?![\w]))?")
     units = "|".join(re.escape(u) for u in sorted([*UNITS, *symbols], key=len, reverse=True))
     year = re.compile(rf"(?P<y>{DIGIT}\d{{3}})(?![\w]|[.,]\d|\s?(?:{units})(?!\w))")
     cues = _YEAR_CUES | {m.lower() for m in lang.months} | {f"{a.lower()}." for a in lang.month_abbreviations}
@@ -161,6 +164,11 @@ def _amount_rules(lang: Continental) -> list[Rule]:
                        r"(?![\w]|[.,]\d)")
     numbered = re.compile(rf"\b(?P<abbr>{'|'.join(_NUMBERED)})\.\s?{NUMBERS}")
 
+    def say_round(m: re.Match[str]) -> str:
+        num = Num(False, m.group("w").replace(".", ""))
+        code = symbols[m.group("cur")] if m.group("cur") else None
+        return lang.money(num, code) if code else lang.number(num)
+
     def say_scale(m: re.Match[str]) -> str:
         code = symbols[m.group("cur")] if m.group("cur") else None
         noun = lang.currencies[code][0] if code in lang.currencies else None
@@ -169,12 +177,19 @@ def _amount_rules(lang: Continental) -> list[Rule]:
             said = lang.join([said, lang.letters(code)])
         return said + ("." if not m.group("cur") and keeps_stop(m, STARTERS) else "")
 
-    return [Rule("currency", scale, say_scale, 19),
+    return [Rule("currency", scale, say_scale, 19), Rule("currency", whole, say_round, 19),
             Rule("year", year, lambda m: lang.year(int(m.group("y"))) if _is_year(m, cues, counted) else None, 60),
             Rule("phone", phone, lambda m: _phone(lang, m), 12),
             Rule("abbreviation", numbered,
                  lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65)]
 
+
+
+def _after_noun(m: re.Match[str]) -> bool:
+    """Whether a number follows a noun inside its sentence ("Kapitel 3. Fazit", "Platz 3."): a
+    number that names, not an ordinal ("im 3. Stock")."""
+    before = m.string[max(0, m.start() - 30):m.start()].split()
+    return bool(before) and before[-1][:1].isupper() and before[-1][-1] not in ".!?:;,)\"“”"
 
 
 def _is_year(m: re.Match[str], cues: frozenset[str] | set[str], counted: re.Pattern[str]) -> bool:
