@@ -177,3 +177,20 @@ def test_span_map_points_each_word_at_its_source():
         ("eine", "1"), ("Stunde", "Stunde"), ("kostet", "kostet"),
         ("eintausendzweihundertvierunddreißig", "1.234,56 €"), ("Euro", "1.234,56 €"), ("und", "1.234,56 €"),
         ("sechsundfünfzig", "1.234,56 €"), ("Cent", "1.234,56 €")]
+
+
+def test_numbers_are_num2words_where_it_is_right():
+    """Cardinals, ordinals and years are composed from num2words' 0 to 99 for speed; they stay what
+    num2words says, but for its "einstausend" (101 000: "einhunderteintausend")."""
+    from num2words import num2words
+
+    from hearth.text.normalize import language
+
+    german = language("german")
+    numbers = [*range(1200), 21_000, 80_000, 999_999, 1_000_000, 2_000_001, 123_456_789]
+    assert [german.cardinal(n) for n in numbers] == [num2words(n, lang="de") for n in numbers]
+    assert german.cardinal(101_000) == "einhunderteintausend" != num2words(101_000, lang="de")
+    ordinals = [*range(1, 130), 1000, 1001, 20_000, 21_003]
+    assert [german.ordinal(n) for n in ordinals] == [num2words(n, lang="de", to="ordinal") for n in ordinals]
+    years = range(1000, 2100, 7)
+    assert [german.year(y) for y in years] == [num2words(y, lang="de", to="year") for y in years]

@@ -160,3 +160,18 @@ def test_span_map_points_each_word_at_its_source():
         ("vingt", "21 personnes"), ("et", "21 personnes"), ("une", "21 personnes"), ("personnes", "21 personnes"),
         ("troisième", "3e"),
         ("étage", "étage")]
+
+
+def test_cardinals_are_num2words_where_it_is_right():
+    """Cardinals are composed from num2words' 0 to 99 for speed and stay what num2words says;
+    ordinals are not num2words' ("quatre-vingtsième"), but the French ones."""
+    from num2words import num2words
+
+    from hearth.text.normalize import language
+
+    french = language("french")
+    numbers = [*range(1200), 21_000, 80_000, 80_080, 200_000, 999_999, 1_000_000, 2_000_001, 123_456_789]
+    assert [french.cardinal(n) for n in numbers] == [num2words(n, lang="fr") for n in numbers]
+    assert [french.ordinal(n) for n in (1, 5, 9, 21, 80, 300, 1000, 10**6, 2 * 10**6)] == [
+        "premier", "cinquième", "neuvième", "vingt et unième", "quatre-vingtième", "trois centième", "millième",
+        "millionième", "deux millionième"]

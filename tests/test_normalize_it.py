@@ -152,3 +152,17 @@ def test_span_map_points_each_word_at_its_source():
         ("trenta", "19.30")]
     assert _words("1 ora al 3° piano") == [
         ("un'ora", "1 ora"), ("al", "al"), ("terzo", "3°"), ("piano", "piano")]
+
+
+def test_cardinals_are_num2words_where_it_is_right():
+    """num2words' cardinals under a million, but for its "centodicotto" and its "duemilaventitre"
+    without the accent; above a million, no "e" after the millions."""
+    from num2words import num2words
+
+    from hearth.text.normalize import language
+
+    italian = language("italian")
+    numbers = [n for n in range(2100) if n % 100 != 18 and n % 10 != 3]
+    assert [italian.cardinal(n) for n in numbers] == [num2words(n, lang="it") for n in numbers]
+    assert [italian.cardinal(n) for n in (118, 2023, 23, 103, 1_200_000)] == [
+        "centodiciotto", "duemilaventitré", "ventitré", "centotré", "un milione duecentomila"]
