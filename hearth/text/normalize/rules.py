@@ -12,6 +12,7 @@ after a word that announces one).
 from __future__ import annotations
 
 import functools
+import heapq
 import re
 from collections.abc import Callable
 
@@ -111,9 +112,10 @@ def _measure_rules(lang: Language, number: str) -> list[Rule]:
             return None
         return lang.measure(num, unit)
 
-    single = rf"{_AT_NUMBER}{number}\s?(?P<unit>{units})(?!{_LETTER}|[/²³])"
+    # a unit is never followed by an apostrophe: "nel 2023 l'azienda", "à 5 m'a-t-il dit" are words
+    single = rf"{_AT_NUMBER}{number}\s?(?P<unit>{units})(?!{_LETTER}|[/²³'’])"
     ranged = (rf"{_AT_NUMBER}{number_pattern(lang, 'a')}\s?(?P<unit1>{units})?\s?[{_DASHES}]\s?{number}\s?"
-              rf"(?P<unit>{units})(?!{_LETTER}|[/²³])")
+              rf"(?P<unit>{units})(?!{_LETTER}|[/²³'’])")
 
     def measure_range(m: re.Match[str]) -> str | None:
         unit = m.group("unit")
@@ -292,37 +294,29 @@ def say_plain(spoken: Spoken, start: int, end: int, lang: Language, allow: Calla
     (a lexicon's) are tried with the language's."""
     text = spoken.source
     rules = [r for r in [*(extra or []), *rules_for(lang)] if allow(r.kind)]
-    found: dict[int, tuple[re.Match[str], str] | None] = {}
+    # Each rule's next find in a heap by (start, -length, rank, rule): the first one is the one to
+    # say. A find that a said match passed over is looked for again from the match's end; the
+    # others wait (a language with fifty rules would otherwise look at all fifty after every match).
+    heap: list[tuple[int, int, int, int, re.Match[str], str]] = []
 
-    def next_find(i: int, pos: int) -> tuple[re.Match[str], str] | None:
-        """Rule i's first match from `pos` that it says something for (cached until passed)."""
-        cached = found.get(i, ...)
-        if cached is not ... and (cached is None or cached[0].start() >= pos):
-            return cached  # type: ignore[return-value]
+    def push_next(i: int, pos: int) -> None:
+        """Rule i's first match from `pos` that it says something for, onto the heap."""
         m = rules[i].pattern.search(text, pos, end)
         while m is not None:
             said = rules[i].say(m) if m.end() > m.start() else None
             if said is not None:
-                found[i] = (m, said)
-                return found[i]
+                heapq.heappush(heap, (m.start(), m.start() - m.end(), rules[i].rank, i, m, said))
+                return
             m = rules[i].pattern.search(text, m.start() + 1, end)
-        found[i] = None
-        return None
 
+    for i in range(len(rules)):
+        push_next(i, start)
     pos = start
-    active = list(range(len(rules)))  # the rules with a match left (most rules find nothing in a sentence)
-    while pos < end:
-        best: tuple[tuple[int, int, int], re.Match[str], str, str] | None = None
-        hits = [(i, hit) for i in active if (hit := next_find(i, pos)) is not None]
-        active = [i for i, _ in hits]
-        for i, hit in hits:
-            key = (hit[0].start(), hit[0].start() - hit[0].end(), rules[i].rank)
-            if best is None or key < best[0]:
-                best = (key, hit[0], hit[1], rules[i].kind)
-        if best is None:
-            break
-        _, m, said, kind = best
-        spoken.verbatim(pos, m.start())
-        spoken.said(said, m.start(), m.end(), kind)
-        pos = m.end()
+    while heap:
+        at, _, _, i, m, said = heapq.heappop(heap)
+        if at >= pos:
+            spoken.verbatim(pos, at)
+            spoken.said(said, at, m.end(), rules[i].kind)
+            pos = m.end()
+        push_next(i, pos)
     spoken.verbatim(pos, end)

@@ -215,7 +215,7 @@ class _Reader:
         if ctx.alias is not None:
             return  # a <sub>'s own text: its alias was said instead
         raw = self.source[at:at + len(data)]
-        if raw == data and not raw.startswith("&"):  # (a bare & cannot stand in well-formed XML: a reference)  # as written: each character its own
+        if raw == data and not raw.startswith("&"):  # as written, each character its own (a bare & is a reference)
             chunk = Mapped(data, list(range(at, at + len(data))), list(range(at + 1, at + len(data) + 1)))
         else:  # an entity or a character reference: the characters stand for the whole reference
             end = self.source.find(";", at) + 1 or at + 1

@@ -1,0 +1,286 @@
+"""What German, French and Italian share: the comma as decimal mark, day-month-year dates, the
+24-hour clock, nouns with a gender that the number "one" agrees with ("ein Grad" / "eine Tonne",
+"un degré" / "une tonne", "un grado" / "una tonnellata"), dates whose article or preposition is
+said with them ("am 8.12." -> "am achten Dezember", "le 08/12" -> "le huit décembre", "dell'8/12"
+-> "dell'otto dicembre"), and addresses with their country domain spelled (".de" -> "D E").
+
+A language here gives its tables (units and currencies as `Noun`s, month names, the words before
+a date) and its grammar (`counted`: a number with its noun; `dated`: a date after what precedes
+it); this module turns them into the methods the shared rules call, `continental_rules` into the
+rules the three languages share."""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections.abc import Sequence
+from typing import ClassVar
+
+from hearth.text.normalize.language import Language, Num
+
+__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "NUMBERS", "Continental", "full_year", "keeps_stop", "Noun", "roman",
+           "said_numbers", "valid_day", "word_set", "words_before"]
+
+# (singular, plural, gender "m", "f" or "n"): how a unit or a currency is said after a number.
+Noun = tuple[str, str, str]
+
+BEFORE = r"(?<![\w.,/:@])"  # a number not inside a word, a number, a path or an address
+# The first digit of such a number. A pattern that starts with it is searched much faster than one
+# that starts with BEFORE (the regex engine skips to the digits instead of trying every position).
+DIGIT = r"\d(?<![\w.,/:@]\d)"
+DAY = rf"{DIGIT}\d?"  # a day or an hour: one or two digits
+AFTER = r"(?![\w]|[.,]\d)"
+_DAYS = [0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of `text` (a list of words written as one string, for tables of words)."""
+    return frozenset(text.split())
+
+
+# A number after "Nr.", "S.", "pag." ..., or a range of them ("S. 5–9").
+NUMBERS = r"(?P<n>\d+)(?:\s?[-–]\s?(?P<n2>\d+))?(?![\w]|[.,]\d)"
+
+
+def said_numbers(lang: Language, m: re.Match[str]) -> str:
+    said = lang.cardinal(int(m.group("n")))
+    return lang.range(said, lang.cardinal(int(m.group("n2")))) if m.group("n2") else said
+
+
+_ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+
+
+def roman(text: str) -> int | None:
+    """The value of a Roman numeral in its usual form ("XIV", "XXIe"'s "XXI"), or None ("IIII",
+    "VX", or a word that merely looks like one)."""
+    value = 0
+    for i, c in enumerate(text):
+        v = _ROMAN[c]
+        value += -v if i + 1 < len(text) and _ROMAN[text[i + 1]] > v else v
+    if not 0 < value < 400:
+        return None
+    hundreds, rest = divmod(value, 100)
+    tens, ones = divmod(rest, 10)
+    canonical = ("C" * hundreds + ["", "X", "XX", "XXX", "XL", "L", "LX", "LXX", "LXXX", "XC"][tens]
+                 + ["", "I", "II", "III", "IV", "V", "VI", "VII", "VIII", "IX"][ones])
+    return value if canonical == text else None
+
+
+def words_before(text: str, at: int, count: int) -> list[str]:
+    """The last `count` words before `at`, in lower case, the nearest last ("dell'" for "dell'8"),
+    or none if the text at `at` follows a word without a space or an apostrophe between them.
+    (Looking back at words is some ten times faster than a regex over the text before `at`.)"""
+    tail = text[max(0, at - 12 * count):at]
+    if not tail or not (tail[-1].isspace() or tail[-1] in "'’"):
+        return []
+    return [w.strip("([{\"«»„“").replace("’", "'").lower() for w in tail.split()[-count:]]
+
+
+def keeps_stop(m: re.Match[str], starters: frozenset[str]) -> bool:
+    """Whether the full stop that ends match `m` ("am 3.", "usw.") also ends the sentence: nothing
+    follows but space, a new line follows, or the next word is one that starts sentences
+    ("Dann", "Le", "Il")."""
+    rest = m.string[m.end():]
+    if not rest.strip() or rest.lstrip(" \t").startswith("\n"):
+        return True
+    word = re.match(r"\s+([^\W\d_]+)", rest)
+    return word is not None and word.group(1) in starters
+
+
+def valid_day(day: int, month: int) -> bool:
+    return 1 <= month <= 12 and 1 <= day <= _DAYS[month]
+
+
+def full_year(written: str) -> int:
+    """A year as written: "26" is 2026, "85" 1985 (as the shared numeric dates read them)."""
+    year = int(written)
+    if len(written) == 2:
+        year += 2000 if year < 70 else 1900
+    return year
+
+
+class Continental(Language):
+    decimal_mark = ","
+    group_marks = "."
+    date_order = "DMY"
+    hour_12 = False
+    months: ClassVar[tuple[str, ...]] = ()
+    month_abbreviations: ClassVar[dict[str, int]] = {}  # written without their full stop: "Dez" -> 12
+    day_before_month: ClassVar[str] = rf"(?P<d>{DAY})\s+"  # how a day is written before a month's name
+    # the words before a date that the date is said with ("am", "le", "dell'"), in lower case
+    date_determiners: ClassVar[frozenset[str]] = frozenset()
+    decimals_as_number: ClassVar[bool] = False  # "3,14": "quatorze" (True) or "eins vier" (False)
+    units: ClassVar[dict[str, Noun]] = {}
+    currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {}  # the unit and its hundredth
+    percent_noun: ClassVar[Noun] = ("", "", "m")
+    degree: ClassVar[Noun] = ("", "", "m")  # "25°" without C or F
+    scales: ClassVar[dict[int, Noun]] = {}  # 3, 6, 9 -> thousand, million, billion as nouns
+    sentence_starters: ClassVar[frozenset[str]] = frozenset()
+    # whether a ruler's number is written with a full stop ("Ludwig XIV."), which then tells it from a
+    # Roman numeral after a noun, said as a cardinal ("Teil II": "Teil zwei")
+    regnal_stop: ClassVar[bool] = False
+
+    # A number and its noun, agreeing: each language's grammar.
+    def counted(self, num: Num, noun: Noun) -> str:
+        raise NotImplementedError
+
+    # A date, said after the article or preposition written before it (None: none written), which
+    # stays as it is written.
+    def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
+        raise NotImplementedError
+
+    def date(self, year: int | None, month: int | None, day: int | None) -> str:
+        return self.dated(None, year, month or 1, day, named=False)
+
+    @functools.cached_property
+    def _digit_words(self) -> tuple[str, ...]:
+        return tuple(self.cardinal(d) for d in range(10))
+
+    def digit_names(self) -> Sequence[str]:
+        return self._digit_words
+
+    def number(self, num: Num) -> str:
+        words = self.cardinal(int(num.whole))
+        if num.fraction is not None:
+            words = self.join([words, self.words["point"], self.decimals(num.fraction)])
+        return self.join([self.words["minus"], words]) if num.negative else words
+
+    def decimals(self, digits: str) -> str:
+        """The digits after the decimal mark: one by one, or (French, Italian) up to three of them
+        as a number, its leading zeros said ("0,05": "zéro virgule zéro cinq")."""
+        if not self.decimals_as_number or len(digits) > 3:
+            return self.digits(digits)
+        zeros = len(digits) - len(digits.lstrip("0"))
+        rest = digits.lstrip("0")
+        return self.join([self.digits("0" * zeros), self.cardinal(int(rest)) if rest else ""])
+
+    def percent(self, num: Num) -> str:
+        return self.counted(num, self.percent_noun)
+
+    def unit_words(self, unit: str, num: Num) -> str | None:
+        noun = self.units.get(unit)
+        return None if noun is None else noun[1]
+
+    def measure(self, num: Num, unit: str) -> str:
+        return self.counted(num, self.units[unit])
+
+    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
+        names = self.currencies.get(code)
+        if names is None:
+            return None
+        unit, cent = names
+        return unit[0], unit[1], cent[0] if cent else "", cent[1] if cent else ""
+
+    def money(self, num: Num, code: str) -> str:
+        """"1.234,56 €": the units and the hundredths, each agreeing with its number; more than two
+        decimals (or a currency without hundredths): a decimal number of units."""
+        names = self.currencies.get(code)
+        if names is None:
+            return self.join([self.number(num), self.letters(code)])
+        unit, cent = names
+        fraction = num.fraction or ""
+        if len(fraction) > 2 or (fraction and cent is None):
+            said = self.counted(Num(False, num.whole, num.fraction), unit)
+        else:
+            whole, hundredths = int(num.whole), int(fraction.ljust(2, "0")) if fraction else 0
+            parts = [self.counted(Num(False, num.whole), unit)] if whole or not hundredths else []
+            if hundredths and cent is not None:
+                parts += [self.words["and"]] if parts else []
+                parts.append(self.counted(Num(False, str(hundredths)), cent))
+            said = self.join(parts)
+        return self.join([self.words["minus"], said]) if num.negative else said
+
+    def money_scaled(self, num: Num, exponent: int, code: str) -> str:
+        """"$5k", "2,5 Mio. €": a whole amount said as one number ("fünftausend Dollar"), else the
+        number with its scale word ("zwei Komma fünf Millionen Euro")."""
+        names = self.currencies.get(code)
+        if names is None:
+            return self.join([self.scaled(num, exponent, None), self.letters(code)])
+        return self.scaled(num, exponent, names[0])
+
+    def scaled(self, num: Num, exponent: int, noun: Noun | None) -> str:
+        digits = num.whole + (num.fraction or "")
+        places = len(num.fraction or "")
+        # "$2.5k" is "two thousand five hundred", but "2,5 Mio." "zwei Komma fünf Millionen"
+        if places == 0 or (exponent == 3 and places <= exponent):
+            whole = Num(num.negative, str(int(digits) * 10 ** (exponent - places)))
+            return self.counted(whole, noun) if noun else self.number(whole)
+        amount = self.counted(num, self.scales[exponent])
+        return self.of(amount, noun) if noun else amount
+
+    def of(self, amount: str, noun: Noun) -> str:
+        """A scale word and then what it counts: "Millionen Euro", "millions d'euros"."""
+        return self.join([amount, noun[1]])
+
+    def range(self, first: str, second: str) -> str:
+        return self.join([first, self.words["to"], second])
+
+    def phone(self, groups: Sequence[str], international: bool) -> str:
+        """The country code as a number ("plus neunundvierzig", as it is announced), then each group
+        as the language reads phone numbers (`phone_group`), the groups apart."""
+        said = [self.phone_group(g) for g in groups]
+        if international:
+            said[0] = self.join([self.words["plus"], self.cardinal(int(groups[0]))])
+        return ", ".join(said)
+
+    def phone_group(self, digits: str) -> str:
+        return self.digits(digits)
+
+    def address(self, text: str) -> str:
+        """As the shared reading (marks named, digits one by one), with the host's country domain
+        spelled: ".de" is "Punkt D E", ".com" "Punkt com"."""
+        text = re.sub(r"^https?://", "", text, flags=re.I).rstrip("/")
+        host_end = len(text)
+        for mark in "/?#":
+            host_end = min(host_end, text.find(mark) if mark in text else host_end)
+        country = re.search(r"\.([a-z]{2})$", text[:host_end], re.I)
+        spelled = country.start(1) if country else -1
+        marks = {".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore", "+": "plus",
+                 "?": "question", "=": "equals", "&": "and", "#": "hash", "~": "tilde", "%": "percent"}
+        out = []
+        for m in re.finditer(r"[^\W\d_]+|\d+|\S", text):
+            piece = m.group()
+            if piece.isdigit():
+                out.append(self.digits(piece))
+            elif piece.lower() == "www" or m.start() == spelled:
+                out.append(self.letters(piece))
+            elif piece in marks:
+                out.append(self.words.get(marks[piece], piece))
+            else:
+                out.append(piece.lower())
+        return self.join(out)
+
+    def letters(self, text: str) -> str:
+        return " ".join(c.upper() if c.isalpha() else self.digits(c) if c.isdigit() else c for c in text
+                        if not c.isspace())
+
+    # What the rules ask.
+    def month_of(self, written: str) -> int:
+        name = written.rstrip(".").lower()
+        for i, month in enumerate(self.months):
+            if month.lower() == name:
+                return i + 1
+        return {k.lower(): v for k, v in self.month_abbreviations.items()}[name]
+
+    def month_pattern(self) -> str:
+        """The month's names and abbreviations, as a regex's alternatives (matched without case)."""
+        names = [*self.months, *(f"{a}\\." for a in self.month_abbreviations)]
+        return "|".join(sorted(names, key=len, reverse=True))
+
+    def determiner(self, m: re.Match[str]) -> str | None:
+        """The article or preposition written just before a date (`date_determiners`), or None:
+        it stays as written, and the date is said as it asks ("am" -> "achten")."""
+        before = words_before(m.string, m.start(), 1)
+        return before[0] if before and before[0] in self.date_determiners else None
+
+    def regnal(self, value: int, name: str) -> str:
+        """How a ruler's or a pope's number is said after `name` ("quatorze", "quattordicesimo")."""
+        return self.cardinal(value)
+
+    def times(self, n: int) -> str:
+        """"3x": how many times ("dreimal", "trois fois", "tre volte")."""
+        raise NotImplementedError
+
+    def per(self, noun: str) -> str:
+        """"€/Monat": "pro Monat", "par mois", "al mese"."""
+        return self.join([self.words["per"], noun])
