@@ -157,6 +157,19 @@ class SpeakerEncoderConfig:
 MODEL_TYPES = {"custom_voice": "CustomVoice", "base": "Base", "voice_design": "VoiceDesign"}
 
 
+# The config.json numbers each field is read from: (field, key).
+_TALKER_NUMBERS = (
+    ("text_vocab_size", "text_vocab_size"), ("text_hidden_size", "text_hidden_size"),
+    ("codec_pad_id", "codec_pad_id"), ("codec_bos_id", "codec_bos_id"), ("codec_eos_id", "codec_eos_token_id"),
+    ("codec_think_id", "codec_think_id"), ("codec_nothink_id", "codec_nothink_id"),
+    ("codec_think_bos_id", "codec_think_bos_id"), ("codec_think_eos_id", "codec_think_eos_id"),
+)
+_MODEL_IDS = (
+    ("im_start_id", "im_start_token_id"), ("im_end_id", "im_end_token_id"), ("assistant_id", "assistant_token_id"),
+    ("tts_bos_id", "tts_bos_token_id"), ("tts_eos_id", "tts_eos_token_id"), ("tts_pad_id", "tts_pad_token_id"),
+)
+
+
 @dataclass(frozen=True)
 class ModelConfig:
     """config.json of a Qwen3-TTS 12 Hz checkpoint: CustomVoice (built-in voices), Base (voices
@@ -226,15 +239,7 @@ class ModelConfig:
             stack=stack,
             predictor=predictor,
             num_code_groups=groups,
-            text_vocab_size=t.integer("text_vocab_size"),
-            text_hidden_size=t.integer("text_hidden_size"),
-            codec_pad_id=t.integer("codec_pad_id"),
-            codec_bos_id=t.integer("codec_bos_id"),
-            codec_eos_id=t.integer("codec_eos_token_id"),
-            codec_think_id=t.integer("codec_think_id"),
-            codec_nothink_id=t.integer("codec_nothink_id"),
-            codec_think_bos_id=t.integer("codec_think_bos_id"),
-            codec_think_eos_id=t.integer("codec_think_eos_id"),
+            **{name: t.integer(key) for name, key in _TALKER_NUMBERS},
             speaker_ids=speakers,
             speaker_dialects=dialects,
             language_ids=languages,
@@ -253,12 +258,7 @@ class ModelConfig:
                                   f"the talker's hidden_size ({stack.hidden_size})")
         return cls(
             talker=talker,
-            im_start_id=r.integer("im_start_token_id"),
-            im_end_id=r.integer("im_end_token_id"),
-            assistant_id=r.integer("assistant_token_id"),
-            tts_bos_id=r.integer("tts_bos_token_id"),
-            tts_eos_id=r.integer("tts_eos_token_id"),
-            tts_pad_id=r.integer("tts_pad_token_id"),
+            **{name: r.integer(key) for name, key in _MODEL_IDS},
             model_size=r.text("tts_model_size"),
             model_type=model_type,
             speaker_encoder=speaker_encoder,

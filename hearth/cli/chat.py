@@ -18,20 +18,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hearth.cli.arguments import (
-    add_lexicon,
-    add_model_group,
-    add_option_flags,
-    add_playback,
-    add_speed,
-    add_voice_alias,
-    check_backend,
-    check_output,
-    check_voice_language,
-    count,
-    load_flags,
-    option_values,
-)
+from hearth.cli import arguments
 from hearth.cli.arguments import seed as seed_type
 from hearth.engine import load
 from hearth.errors import InputError
@@ -56,19 +43,20 @@ def add_parsers(sub: Any) -> None:
                                           "sentences, without lists or markdown.",
                       help="the system prompt")
     chat.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
-    add_voice_alias(chat)
+    arguments.add_voice_alias(chat)
     chat.add_argument("--language", default="auto")
     chat.add_argument("--seed", type=seed_type, default=None,
                       help="seed of every answer (sentence i with seed + i; default: random)")
-    chat.add_argument("--max-new-tokens", type=count(), default=None, help="upper bound on frames per sentence")
-    add_speed(chat)
-    add_option_flags(chat, ("normalize",))
-    add_lexicon(chat)
-    add_playback(chat)
+    chat.add_argument("--max-new-tokens", type=arguments.count(), default=None,
+                      help="upper bound on frames per sentence")
+    arguments.add_speed(chat)
+    arguments.add_option_flags(chat, ("normalize",))
+    arguments.add_lexicon(chat)
+    arguments.add_playback(chat)
     chat.add_argument("--out", type=Path, default=None,
                       help="write the speech to a WAV file instead of the speaker")
     chat.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
-    add_model_group(chat)
+    arguments.add_model_group(chat)
     chat.set_defaults(run=_chat)
 
 
@@ -102,14 +90,14 @@ def _first_model(url: str, key: str | None) -> str:
 
 
 def _chat(args: argparse.Namespace) -> int:
-    check_backend(args)
-    check_voice_language(args)
+    arguments.check_backend(args)
+    arguments.check_voice_language(args)
     try:
         chat_url(args.llm)
     except ValueError as e:
         raise InputError(str(e)) from e
     if args.out is not None:
-        check_output(args.out)
+        arguments.check_output(args.out)
     elif not default_output_available():
         raise InputError("no audio output device (or sounddevice is not installed: pip install 'hearth-tts[play]'); "
                          "write the speech to a file instead: --out chat.wav")
@@ -117,7 +105,8 @@ def _chat(args: argparse.Namespace) -> int:
     model = args.llm_model or _first_model(args.llm, key)
     lines: queue.Queue[str | None] = queue.Queue()
     threading.Thread(target=_lines, args=(lines,), name="hearth-stdin", daemon=True).start()
-    with load(args.model, **load_flags(args)) as engine, Scheduler(engine, max_active=1, max_waiting=1) as scheduler:
+    with (load(args.model, **arguments.load_flags(args)) as engine,
+          Scheduler(engine, max_active=1, max_waiting=1) as scheduler):
         sink = (WavWriter(args.out, engine.sample_rate, args.sample_format) if args.out is not None
                 else DeviceSink(engine.sample_rate))
         _say(f"ready: talking with {model} at {chat_url(args.llm)}; type a line (Ctrl-D ends)")
@@ -147,7 +136,7 @@ def _converse(scheduler: Scheduler, sink: Any, lines: queue.Queue[str | None], a
                 result["report"] = speak_turn(scheduler, sink, llm, voice=args.voice, language=args.language,
                                               seed=args.seed, barge_in=barge, max_new_tokens=args.max_new_tokens,
                                               on_text=_print, speed=args.speed, playback=args.playback,
-                                              normalize=option_values(args).get("normalize"))
+                                              normalize=arguments.option_values(args).get("normalize"))
             except Exception as e:  # noqa: BLE001 - this turn failed; the conversation goes on
                 result["error"] = e
 

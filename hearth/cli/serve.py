@@ -20,15 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
-from hearth.cli.arguments import (
-    add_lexicon,
-    add_model_group,
-    add_voice_alias,
-    check_backend,
-    count,
-    load_flags,
-    seconds,
-)
+from hearth.cli import arguments
 from hearth.errors import InputError
 from hearth.voices.openai_names import voice_aliases
 
@@ -40,20 +32,20 @@ log = logging.getLogger("hearth")
 def add_parsers(sub: Any) -> None:
     serve = sub.add_parser("serve", help="an OpenAI-compatible speech server (POST /v1/audio/speech)")
     serve.add_argument("--host", default="127.0.0.1", help="address to listen on (default: loopback only)")
-    serve.add_argument("--port", type=count(0), default=8000, help="port (default 8000; 0 picks a free one)")
+    serve.add_argument("--port", type=arguments.count(0), default=8000, help="port (default 8000; 0 picks a free one)")
     serve.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on /v1 requests")
-    serve.add_argument("--max-queue", type=count(0), default=16,
+    serve.add_argument("--max-queue", type=arguments.count(0), default=16,
                        help="requests that may wait beyond the ones being spoken (default 16); more get 503")
-    serve.add_argument("--max-active", type=count(1), default=4,
+    serve.add_argument("--max-active", type=arguments.count(1), default=4,
                        help="requests spoken in turn, sentence by sentence (default 4)")
-    serve.add_argument("--max-batch", type=count(1), default=None,
+    serve.add_argument("--max-batch", type=arguments.count(1), default=None,
                        help="sentences of different requests generated together as one batch (default: "
                             "the one `hearth tune` chose, else 4; 1 generates one at a time)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser pages from ORIGIN (repeatable; '*' for any)")
-    add_voice_alias(serve)
-    add_lexicon(serve)
-    add_model_group(serve)
+    arguments.add_voice_alias(serve)
+    arguments.add_lexicon(serve)
+    arguments.add_model_group(serve)
     serve.set_defaults(run=_serve)
 
     cluster = sub.add_parser("cluster", help="hearth serve on a Ray cluster: replicas behind Ray Serve's HTTP proxy "
@@ -62,39 +54,41 @@ def add_parsers(sub: Any) -> None:
                          help="the Ray cluster to join (e.g. auto, or ray://HEAD:10001; default: start a local Ray "
                               "on loopback)")
     cluster.add_argument("--host", default="127.0.0.1", help="where Ray's HTTP proxy listens (default: loopback)")
-    cluster.add_argument("--port", type=count(1), default=8000, help="its port (default 8000)")
-    cluster.add_argument("--replicas", type=count(1), default=None,
+    cluster.add_argument("--port", type=arguments.count(1), default=8000, help="its port (default 8000)")
+    cluster.add_argument("--replicas", type=arguments.count(1), default=None,
                          help="a fixed number of replicas (default: autoscale on their queues, 1 to --max-replicas)")
-    cluster.add_argument("--max-replicas", type=count(1), default=4, help="the most replicas when autoscaling")
-    cluster.add_argument("--cpus-per-replica", type=seconds(False), default=1.0,
+    cluster.add_argument("--max-replicas", type=arguments.count(1), default=4,
+                         help="the most replicas when autoscaling")
+    cluster.add_argument("--cpus-per-replica", type=arguments.seconds(False), default=1.0,
                          help="CPUs Ray reserves for each replica (default 1)")
     cluster.add_argument("--api-key", default=None, help="require 'Authorization: Bearer KEY' on /v1 requests")
-    cluster.add_argument("--max-queue", type=count(0), default=16, help="per replica, as for hearth serve")
-    cluster.add_argument("--max-active", type=count(1), default=4, help="per replica, as for hearth serve")
-    cluster.add_argument("--max-batch", type=count(1), default=None, help="per replica, as for hearth serve")
+    cluster.add_argument("--max-queue", type=arguments.count(0), default=16, help="per replica, as for hearth serve")
+    cluster.add_argument("--max-active", type=arguments.count(1), default=4, help="per replica, as for hearth serve")
+    cluster.add_argument("--max-batch", type=arguments.count(1), default=None, help="per replica, as for hearth serve")
     cluster.add_argument("--cors", action="append", default=[], metavar="ORIGIN")
-    add_voice_alias(cluster)
-    add_model_group(cluster)
+    arguments.add_voice_alias(cluster)
+    arguments.add_model_group(cluster)
     cluster.set_defaults(run=_cluster)
 
     load = sub.add_parser("loadtest", help="many clients against a running `hearth serve` or `hearth wyoming`: "
                                            "latency, RTF, 503s")
     load.add_argument("url", help="the server: http://127.0.0.1:8000 (hearth serve) or tcp://127.0.0.1:10200 "
                                   "(hearth wyoming: streamed exchanges, first audio from the first sentence's end)")
-    load.add_argument("--clients", type=count(1), default=1, help="clients at once (default 1)")
-    load.add_argument("--requests", type=count(1), default=5, help="requests per client, one after another")
+    load.add_argument("--clients", type=arguments.count(1), default=1, help="clients at once (default 1)")
+    load.add_argument("--requests", type=arguments.count(1), default=5, help="requests per client, one after another")
     load.add_argument("--voice", default="ryan")
     load.add_argument("--api-key", default=None)
-    load.add_argument("--max-new-tokens", type=count(1), default=None, help="per sentence (default: the model's)")
-    load.add_argument("--words-per-second", type=seconds(False), default=15.0,
+    load.add_argument("--max-new-tokens", type=arguments.count(1), default=None,
+                      help="per sentence (default: the model's)")
+    load.add_argument("--words-per-second", type=arguments.seconds(False), default=15.0,
                       help="Wyoming: the pace of the streamed text, word by word (default 15, an LLM writing)")
-    load.add_argument("--duration", type=seconds(False), default=None,
+    load.add_argument("--duration", type=arguments.seconds(False), default=None,
                       help="go on for this many seconds (then --requests is not a limit)")
     load.add_argument("--formats", default="pcm",
                       help="response formats, rotated: e.g. pcm,mp3,opus,wav,flac,aac (default pcm)")
     load.add_argument("--cancel", type=float, default=0.0,
                       help="the share of requests (0-1) that leave after their first audio")
-    load.add_argument("--hostile", type=count(0), default=0,
+    load.add_argument("--hostile", type=arguments.count(0), default=0,
                       help="extra clients sending malformed, oversized, stalled and dropped requests")
     load.add_argument("--json", action="store_true", help="print one JSON object")
     load.set_defaults(run=_loadtest)
@@ -138,7 +132,7 @@ def _cluster(args: argparse.Namespace) -> int:
     name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
     settings = ClusterSettings(
         model=str(checkpoint.path) if args.address is None else str(args.model),
-        model_name=str(name).rstrip("/").rsplit("/", 1)[-1], flags=load_flags(args), replicas=args.replicas,
+        model_name=str(name).rstrip("/").rsplit("/", 1)[-1], flags=arguments.load_flags(args), replicas=args.replicas,
         max_replicas=args.max_replicas, cpus_per_replica=args.cpus_per_replica, max_active=args.max_active,
         max_queue=args.max_queue, max_batch=args.max_batch, api_key=args.api_key, cors=tuple(args.cors),
     )
@@ -151,7 +145,7 @@ def _cluster(args: argparse.Namespace) -> int:
 def _checked(args: argparse.Namespace, what: str) -> Checkpoint:
     """A server's arguments checked before anything loads (the checkpoint's JSON only): backend
     options, the model's path, voice aliases, the API key; a warning where anyone may reach it."""
-    check_backend(args)
+    arguments.check_backend(args)
     checkpoint = open_checkpoint(args.model)
     voice_aliases(checkpoint.config, args.voice_alias)
     if args.api_key is not None and not args.api_key.strip():
@@ -213,7 +207,7 @@ def _serve(args: argparse.Namespace) -> int:
         failed.append(e)
         server.should_exit = True
 
-    state.load_in_background(checkpoint.path, load_flags(args), args.max_active, args.max_queue, on_failure,
+    state.load_in_background(checkpoint.path, arguments.load_flags(args), args.max_active, args.max_queue, on_failure,
                              max_batch=args.max_batch)
     host = f"[{args.host}]" if ":" in args.host else args.host
     log.info("listening on http://%s:%d (the model is loading; GET /health says when it is ready)", host, port)

@@ -17,22 +17,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from hearth.cli.arguments import (
-    add_lexicon,
-    add_model_group,
-    add_option_flags,
-    add_playback,
-    add_speed,
-    add_voice_alias,
-    check_backend,
-    check_output,
-    check_voice_language,
-    count,
-    load_flags,
-    option_values,
-    seconds,
-    seed,
-)
+from hearth.cli import arguments
 from hearth.engine import Engine, load
 from hearth.errors import InputError
 from hearth.frames import FRAME_S
@@ -49,31 +34,31 @@ HELP = "commands: /voice NAME, /language LANG, /stop, /voices, /quit; an empty l
 def add_parsers(sub: Any) -> None:
     speak = sub.add_parser("speak", help="speak each line typed or piped in (Ctrl-C or an empty line stops)")
     speak.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
-    add_voice_alias(speak)
+    arguments.add_voice_alias(speak)
     speak.add_argument("--language", default="auto")
-    speak.add_argument("--seed", type=seed, default=None, help="seed of each request (default: random)")
+    speak.add_argument("--seed", type=arguments.seed, default=None, help="seed of each request (default: random)")
     speak.add_argument("--sink", choices=("speaker", "wav", "raw", "null"), default=None,
                        help="where audio goes (default: the speaker if there is one, else raw PCM on a pipe)")
     speak.add_argument("--out", type=Path, default=None, help="the WAV file, with --sink wav")
     speak.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
-    speak.add_argument("--max-new-tokens", type=count(), default=None)
-    add_speed(speak)
-    add_option_flags(speak, ("normalize",))
-    add_lexicon(speak)
-    add_playback(speak)
-    add_model_group(speak)
+    speak.add_argument("--max-new-tokens", type=arguments.count(), default=None)
+    arguments.add_speed(speak)
+    arguments.add_option_flags(speak, ("normalize",))
+    arguments.add_lexicon(speak)
+    arguments.add_playback(speak)
+    arguments.add_model_group(speak)
     speak.set_defaults(run=_speak)
 
     soak = sub.add_parser("soak", help="speak many sentences in one process and check it stays correct and flat")
-    soak.add_argument("--sentences", type=count(), default=300)
-    soak.add_argument("--idle", type=seconds(allow_zero=True), default=0.0,
+    soak.add_argument("--sentences", type=arguments.count(), default=300)
+    soak.add_argument("--idle", type=arguments.seconds(allow_zero=True), default=0.0,
                       help="seconds of silence between sentences")
-    soak.add_argument("--max-new-tokens", type=count(), default=None)
+    soak.add_argument("--max-new-tokens", type=arguments.count(), default=None)
     soak.add_argument("--realtime", action="store_true", help="consume audio at playback speed")
-    soak.add_argument("--duration", type=seconds(allow_zero=False), default=None,
+    soak.add_argument("--duration", type=arguments.seconds(allow_zero=False), default=None,
                       help="stop submitting after this many seconds")
     soak.add_argument("--json", action="store_true")
-    add_model_group(soak)
+    arguments.add_model_group(soak)
     soak.set_defaults(run=_soak)
 
 
@@ -97,7 +82,7 @@ def _sink_kind(args: argparse.Namespace) -> str:
     if kind == "wav":
         if args.out is None:
             raise InputError("--sink wav needs --out FILE.wav")
-        check_output(args.out)
+        arguments.check_output(args.out)
     elif args.out is not None:
         raise InputError(f"--out is for --sink wav; the {kind} sink writes no file")
     return kind
@@ -138,10 +123,10 @@ def _watch(requests: list[PlayerRequest], stop: threading.Event) -> None:
 
 
 def _speak(args: argparse.Namespace) -> int:
-    check_backend(args)
-    check_voice_language(args)
+    arguments.check_backend(args)
+    arguments.check_voice_language(args)
     kind = _sink_kind(args)
-    with load(args.model, **load_flags(args)) as engine:
+    with load(args.model, **arguments.load_flags(args)) as engine:
         sink = _open_sink(kind, args, engine.sample_rate)
         with sink:
             _speak_lines(engine, sink, args)
@@ -154,7 +139,7 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(requests, done), name="hearth-speak-watch", daemon=True)
     with Service(engine, sink, max_new_tokens=args.max_new_tokens, speed=args.speed, playback=args.playback,
-                 normalize=option_values(args).get("normalize")) as player:
+                 normalize=arguments.option_values(args).get("normalize")) as player:
         watcher.start()
         if sys.stdin.isatty():
             _say(f"ready: voice {voice}, language {language}. {HELP}")
@@ -208,8 +193,8 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
 def _soak(args: argparse.Namespace) -> int:
     from hearth.tools.soak import SoakSettings, main_soak
 
-    check_backend(args)
+    arguments.check_backend(args)
     settings = SoakSettings(sentences=args.sentences, idle_s=args.idle, max_new_tokens=args.max_new_tokens,
                             realtime=args.realtime, duration_s=args.duration)
-    with load(args.model, **load_flags(args)) as engine:
+    with load(args.model, **arguments.load_flags(args)) as engine:
         return main_soak(engine, settings, args.json)

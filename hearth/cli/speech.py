@@ -14,21 +14,7 @@ from typing import Any
 
 from hearth.checkpoint.loading import open_checkpoint
 from hearth.checkpoint.sampling import FrameBudget
-from hearth.cli.arguments import (
-    add_generation,
-    add_model,
-    add_model_group,
-    add_playback,
-    add_speed,
-    add_voice_alias,
-    check_backend,
-    check_output,
-    check_voice_language,
-    count,
-    load_flags,
-    option_values,
-    read_text,
-)
+from hearth.cli import arguments
 from hearth.engine import Engine, load
 from hearth.errors import InputError
 from hearth.frames import FRAME_S
@@ -44,30 +30,30 @@ log = logging.getLogger("hearth")
 
 def add_parsers(sub: Any) -> None:
     say = sub.add_parser("say", help="speak a text (to --out, else the speaker, else hearth.wav)")
-    add_generation(say)
+    arguments.add_generation(say)
     out = say.add_argument_group("output")
     out.add_argument("--whole", action="store_true",
                      help="one prompt, as the official package (default: sentence i with seed + i, as the servers)")
     out.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
     out.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
-    add_speed(out)
-    add_playback(out)
-    out.add_argument("--chunk-frames", type=count(), default=None, metavar="N",
+    arguments.add_speed(out)
+    arguments.add_playback(out)
+    out.add_argument("--chunk-frames", type=arguments.count(), default=None, metavar="N",
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
-    out.add_argument("--first-chunk-frames", type=count(), default=None, metavar="N",
+    out.add_argument("--first-chunk-frames", type=arguments.count(), default=None, metavar="N",
                      help="frames in the first chunk (default 1 with the OpenVINO vocoder, 2 with the torch one)")
-    add_model_group(say)
+    arguments.add_model_group(say)
     say.set_defaults(run=_say)
 
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
-    add_generation(codes)
-    add_model_group(codes)
+    arguments.add_generation(codes)
+    arguments.add_model_group(codes)
     codes.set_defaults(run=_codes)
 
     voices = sub.add_parser("voices", help="list voices and languages of a checkpoint")
-    add_model(voices)
+    arguments.add_model(voices)
     voices.add_argument("--json", action="store_true", help="print JSON")
-    add_voice_alias(voices)
+    arguments.add_voice_alias(voices)
     voices.set_defaults(run=_voices)
 
 
@@ -98,34 +84,34 @@ def _feed_stdin(request: Any) -> None:
 def _prepare(args: argparse.Namespace, limit: int | None = None) -> str:
     """Everything that can be checked before loading: backend options, voice, language, text
     (`limit`: characters; default, what one prompt takes)."""
-    check_backend(args)
-    check_voice_language(args)
-    return read_text(args.text) if limit is None else read_text(args.text, limit)
+    arguments.check_backend(args)
+    arguments.check_voice_language(args)
+    return arguments.read_text(args.text) if limit is None else arguments.read_text(args.text, limit)
 
 
 def _load(args: argparse.Namespace) -> Engine:
-    return load(args.model, **load_flags(args))
+    return load(args.model, **arguments.load_flags(args))
 
 
 def _say(args: argparse.Namespace) -> int:
     live = _live_stdin(args)
     if live:
-        check_backend(args)
-        check_voice_language(args)
+        arguments.check_backend(args)
+        arguments.check_voice_language(args)
         text = ""
     else:
         text = _prepare(args, limit=None if args.whole else MAX_REQUEST_CHARS)
     out: Path | None = args.out
     if out is None and not default_output_available():
         out = Path("hearth.wav")
-        check_output(out)
+        arguments.check_output(out)
         log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
-    check_output(out)
+    arguments.check_output(out)
     # The same path as `hearth serve` and `hearth speak`: sentence by sentence through a scheduler,
     # so a request to the server with this seed gives these samples.
     with _load(args) as engine, Scheduler(engine, max_active=1, max_waiting=0) as scheduler:
         options: dict[str, Any] = {
-            **option_values(args), "greedy": args.greedy, "budget": None if args.no_guard else FrameBudget(),
+            **arguments.option_values(args), "greedy": args.greedy, "budget": None if args.no_guard else FrameBudget(),
             "chunk_frames": args.chunk_frames, "first_chunk_frames": args.first_chunk_frames, "on_failure": "raise",
         }
         options.pop("language")
@@ -166,7 +152,7 @@ def _say(args: argparse.Namespace) -> int:
 def _codes(args: argparse.Namespace) -> int:
     text = _prepare(args)
     with _load(args) as engine:
-        options = option_values(args)
+        options = arguments.option_values(args)
         options.pop("language")
         result = engine.generate_codes(text, args.voice, args.language, greedy=args.greedy,
                                        budget=None if args.no_guard else FrameBudget(), **options)

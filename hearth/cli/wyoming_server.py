@@ -18,17 +18,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
-from hearth.cli.arguments import (
-    add_lexicon,
-    add_model_group,
-    add_option_flags,
-    add_playback,
-    add_voice_alias,
-    check_backend,
-    count,
-    load_flags,
-    option_values,
-)
+from hearth.cli import arguments
 from hearth.errors import InputError
 from hearth.voices.openai_names import voice_aliases
 from hearth.voices.rules import VoiceRules
@@ -47,22 +37,22 @@ def add_parsers(sub: Any) -> None:
                    help="announce the server for Home Assistant's discovery (tcp only; NAME defaults to the MAC)")
     # Every synthesis's options (Wyoming's events carry none of them): seed, max-new-tokens, instruct
     # (required by a VoiceDesign checkpoint), speed, normalize; hearth.options.FIELDS declares them.
-    add_option_flags(p.add_argument_group("every synthesis"), server=True)
-    add_lexicon(p)
-    add_playback(p)
-    p.add_argument("--max-active", type=count(1), default=4, help="syntheses spoken in turn (default 4)")
-    p.add_argument("--max-batch", type=count(1), default=None,
+    arguments.add_option_flags(p.add_argument_group("every synthesis"), server=True)
+    arguments.add_lexicon(p)
+    arguments.add_playback(p)
+    p.add_argument("--max-active", type=arguments.count(1), default=4, help="syntheses spoken in turn (default 4)")
+    p.add_argument("--max-batch", type=arguments.count(1), default=None,
                    help="sentences of different syntheses generated together as one batch (default: the one "
                         "`hearth tune` chose, else 4; 1 generates one at a time)")
-    p.add_argument("--max-queue", type=count(0), default=16,
+    p.add_argument("--max-queue", type=arguments.count(0), default=16,
                    help="syntheses that may wait beyond those (default 16); more get a 'busy' error")
     p.add_argument("--voice", default=None,
                    help="the voice of a synthesis that names none (default: the model's first; see hearth voices)")
     p.add_argument("--language", default=None,
                    help="the language of a synthesis that names none: a Home Assistant code (en, de-DE) or the "
                         "model's name (english) (default: auto)")
-    add_voice_alias(p)
-    add_model_group(p)
+    arguments.add_voice_alias(p)
+    arguments.add_model_group(p)
     p.set_defaults(run=_wyoming)
 
 
@@ -97,7 +87,7 @@ def _wyoming(args: argparse.Namespace) -> int:
     except ImportError as e:
         raise InputError(f"hearth wyoming needs the 'wyoming' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[wyoming]'") from None
-    check_backend(args)
+    arguments.check_backend(args)
     kind, where, port = _parse_uri(args.uri)
     if args.zeroconf is not None and kind != "tcp":
         raise InputError("--zeroconf announces a tcp:// server; it does not apply to " + args.uri)
@@ -109,7 +99,7 @@ def _wyoming(args: argparse.Namespace) -> int:
         raise InputError(f"--instruct: {e}") from None
     name = args.model if args.model != DEFAULT_MODEL else "0.6B CustomVoice"
     service = WyomingState(config=checkpoint.config, model_name=str(name).rstrip("/").rsplit("/", 1)[-1],
-                           options=option_values(args), voice_aliases=aliases, playback=args.playback)
+                           options=arguments.option_values(args), voice_aliases=aliases, playback=args.playback)
     try:  # a wrong default voice or language fails now, not at the first synthesis
         service.default_voice, service.default_language = service.defaults(args.voice, args.language)
     except InputError as e:
@@ -161,7 +151,7 @@ async def _run(args: argparse.Namespace, service: Any, path: Path, kind: str, wh
         failed.append(e)
         loop.call_soon_threadsafe(stop.set)
 
-    service.load_in_background(path, load_flags(args), args.max_active, args.max_queue, on_failure,
+    service.load_in_background(path, arguments.load_flags(args), args.max_active, args.max_queue, on_failure,
                                max_batch=args.max_batch)
     log.info("listening on %s (the model is loading; describe is answered already)", shown)
     announcer = await _announce(args.zeroconf, where, port) if args.zeroconf is not None else None
