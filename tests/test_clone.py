@@ -97,7 +97,7 @@ def test_the_speaker_embedding_steers_the_codes(base):
     assert not np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("instruct", ["A deep, calm male voice, speaking slowly.", None])
+@pytest.mark.parametrize("instruct", ["A deep, calm male voice, speaking slowly.", "Bright and quick."])
 @pytest.mark.parametrize("greedy", [True, False], ids=["greedy", "sampled"])
 def test_voice_design_codes_equal_the_official_ones(design, official_design, reference_tokenizer, instruct, greedy):
     engine, official = design, official_design
@@ -107,6 +107,14 @@ def test_voice_design_codes_equal_the_official_ones(design, official_design, ref
     got = engine.generate_codes(TEXT, None, "auto", instruct=instruct, greedy=greedy, seed=5, max_new_tokens=16,
                                 budget=None).codes
     assert np.array_equal(got, expected)
+
+
+def test_a_designed_voice_needs_its_instruction(design):
+    """The one VoiceDesign rule (VoiceRules.check_instruct), as every surface meets it."""
+    for instruct in (None, "", "   "):
+        with pytest.raises(hearth.InputError, match="VoiceDesign checkpoint speaks the voice its instruction") as e:
+            design.generate_codes(TEXT, None, "auto", instruct=instruct, max_new_tokens=2)
+        assert e.value.param == "instruct"
 
 
 def test_each_kind_refuses_what_it_cannot_do(base, engine, design):

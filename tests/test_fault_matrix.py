@@ -97,7 +97,7 @@ def ws_speak(server, spec, vanish=False, live_first=False):
     with connect(f"ws://127.0.0.1:{server.port}/v1/audio/speech/stream", open_timeout=10, max_size=None) as ws:
         ws.send(json.dumps({"type": "session.config", "voice": voice, "language": language, "seed": seed,
                             "max_new_tokens": FRAMES}))
-        held = text.index("FAULT(") if live_first else 0
+        held = text.index("fault_") if live_first else 0
         if held:
             ws.send(json.dumps({"type": "input.text", "text": text[:held]}))
         sentences: dict[int, bytes] = {}

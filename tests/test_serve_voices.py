@@ -263,8 +263,9 @@ def test_a_designed_voice_over_http_and_wyoming_needs_its_instructions(tmp_path)
              for i, t in enumerate(SENTENCES)]
     with Server(design_dir, "--backend", "torch") as s:
         assert speak(s, "alloy", instructions=instruct) == to_pcm(np.concatenate(parts), "s16")
-        with pytest.raises(openai.BadRequestError, match="send instructions"):
+        with pytest.raises(openai.BadRequestError, match="speaks the voice its instruction describes") as e:
             speak(s, "alloy")
+        assert e.value.body["param"] == "instructions"  # the one rule (VoiceRules.check_instruct), OpenAI's name
         assert requests.get(s.url + "/health", timeout=30).json()["kind"] == "VoiceDesign"
     r = subprocess.run([sys.executable, "-m", "hearth.cli", "wyoming", "--model", str(design_dir)],
                        capture_output=True, text=True, timeout=120, check=False)

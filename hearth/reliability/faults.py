@@ -6,7 +6,7 @@ under it (`/metrics`, `/health`) and carries it (`stage_of`). The same names arm
     HEARTH_FAULTS=talker,vocoder hearth serve ...     (or HEARTH_FAULTS=all)
 
 raises `InjectedFault` at an armed stage for every utterance whose text holds that stage's marker
-(`marker("talker")`: "FAULT(talker)"), and nowhere else: other requests run as they
+(`marker("talker")`: "fault_talker"), and nowhere else: other requests run as they
 would. Read once, when this module is imported (`inject` arms stages in a running process, for
 tests); unset (always, outside tests) every check is one test of an empty set.
 
@@ -54,8 +54,9 @@ class InjectedFault(RuntimeError):
 
 
 def marker(stage: str) -> str:
-    """The text that makes an armed stage fail."""
-    return f"FAULT({stage})"
+    """The text that makes an armed stage fail: a lower-case word the text front end leaves as it
+    is in every language (it spelled "FAULT" out as an initialism)."""
+    return f"fault_{stage}"
 
 
 def active() -> bool:

@@ -306,8 +306,7 @@ class LiveUtterance:
             raise InputError("the text must be a string")
         try:
             said = text if self._normalizer is None else self._normalizer.push(text)
-            if said:
-                self._embeds.push(said)
+            self._embeds.push(said)  # (also when the normalizer holds it all: an ended utterance refuses)
         except ValueError as e:
             raise InputError(str(e)) from e
 

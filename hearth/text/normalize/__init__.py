@@ -123,6 +123,9 @@ def language_of(sentence: str) -> str:
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+|(?<=[。！？；])|\n+")
 
 
+_SPACES = re.compile(r"[ \t]{2,}|\t")
+
+
 def normalize(text: str, language_name: str = "auto", options: NormalizeOptions | None = None) -> Normalized:
     """`text` as it will be spoken in `language_name` ("auto": each sentence by its script), and the
     span map back to `text`. Raises ValueError for a language without rules."""
@@ -138,7 +141,10 @@ def clean_markup(text: str, options: NormalizeOptions) -> Mapped:
         clean = strip_html(clean)
     if options.allows_part("markdown"):
         clean = strip_markdown(clean)
-    return fold_width(clean)  # "１２．５％" -> "12.5%", "℃" -> "°C": what the rules read
+    clean = fold_width(clean)  # "１２．５％" -> "12.5%", "℃" -> "°C": what the rules read
+    # Runs of spaces left where markup or emoji stood ("your coat 🧥 now") made one: the text reads
+    # the same whether it comes whole or cut into sentences (which the sentence splitter joins so).
+    return clean.sub(_SPACES, lambda m: [" "]) if "  " in clean.text or "\t" in clean.text else clean
 
 
 def normalize_span(text: str, start: int, end: int, language_name: str = "auto",
