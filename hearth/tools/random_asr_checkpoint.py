@@ -75,9 +75,10 @@ def reference_asr_config(model: str = "asr", size: str = "0.6b") -> dict[str, An
         raise ValueError("Qwen3-ForcedAligner is released at 0.6B only")
     wide = model == "asr" and size == "1.7b"
     aligner = model == "aligner"
-    audio = {"num_mel_bins": 128, "encoder_layers": 24 if wide or aligner else 18,
-             "encoder_attention_heads": 16 if wide or aligner else 14, "encoder_ffn_dim": 4096 if wide or aligner else 3584,
-             "d_model": 1024 if wide or aligner else 896, "output_dim": 2048 if wide else 1024, "n_window": 50,
+    big_encoder = wide or aligner  # the 1.7B ASR and the aligner share the larger audio encoder
+    audio = {"num_mel_bins": 128, "encoder_layers": 24 if big_encoder else 18,
+             "encoder_attention_heads": 16 if big_encoder else 14, "encoder_ffn_dim": 4096 if big_encoder else 3584,
+             "d_model": 1024 if big_encoder else 896, "output_dim": 2048 if wide else 1024, "n_window": 50,
              "n_window_infer": 800, "conv_chunksize": 500, "downsample_hidden_size": 480, "max_source_positions": 1500,
              "activation_function": "gelu", "scale_embedding": False, "dropout": 0, "attention_dropout": 0,
              "activation_dropout": 0, "initializer_range": 0.02, "model_type": "qwen3_asr_audio_encoder"}
