@@ -102,6 +102,10 @@ def _randomize(model, seed: int, tied: bool, stop_gain: float) -> None:
     def uniform(shape, scale: float) -> torch.Tensor:
         return (torch.rand(shape, generator=gen) * 2 - 1) * scale * math.sqrt(3)  # std `scale`
 
+    asr = model.thinker.lm_head.weight.shape[0] > IM_END  # a vocabulary head (the aligner's scores classes)
+    # Small token embeddings where they would otherwise drown what the layers add: a tied head
+    # would echo its input token, an aligner would give every <timestamp> one class.
+    embedding = 1.0 if asr and not tied else 0.06 if tied else 0.1
     with torch.no_grad():
         for name, p in model.named_parameters():
             if name.endswith("bias"):
@@ -109,13 +113,11 @@ def _randomize(model, seed: int, tied: bool, stop_gain: float) -> None:
             elif "norm" in name:
                 p.copy_(1 + uniform(p.shape, 0.1))
             elif "embed_tokens" in name:
-                p.copy_(uniform(p.shape, 0.06 if tied else 1.0))
+                p.copy_(uniform(p.shape, embedding))
             else:
                 p.copy_(uniform(p.shape, 1 / math.sqrt(math.prod(p.shape[1:]))))
-        thinker = model.thinker
-        if thinker.lm_head.weight.shape[0] > IM_END:  # an ASR head (the aligner's scores classes)
-            row = END_OF_TEXT if tied else IM_END
-            thinker.lm_head.weight[row] *= stop_gain
+        if asr:
+            model.thinker.lm_head.weight[END_OF_TEXT if tied else IM_END] *= stop_gain
 
 
 def write_official_checkpoint(out: Path, config: dict[str, Any], seed: int, stop_gain: float = 4.0) -> Path:

@@ -1,9 +1,9 @@
 """The units a transcript is aligned in, cut as qwen-asr cuts them for Qwen3-ForcedAligner.
 
 Japanese: nagisa's words (an optional dependency: `pip install nagisa==0.2.11`). Korean: each
-space-separated word split once, after its shortest beginning (two characters or more) found in
-qwen-asr's Korean word list, else after its first two characters (soynlp's LTokenizer with that
-list as scores; the list ships with Hearth, see `korean_words.txt`). Every other language: the
+space-separated word split once, after its longest beginning (two characters or more) found in
+qwen-asr's Korean word list, or kept whole when none is (soynlp's LTokenizer with that list as
+scores; the list ships with Hearth, see `korean_words.txt`). Every other language: the
 space-separated words, with each CJK ideograph a unit of its own. In every case only letters,
 digits and apostrophes are kept, and units left empty are dropped.
 """
@@ -62,9 +62,9 @@ def _korean(text: str) -> list[str]:
     words = korean_words()
     units = []
     for word in text.split():
-        cut = len(word)
+        cut = len(word)  # a word of two characters or fewer, or with no listed beginning, stays whole
         if len(word) > 2:
-            cut = next((end for end in range(2, len(word) + 1) if word[:end] in words), 2)
+            cut = next((end for end in range(len(word), 1, -1) if word[:end] in words), len(word))
         units += [c for c in (_clean(word[:cut]), _clean(word[cut:])) if c]
     return units
 
