@@ -64,10 +64,10 @@ def _quietest(samples: np.ndarray, window: int) -> int:
 
 
 def split_long_audio(samples: np.ndarray, max_seconds: float, sample_rate: int = SAMPLE_RATE) -> list[AudioPiece]:
-    """The recording whole when it lasts at most `max_seconds`; else pieces of at most that length,
-    each cut at the quietest place within 5 s before or after the limit, as qwen-asr cuts them (the
-    pieces join back into the recording exactly; those shorter than 0.5 s are then padded with
-    silence at their end)."""
+    """The recording whole when it lasts at most `max_seconds`; else pieces of about that length,
+    each cut at the quietest place within 5 s before or after the limit (so a piece may run 5 s
+    over it), as qwen-asr cuts them. The pieces join back into the recording exactly; those shorter
+    than 0.5 s are then padded with silence at their end."""
     total = int(samples.shape[0])
     if total / float(sample_rate) <= max_seconds:
         return [AudioPiece(samples, 0.0)]
