@@ -96,3 +96,37 @@ def test_bfloat16_runs(asr_dir):
     """Half the memory; not equal to the fp32 official (bf16 rounds every layer), but it transcribes."""
     piece = Listener.load(asr_dir, dtype="bfloat16").transcribe(noise(1.5, 3), ListenOptions(max_new_tokens=6))
     assert 1 <= len(piece.pieces[0].token_ids) <= 6
+
+
+@pytest.mark.slow
+def test_the_run_time_side_needs_no_torch(own_asr_dir, tmp_path):
+    """Everything but the networks runs where torch is not installed (as `pip install hearth-tts`
+    leaves a machine): the checkpoint, the features, the prompt, the units, the parsing; asking for
+    the torch backend there says what to install."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, numpy as np\n"
+        "from hearth.checkpoint.asr_loading import open_asr_checkpoint\n"
+        "from hearth.listen import LogMel, Listener\n"
+        "from hearth.listen.prompt import asr_prompt\n"
+        "from hearth.listen.units import split_units\n"
+        "from hearth.listen.transcript import parse_transcript\n"
+        "from hearth.errors import InputError\n"
+        f"c = open_asr_checkpoint({str(own_asr_dir)!r})\n"
+        "tok, special = c.tokenizer()\n"
+        "f = LogMel(c.features)(np.zeros(16000, np.float32))\n"
+        "p = asr_prompt(tok, special, c.config.encoder.tokens_for(f.shape[1]), 'ctx', 'English')\n"
+        "assert split_units('你好 world', None) == ['你', '好', 'world']\n"
+        "assert parse_transcript('language English<asr_text>hi') == ('English', 'hi')\n"
+        "try:\n    Listener.load(c.path)\nexcept InputError as e:\n    print('refused:', e)\n"
+        "print(len(p.ids), sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))\n"
+    )
+    env = {**os.environ, "HEARTH_TEST_WITHOUT": "torch,onnx,onnxscript,nncf", "HEARTH_CACHE": str(tmp_path)}
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=False, env=env)
+    out = r.stdout.decode()
+    assert r.returncode == 0, r.stderr.decode()
+    assert "refused: the torch backend needs torch: pip install 'hearth-tts[convert]'" in out
+    assert out.strip().endswith("[]")
