@@ -155,6 +155,16 @@ def test_wrong_weights_are_refused_by_name(own_asr_dir, tmp_path, damage, messag
         Listener.load(ckpt)
 
 
+def test_a_stored_tied_head_is_the_embeddings(own_asr_dir, tmp_path):
+    """A tied head stored anyway (some converters do) is checked and then tied, as transformers does."""
+    ckpt = _copy(own_asr_dir, tmp_path / "c")
+    tensors = load_file(str(ckpt / "model.safetensors"))
+    tensors["thinker.lm_head.weight"] = torch.zeros_like(tensors["thinker.model.embed_tokens.weight"])
+    save_file(tensors, str(ckpt / "model.safetensors"))
+    samples, options = noise(1.1, 4), ListenOptions(max_new_tokens=8)
+    assert Listener.load(ckpt).transcribe(samples, options) == Listener.load(own_asr_dir).transcribe(samples, options)
+
+
 def test_sharded_weights_load(own_asr_dir, listener, tmp_path):
     """Weights split across files named by model.safetensors.index.json read as one."""
     ckpt = _copy(own_asr_dir, tmp_path / "c")

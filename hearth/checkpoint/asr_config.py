@@ -127,6 +127,10 @@ class AudioEncoderConfig:
                               f"chunk, 2 * n_window = {cfg.chunk_frames} mel frames")
         if cfg.conv_chunksize == 0:
             raise ConfigError(f"{r.where}: conv_chunksize must be positive")
+        steps = conv_output_length(cfg.chunk_frames)
+        if steps > cfg.max_source_positions:
+            raise ConfigError(f"{r.where}: a chunk of {cfg.chunk_frames} frames gives {steps} positions, beyond "
+                              f"max_source_positions ({cfg.max_source_positions})")
         return cfg
 
 

@@ -141,12 +141,12 @@ class Listener:
 
     def pieces(self, audio: np.ndarray, options: ListenOptions | None = None,
                sample_rate: int = SAMPLE_RATE) -> Iterator[TranscriptPiece]:
-        """The recording's pieces transcribed, in order, each as soon as it is done."""
+        """The recording's pieces transcribed, in order, each as soon as it is done (the audio and
+        the options are checked now, before the first)."""
         o = self.check_options(options)
         samples = prepare_audio(audio, sample_rate, self.features.min_samples)
         limit = MAX_ALIGN_SECONDS if o.timestamps else MAX_PIECE_SECONDS
-        for piece in split_long_audio(samples, limit):
-            yield self._piece(piece, o)
+        return (self._piece(piece, o) for piece in split_long_audio(samples, limit))
 
     def transcribe(self, audio: np.ndarray, options: ListenOptions | None = None,
                    sample_rate: int = SAMPLE_RATE) -> Transcript:
