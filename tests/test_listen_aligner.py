@@ -60,7 +60,7 @@ def test_any_text_is_cut_as_the_official(official_units, text, language):
     assert split_units(text, language) == official_units(text, language or "")
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.integers(0, 40), min_size=1, max_size=30))
 @example([5, 1, 2, 3, 0, 0, 0, 9, 10, 11, 12])
 @example([10, 0, 0, 0, 0, 1])
@@ -114,14 +114,14 @@ def test_transcripts_with_timestamps_equal_the_official(asr_dir, aligner, offici
 
     monkeypatch.setattr(official_module, "MAX_FORCE_ALIGN_INPUT_SECONDS", 6.0)
     monkeypatch.setattr(listener_module, "MAX_ALIGN_SECONDS", 6.0)
-    official = load_official_asr(asr_dir, max_new_tokens=12)
+    official = load_official_asr(asr_dir, max_new_tokens=10)
     official.forced_aligner = official_aligner
     listener = Listener.load(asr_dir, aligner=aligner)
-    samples = np.concatenate([SIGNALS["bursts"](5.5), SIGNALS["silence"](0.6), SIGNALS["noise"](6.2)])
+    samples = np.concatenate([SIGNALS["bursts"](5.5), SIGNALS["silence"](0.6), SIGNALS["noise"](2.2)])
     for language in (None, "Chinese"):
-        ours = listener.transcribe(samples, ListenOptions(language=language, max_new_tokens=12, timestamps=True))
+        ours = listener.transcribe(samples, ListenOptions(language=language, max_new_tokens=10, timestamps=True))
         theirs = official.transcribe((samples, 16000), language=language, return_time_stamps=True)[0]
-        assert len(ours.pieces) == 3 and ours.units
+        assert len(ours.pieces) == 2 and ours.pieces[1].offset > 0 and ours.units
         assert (ours.language, ours.text) == (theirs.language, theirs.text)
         assert [(u.text, u.start, u.end) for u in ours.units] == \
             [(i.text, i.start_time, i.end_time) for i in theirs.time_stamps]
