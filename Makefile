@@ -2,8 +2,9 @@ PYTHON ?= python3
 
 .PHONY: setup test test-fast test-cpus image image-check addon-check lint
 
-# Everything a fresh machine needs: the package, its test tools, and the official
-# qwen-tts 0.1.1 (test-only reference; --no-deps because of its gradio/torchaudio pins).
+# Everything a fresh machine needs: the package, its test tools, and the official qwen-tts 0.1.1
+# and qwen-asr 0.0.6 (test-only references; --no-deps because of their gradio/torchaudio/transformers
+# pins: pyproject.toml's test extra lists what they import).
 # On aarch64 PyPI's torch is the CUDA build from 2.11 on (4 GB on a board without a GPU): 2.10.0 there.
 ifeq ($(shell uname -m),aarch64)
 TORCH ?= torch==2.10.0
@@ -16,7 +17,7 @@ endif
 setup:
 	$(PYTHON) -m pip install -q $(TORCH) || $(PYTHON) -m pip install -q '$(TORCH_ANY)'
 	$(PYTHON) -m pip install -q -e '.[test]'
-	$(PYTHON) -m pip install -q --no-deps qwen-tts==0.1.1
+	$(PYTHON) -m pip install -q --no-deps qwen-tts==0.1.1 qwen-asr==0.0.6
 
 # Everything, in two worker processes (a test module stays on one worker: its server starts once).
 # A worker that dies ends the run: pytest-xdist 3.8's loadscope can wait forever after replacing one

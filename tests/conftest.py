@@ -185,6 +185,84 @@ def reference_tokenizer(tiny_dir):
     return reference_tokenizer(tiny_dir)
 
 
+# Hearing (Qwen3-ASR, Qwen3-ForcedAligner): tiny checkpoints written by qwen-asr's own classes, and by
+# Hearth's writer (hearth.tools.random_asr_checkpoint); see tests/official_asr.py.
+@pytest.fixture(scope="session")
+def asr_dir(tmp_path_factory) -> Path:
+    """0.6B-style (the head is the token embeddings), 2-second attention windows (26 positions)."""
+    from official_asr import write_official_checkpoint
+
+    from hearth.tools.random_asr_checkpoint import tiny_asr_config
+
+    config = tiny_asr_config("asr", hidden=48, n_window_infer=200)
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr06"), config, seed=41))
+
+
+@pytest.fixture(scope="session")
+def asr17_dir(tmp_path_factory) -> Path:
+    """1.7B-style (a head of its own), the released 8-second windows."""
+    from official_asr import write_official_checkpoint
+
+    from hearth.tools.random_asr_checkpoint import tiny_asr_config
+
+    config = tiny_asr_config("asr", hidden=64, layers=3, tie=False, n_window_infer=800)
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr17"), config, seed=43))
+
+
+@pytest.fixture(scope="session")
+def aligner_dir(tmp_path_factory) -> Path:
+    """A forced aligner of 400 classes (32 s at 80 ms), 2-second attention windows."""
+    from official_asr import write_official_checkpoint
+
+    from hearth.tools.random_asr_checkpoint import tiny_asr_config
+
+    config = tiny_asr_config("aligner", hidden=48, n_window_infer=200, classify_num=400)
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("align"), config, seed=47))
+
+
+@pytest.fixture(scope="session")
+def own_asr_dir(tmp_path_factory) -> Path:
+    from hearth.tools.random_asr_checkpoint import tiny_asr_config, write_asr_checkpoint
+
+    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownasr"), tiny_asr_config("asr"), 5))
+
+
+@pytest.fixture(scope="session")
+def own_aligner_dir(tmp_path_factory) -> Path:
+    from hearth.tools.random_asr_checkpoint import tiny_asr_config, write_asr_checkpoint
+
+    config = tiny_asr_config("aligner", classify_num=400)
+    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7))
+
+
+@pytest.fixture(scope="session")
+def listener(asr_dir):
+    from hearth.listen import Listener
+
+    return Listener.load(asr_dir)
+
+
+@pytest.fixture(scope="session")
+def official_asr(asr_dir):
+    from official_asr import load_official_asr
+
+    return load_official_asr(asr_dir)
+
+
+@pytest.fixture(scope="session")
+def aligner(aligner_dir):
+    from hearth.listen import Aligner
+
+    return Aligner.load(aligner_dir)
+
+
+@pytest.fixture(scope="session")
+def official_aligner(aligner_dir):
+    from official_asr import load_official_aligner
+
+    return load_official_aligner(aligner_dir)
+
+
 @pytest.fixture(scope="module")
 def server(tiny_dir):
     """A `hearth serve` process on the tiny checkpoint (one per test module), stopped cleanly."""

@@ -11,7 +11,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "hearth"
 TOP_LEVEL = {"__init__", "engine", "errors", "frames", "options", "pipeline"}
-SUBPACKAGES = {"backends", "checkpoint", "cli", "convert", "generation", "model", "platform", "reliability",
+SUBPACKAGES = {"backends", "checkpoint", "cli", "convert", "generation", "listen", "model", "platform", "reliability",
                "runtime", "serve", "streaming", "text", "tools", "voices"}
 
 

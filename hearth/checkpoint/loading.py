@@ -44,8 +44,8 @@ class CheckpointError(RuntimeError):
     """The checkpoint cannot be used; the message names the file and the fix."""
 
 
-def _fetch_hint(model: str) -> str:
-    repo = model if _HUB_ID.match(model) else DEFAULT_MODEL
+def _fetch_hint(model: str, example: str = DEFAULT_MODEL) -> str:
+    repo = model if _HUB_ID.match(model) else example
     return f"fetch it with: hf download {repo} --local-dir <dir>   (then pass --model <dir>)"
 
 
@@ -58,8 +58,11 @@ def _hub_offline() -> bool:
         "1", "ON", "YES", "TRUE")
 
 
-def resolve(model: str | os.PathLike[str], progress: bool = True) -> Path:
-    """A local checkpoint directory, or a hub id fetched into the Hugging Face cache."""
+def resolve(model: str | os.PathLike[str], progress: bool = True, patterns: tuple[str, ...] | None = None,
+            example: str = DEFAULT_MODEL) -> Path:
+    """A local checkpoint directory, or a hub id fetched into the Hugging Face cache (the files
+    matching `patterns`; default: a Qwen3-TTS checkpoint's). `example` is the hub id error messages
+    suggest."""
     path = Path(model).expanduser()
     if path.is_dir():
         return path
@@ -67,16 +70,17 @@ def resolve(model: str | os.PathLike[str], progress: bool = True) -> Path:
     if path.exists():
         raise CheckpointError(f"{path} is a file; pass the checkpoint directory that contains config.json")
     if not _HUB_ID.match(name) or name.startswith((".", "/", "~")):
-        raise CheckpointError(f"checkpoint directory {path} does not exist; {_fetch_hint(name)}")
+        raise CheckpointError(f"checkpoint directory {path} does not exist; {_fetch_hint(name, example)}")
     try:
         from huggingface_hub import snapshot_download
         from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
         from huggingface_hub.utils import disable_progress_bars, enable_progress_bars
     except ImportError as e:  # pragma: no cover - a core dependency
         raise CheckpointError("huggingface_hub is not installed; pip install huggingface_hub") from e
-    patterns = [f for f in REQUIRED_FILES] + ["preprocessor_config.json", "speech_tokenizer/*.json"]
+    if patterns is None:
+        patterns = (*REQUIRED_FILES, "preprocessor_config.json", "speech_tokenizer/*.json")
     try:
-        return Path(snapshot_download(name, allow_patterns=patterns, local_files_only=True))
+        return Path(snapshot_download(name, allow_patterns=list(patterns), local_files_only=True))
     except (LocalEntryNotFoundError, FileNotFoundError, OSError):
         pass
     if _hub_offline():
@@ -85,7 +89,7 @@ def resolve(model: str | os.PathLike[str], progress: bool = True) -> Path:
     if not progress:
         disable_progress_bars()
     try:  # the only time Hearth contacts anything off the machine: a model the user named, not yet here
-        return Path(snapshot_download(name, allow_patterns=patterns))
+        return Path(snapshot_download(name, allow_patterns=list(patterns)))
     except (LocalEntryNotFoundError, HfHubHTTPError, OSError) as e:
         raise CheckpointError(
             f"could not download {name} ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'no network'}); "

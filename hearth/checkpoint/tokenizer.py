@@ -62,8 +62,10 @@ class TextTokenizer:
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids
 
-    def decode(self, ids: list[int]) -> str:
-        return self._tok.decode(ids, skip_special_tokens=False)
+    def decode(self, ids: list[int], skip_special: bool = False) -> str:
+        """The text of `ids`; with `skip_special`, the special tokens' left out (transformers'
+        skip_special_tokens: the added tokens marked special, not <asr_text> or <timestamp>)."""
+        return self._tok.decode(ids, skip_special_tokens=skip_special)
 
     def added_tokens(self) -> list[str]:
         """The special and added tokens' texts (matched whole, before splitting)."""
