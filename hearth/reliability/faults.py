@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Iterator
 
 __all__ = ["STAGES", "InjectedFault", "active", "hit", "inject", "marker", "marks", "stage_of", "tag"]
@@ -68,7 +69,8 @@ def marks(text: str) -> frozenset[str]:
     """The armed stages whose marker `text` holds (none, always, when no stage is armed)."""
     if not _ARMED:
         return frozenset()
-    return frozenset(s for s in _ARMED if marker(s) in text)
+    return frozenset(s for s in _ARMED if re.search(rf"(?<!\w){re.escape(marker(s))}(?!\w)", text))  # (whole
+    # words: "fault_vocoder" is not in "fault_vocoder_thread")
 
 
 def hit(stage: str, stages: frozenset[str]) -> None:
