@@ -11,7 +11,10 @@ characters, whole words, one long piece), sent with random pauses, `input.done` 
 
 Invariants: no session gets an error or misses its `session.done`; each sentence's audio equals the
 same text sent whole to the same server, beside other sessions too (the determinism contract,
-docs/determinism.md); afterwards the server serves, `/health` counts no failure, and nothing was
+docs/determinism.md): byte for byte where its chunks fell alike, and within one step of 16-bit PCM
+where a live session cut a chunk to wait for text (the vocoder's calls then fall elsewhere, and on
+most CPUs that moves the last bits of its floats: 124 dB on Zen 3; other codes would differ by
+thousands of steps); afterwards the server serves, `/health` counts no failure, and nothing was
 logged as a traceback.
 """
 
@@ -26,6 +29,7 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -82,7 +86,21 @@ def sessions(draw) -> Session:
                    draw(st.sampled_from(["english", "auto", "chinese"])))
 
 
-def speak(port: int, s: Session, whole: bool = False) -> list[bytes]:
+@dataclass
+class Heard:
+    """One sentence's audio as it came: its bytes and the sizes of its messages (its chunks)."""
+
+    audio: bytearray
+    chunks: list[int]
+
+    def same_as(self, other: Heard) -> bool:
+        if self.chunks == other.chunks:
+            return self.audio == other.audio
+        a, b = (np.frombuffer(bytes(h.audio), np.int16).astype(np.int32) for h in (self, other))
+        return a.shape == b.shape and bool(np.abs(a - b).max(initial=0) <= 1)
+
+
+def speak(port: int, s: Session, whole: bool = False) -> list[Heard]:
     """One session over a fresh connection: each sentence's audio, checking every message on the way."""
     with connect(f"ws://127.0.0.1:{port}/v1/audio/speech/stream", open_timeout=10, max_size=None) as ws:
         ws.send(json.dumps({"type": "session.config", "voice": "aiden", "language": s.language, "seed": s.seed,
@@ -95,7 +113,7 @@ def speak(port: int, s: Session, whole: bool = False) -> list[bytes]:
         if s.done_late and not whole:
             time.sleep(0.2)
         ws.send(json.dumps({"type": "input.done"}))
-        audio: list[bytearray] = []
+        audio: list[Heard] = []
         current = None
         deadline = time.monotonic() + 120
         while True:
@@ -103,7 +121,8 @@ def speak(port: int, s: Session, whole: bool = False) -> list[bytes]:
             m = ws.recv(timeout=60)
             if isinstance(m, bytes):
                 assert current is not None, "audio outside audio.start/audio.done"
-                audio[current] += m
+                audio[current].audio += m
+                audio[current].chunks.append(len(m))
                 continue
             message = json.loads(m)
             kind = message["type"]
@@ -111,13 +130,13 @@ def speak(port: int, s: Session, whole: bool = False) -> list[bytes]:
             if kind == "audio.start":
                 assert current is None and message["sentence_index"] == len(audio)
                 current = message["sentence_index"]
-                audio.append(bytearray())
+                audio.append(Heard(bytearray(), []))
             elif kind == "audio.done":
                 assert message["sentence_index"] == current
                 current = None
             elif kind == "session.done":
                 assert current is None and message["total_sentences"] == len(audio)
-                return [bytes(a) for a in audio]
+                return audio
 
 
 def _checkpoint(root: Path, writer: str, seed: int, vocoder_from: Path) -> Path:
@@ -187,9 +206,11 @@ def test_text_in_pieces_equals_text_sent_whole(fuzzed_server, group):
         sentences = list(split_sentences(clean_text(s.text)))
         assert len(results[i]) == len(sentences), (name, s, sentences)
         if len(group) == 1 or not alone_only:
-            assert results[i] == speak(server.port, s, whole=True), (name, s)
+            whole = speak(server.port, s, whole=True)
+            assert len(whole) == len(results[i]) and all(a.same_as(b) for a, b in zip(results[i], whole, strict=True)), \
+                (name, s, [a.chunks for a in results[i]], [b.chunks for b in whole])
         else:
-            assert all(results[i]), (name, s)  # batched beside others: audio for every sentence
+            assert all(h.audio for h in results[i]), (name, s)  # batched beside others: audio for every sentence
 
 
 def test_the_fuzzed_server_is_healthy_afterwards(fuzzed_server):
