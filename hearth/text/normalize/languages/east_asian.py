@@ -46,21 +46,19 @@ class EastAsian(Language):
     phone_digits: ClassVar[Sequence[str]] = ()  # 0-9 as a phone number says them
     phone_joint: ClassVar[str] = " "  # between a phone number's groups
     marks: ClassVar[dict[str, str]] = {}  # an address's marks: "." "@" "/" ...
-    currencies: ClassVar[dict[str, str]] = {}  # ISO code -> the currency's name
-    units: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
+    currency_names: ClassVar[dict[str, str]] = {}  # ISO code -> the currency's name
+    unit_names: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
     # template with {} where the number goes (時速{}キロメートル)
+    largest = 10**16
+    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
     code_cues: ClassVar[str] = ""  # words after which digits are a code, said one by one (验证码是123456)
 
     def count(self, num: Num) -> str:
         """A number before a measure word or a unit (Chinese says 两 there, not 二)."""
         return self.number(num)
 
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        name = self.currencies.get(code)
-        return (name, name, "", "") if name else None
-
     def money(self, num: Num, code: str) -> str:
-        name = self.currencies.get(code)
+        name = self.currency_names.get(code)
         amount = self.count(plain_amount(num))
         return self.join([amount, name if name else self.letters(code)])
 
@@ -71,7 +69,7 @@ class EastAsian(Language):
         return self.money(Num(num.negative, whole, fraction or None), code)
 
     def unit_words(self, unit: str, num: Num) -> str | None:
-        return self.units.get(unit)
+        return self.unit_names.get(unit)
 
     def _amount(self, num: Num, unit: str) -> str:
         if num.negative and unit == "°C" and self.below_zero:
@@ -79,7 +77,7 @@ class EastAsian(Language):
         return self.count(num)
 
     def measure(self, num: Num, unit: str) -> str:
-        word = self.units[unit]
+        word = self.unit_names[unit]
         amount = self._amount(num, unit)
         return word.format(amount) if "{}" in word else self.join([amount, word])
 
@@ -92,7 +90,7 @@ class EastAsian(Language):
         if unit == "%":
             first_said = self.percent(first) if self.percent_before else self.number(first)
             return self.range(first_said, self.percent(second))
-        word = self.units.get(unit)
+        word = self.unit_names.get(unit)
         if word is None:
             return None
         if "{}" in word:  # 時速十から二十キロメートル
@@ -100,6 +98,11 @@ class EastAsian(Language):
         if first.negative != second.negative:
             return self.range(self.measure(first, unit), self.measure(second, unit))
         return self.range(self._amount(first, unit), self.measure(second, unit))
+
+    def date(self, year: int | None, month: int | None, day: int | None) -> str:
+        said = f"{self.year(year)}年" if year is not None else ""
+        said += f"{self.cardinal(month)}月" if month else ""
+        return said + (f"{self.cardinal(day)}日" if day else "")
 
     def phone(self, groups: Sequence[str], international: bool) -> str:
         said = self.phone_joint.join("".join(self.phone_digits[int(c)] for c in g) for g in groups)

@@ -97,18 +97,13 @@ class Japanese(EastAsian):
         "e.g.": "例えば", "etc.": "など", "vs.": "対", "vs": "対", "VS": "対", "(株)": "株式会社", "（株）": "株式会社",
         "㈱": "株式会社", "(有)": "有限会社", "（有）": "有限会社", "㈲": "有限会社",
     }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
-    currencies = _CURRENCIES
-    units = _UNITS
+    currency_names = _CURRENCIES
+    unit_names = _UNITS
     code_cues = "暗証番号|番号|コード|パスワード|部屋"
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return "マイナス" + self.cardinal(-n)
+    def natural(self, n: int) -> str:
         if n == 0:
             return "ゼロ"
-        if n >= 10**16:
-            return self.digits(str(n))
         out = []
         for size, unit in ((10**12, "兆"), (10**8, "億"), (10**4, "万")):
             group = n // size % 10000
@@ -124,11 +119,6 @@ class Japanese(EastAsian):
 
     def fraction(self, numerator: int, denominator: int) -> str:
         return f"{self.cardinal(denominator)}分の{self.cardinal(numerator)}"
-
-    def date(self, year: int | None, month: int | None, day: int | None) -> str:
-        said = f"{self.year(year)}年" if year is not None else ""
-        said += f"{self.cardinal(month)}月" if month else ""
-        return said + (f"{self.cardinal(day)}日" if day else "")
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         said = ("零" if hour == 0 else self.cardinal(hour)) + "時"

@@ -108,18 +108,13 @@ class Korean(EastAsian):
         "PM2.5": "피엠 이 점 오", "PM10": "피엠 십",
         "(주)": "주식회사", "㈜": "주식회사", "e.g.": "예를 들어", "etc.": "등", "vs.": "대", "vs": "대", "VS": "대",
     }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
-    currencies = _CURRENCIES
-    units = _UNITS
+    currency_names = _CURRENCIES
+    unit_names = _UNITS
     code_cues = "번호|코드|비밀번호|호실"
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return "마이너스 " + self.cardinal(-n)
+    def natural(self, n: int) -> str:
         if n == 0:
             return "영"
-        if n >= 10**16:
-            return self.digits(str(n))
         parts: list[str] = []
         for size, unit in ((10**12, "조"), (10**8, "억"), (10**4, "만")):
             group = n // size % 10000
@@ -137,7 +132,7 @@ class Korean(EastAsian):
             return ("첫", "둘")[n - 1] + "째"
         return native(n, before_noun=n > 10 and n % 10 in (1, 2) or n == 20) + "째"
 
-    def counted(self, n: int, counter: str) -> str:
+    def with_counter(self, n: int, counter: str) -> str:
         """A number and its counter: native from 1 to 99 where the counter takes them."""
         if counter == "번째" and n == 1:
             return "첫 번째"
@@ -160,7 +155,7 @@ class Korean(EastAsian):
         return " ".join(parts + ([f"{self.cardinal(day)} 일"] if day else []))
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
-        parts = [{"am": "오전", "pm": "오후"}.get(period or "", ""), self.counted(hour, "시") if hour else "영 시"]
+        parts = [{"am": "오전", "pm": "오후"}.get(period or "", ""), self.with_counter(hour, "시") if hour else "영 시"]
         if minute or second:
             parts.append(f"{self.cardinal(minute)} 분")
         if second:
@@ -169,7 +164,7 @@ class Korean(EastAsian):
 
     def measure(self, num: Num, unit: str) -> str:
         if unit == "h" and num.is_integer and not num.negative and 1 <= int(num.whole) <= 99:
-            return self.counted(int(num.whole), "시간")
+            return self.with_counter(int(num.whole), "시간")
         return super().measure(num, unit)
 
     def letters(self, text: str) -> str:
@@ -209,7 +204,7 @@ class Korean(EastAsian):
             return self.range(_MONTHS[int(m["a"]) - 1], _MONTHS[n - 1]) if m["a"] else _MONTHS[n - 1]
         sino = (counter == "대" and n % 10 == 0  # 30대: people in their thirties
                 or counter == "번" and re.match(rf"\s?(?:{'|'.join(_LABELS)})", m.string[m.end():]) is not None)
-        say = (lambda k: f"{self.cardinal(k)} {counter}") if sino else (lambda k: self.counted(k, counter))
+        say = (lambda k: f"{self.cardinal(k)} {counter}") if sino else (lambda k: self.with_counter(k, counter))
         return self.range(say(int(m["a"])), say(n)) if m["a"] else say(n)
 
     def _date(self, m: re.Match[str]) -> str | None:

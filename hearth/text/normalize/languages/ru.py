@@ -104,12 +104,6 @@ class Russian(Language):
         unit = g.CURRENCIES[code][0].many if code in g.CURRENCIES else self.letters(code)
         return f"{g.counted(num, g.SCALES[scale])} {unit}"
 
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        if code not in g.CURRENCIES:
-            return None
-        unit, cent = g.CURRENCIES[code]
-        return unit.one, unit.many, cent.one if cent else "", cent.many if cent else ""
-
     def unit_words(self, unit: str, num: Num) -> str | None:
         forms = g.UNITS.get(unit)
         return None if forms is None else g.noun_form(num, forms, "n")

@@ -109,18 +109,13 @@ class Chinese(EastAsian):
         "PM2.5": "P M二点五", "PM10": "P M十",
         "e.g.": "例如", "i.e.": "即", "etc.": "等等", "vs.": "对", "vs": "对", "VS": "对",
     }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
-    currencies = _CURRENCIES
-    units = _UNITS
+    currency_names = _CURRENCIES
+    unit_names = _UNITS
     code_cues = "代码|编号|号码|验证码|单号|尾号|账号|卡号|房间号|房号|邮编|工号|学号|密码|车次"
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return "负" + self.cardinal(-n)
+    def natural(self, n: int) -> str:
         if n == 0:
             return "零"
-        if n >= 10**16:
-            return self.digits(str(n))
         words = _grouped(n)
         return "两" + words[1:] if words[:2] in ("二千", "二万", "二亿") else words
 
@@ -142,11 +137,6 @@ class Chinese(EastAsian):
 
     def year(self, year: int) -> str:
         return self.digits(str(year))
-
-    def date(self, year: int | None, month: int | None, day: int | None) -> str:
-        said = f"{self.year(year)}年" if year is not None else ""
-        said += f"{self.cardinal(month)}月" if month else ""
-        return said + (f"{self.cardinal(day)}日" if day else "")
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         said = ("两" if hour == 2 else self.cardinal(hour)) + "点"
