@@ -16,7 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Noun", "Num", "Rule", "currency_nouns", "nouns"]
+__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Noun", "Num", "Rule", "currency_nouns", "nouns", "word_set",
+           "word_table"]
 
 # The languages, by the prompt's name: their module and class in hearth/text/normalize/languages/.
 LANGUAGES = {
@@ -91,9 +92,20 @@ def _noun(written: str, gender: str) -> Noun:
     return singular, plural, own or gender
 
 
-def _entries(table: str) -> list[tuple[str, str]]:
+def _entries(table: str, sep: str = " ") -> list[tuple[str, str]]:
     """The (key, what follows it) of each entry of a table "key words; key words; ..."."""
-    return [(key, rest) for key, _, rest in (entry.strip().partition(" ") for entry in table.split(";")) if key]
+    return [(key, rest) for key, _, rest in (entry.strip().partition(sep) for entry in table.split(";")) if key]
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of `text` (a list of words written as one string, for tables of words)."""
+    return frozenset(text.split())
+
+
+def word_table(table: str, sep: str = " ") -> dict[str, str]:
+    """What is said for each key of a table written "key words; key words" (". dot; @ at"), the
+    key ending at `sep` (": " where keys have spaces: "z. B.: zum Beispiel")."""
+    return dict(_entries(table, sep))
 
 
 def nouns(table: str, gender: str = "") -> dict[str, Noun]:
@@ -114,9 +126,8 @@ def currency_nouns(table: str, gender: str = "") -> dict[str, tuple[Noun, Noun |
     return out
 
 
-# An address's marks, by the name of their word in `Language.words`.
-_MARKS = {".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore", "+": "plus",
-          "?": "question", "=": "equals", "&": "and", "#": "hash", "~": "tilde", "%": "percent"}
+# An address's signs said as the rules say them elsewhere, where `Language.marks` does not name them.
+_SIGNS = {"+": "plus", "&": "and", "%": "percent"}
 
 
 class Language:
@@ -131,8 +142,9 @@ class Language:
     date_order: ClassVar[str] = "DMY"  # of numeric dates such as 08/12/2026: DMY, MDY or YMD
     hour_12: ClassVar[bool] = False  # whether its clocks say am / pm
     # Words the shared rules need: "minus", "point" (the decimal mark said), "to" (a range),
-    # "percent", "at", "dot", "slash", "colon", "dash", "underscore", "plus", "and".
+    # "percent", "plus", "and", "over" (a fraction), "thousand", "million", "billion".
     words: ClassVar[dict[str, str]] = {}
+    marks: ClassVar[dict[str, str]] = {}  # an address's marks said: "." -> "dot", "@" -> "at", "/" -> "slash"
     symbols: ClassVar[dict[str, str]] = {}  # a symbol on its own: "&" -> "and", "+" -> "plus"
     abbreviations: ClassVar[dict[str, str]] = {}  # as written (case and period included) -> words
     spelled_as_words: ClassVar[frozenset[str]] = frozenset()  # initialisms said as a word (NASA)
@@ -258,6 +270,9 @@ class Language:
     def address(self, text: str) -> str:
         """A web or e-mail address: its words as they are, its digits one by one, its marks named
         ("dot", "at", "slash"); the scheme (https://) and a last slash left out."""
+        return self.join(self.address_words(text))
+
+    def address_words(self, text: str) -> list[str]:
         text = re.sub(r"^https?://", "", text, flags=re.I).rstrip("/")
         spelled = self.spelled_domain(text)
         out = []
@@ -267,11 +282,11 @@ class Language:
                 out.append(self.digits(piece))
             elif piece.lower() == "www" or m.start() == spelled:
                 out.append(self.letters(piece))
-            elif piece in _MARKS:
-                out.append(self.words.get(_MARKS[piece], piece))
+            elif piece in self.marks:
+                out.append(self.marks[piece])
             else:
-                out.append(piece.lower())
-        return self.join(out)
+                out.append(self.words.get(_SIGNS[piece], piece) if piece in _SIGNS else piece.lower())
+        return out
 
     def spelled_domain(self, text: str) -> int:
         """Where the part of an address that is spelled starts (German, French and Italian spell

@@ -21,7 +21,7 @@ from num2words import num2words
 from hearth.text.normalize.language import Language, Noun, Num
 
 __all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "NUMBERS", "Continental", "below_hundred", "full_year", "keeps_stop",
-           "roman", "said_numbers", "valid_day", "word_set", "words_before"]
+           "roman", "said_numbers", "valid_day", "words_before"]
 
 BEFORE = r"(?<![\w.,/:@])"  # a number not inside a word, a number, a path or an address
 # The first digit of such a number. A pattern that starts with it is searched much faster than one
@@ -38,11 +38,6 @@ def below_hundred(code: str) -> tuple[str, ...]:
     compose the rest from them as num2words composes it (their tests hold the two equal), without
     its 50 to 300 µs a number."""
     return tuple(num2words(n, lang=code) for n in range(100))
-
-
-def word_set(text: str) -> frozenset[str]:
-    """The words of `text` (a list of words written as one string, for tables of words)."""
-    return frozenset(text.split())
 
 
 # A number after "Nr.", "S.", "pag." ..., or a range of them ("S. 5–9").
@@ -135,14 +130,29 @@ class Continental(Language):
     def date(self, year: int | None, month: int | None, day: int | None) -> str:
         return self.dated(None, year, month or 1, day, named=False)
 
-    def scale_words(self, n: int) -> tuple[list[str], int]:
-        """The `large_numbers` that `n` holds, said ("zwei Millionen", "un milliard"), and the rest."""
+    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
+        """A time, one of the 12-hour clock ("7:30 pm") said on the 24-hour clock (`clock`)."""
+        return self.clock(hour % 12 + (12 if period == "pm" else 0) if period else hour, minute, second)
+
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
+        raise NotImplementedError
+
+    def and_seconds(self, second: int | None) -> list[str]:
+        """How a time with seconds ends: "und zwölf Sekunden", "et une seconde" (none without)."""
+        return [self.words["and"], self.measure(Num(False, str(second)), "s")] if second else []
+
+    def natural(self, n: int) -> str:
+        """The `large_numbers` that `n` holds ("zwei Millionen", "un milliard"), then the rest."""
         words = []
         for size, one, several in self.large_numbers:
             count, n = divmod(n, size)
             if count:
                 words.append(one if count == 1 else self.join([self.count_of_scale(count), several]))
-        return words, n
+        return " ".join([*words, self.below_million(n)] if n or not words else words)
+
+    def below_million(self, n: int) -> str:
+        """0 <= `n` < 10**6 in words."""
+        raise NotImplementedError
 
     def count_of_scale(self, count: int) -> str:
         """How many millions or billions there are: the cardinal ("zwei", "vingt et un")."""

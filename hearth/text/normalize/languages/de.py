@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns
+from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
 from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
@@ -65,42 +65,32 @@ class German(Continental):
     code = "de"
     name = "german"
     group_marks = ". "  # full stops, or spaces as DIN 5008 writes them ("10 000")
-    words: ClassVar[dict[str, str]] = {
-        "versus": "zu",
-        "per": "pro", "24/7": "vierundzwanzig sieben",
-        "minus": "minus", "point": "Komma", "to": "bis", "percent": "Prozent", "and": "und", "plus": "plus",
-        "over": "durch", "dot": "Punkt", "slash": "Schrägstrich", "colon": "Doppelpunkt", "dash": "Bindestrich",
-        "underscore": "Unterstrich", "question": "Fragezeichen", "equals": "gleich", "hash": "Raute",
-        "tilde": "Tilde", "thousand": "tausend", "million": "Millionen", "billion": "Milliarden",
-        # "@" read out in an address: "at", as Germans dictate e-mail addresses ("Klammeraffe" names
-        # the sign, nobody dictates it)
-        "at": "at",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "und", "+": "plus", "=": "gleich", "@": "at", "#": "Raute",
-                                         "~": "circa", "×": "mal", "÷": "geteilt durch", "°": "Grad",
-                                         "§": "Paragraf", "§§": "Paragrafen"}
-    abbreviations: ClassVar[dict[str, str]] = _with_capitals({
-        "z. B.": "zum Beispiel", "z.B.": "zum Beispiel", "z. T.": "zum Teil", "z.T.": "zum Teil",
-        "usw.": "und so weiter", "bzw.": "beziehungsweise", "d. h.": "das heißt", "d.h.": "das heißt",
-        "u. a.": "unter anderem", "u.a.": "unter anderem", "o. Ä.": "oder Ähnliches", "o.Ä.": "oder Ähnliches",
-        "u. Ä.": "und Ähnliches", "u. U.": "unter Umständen", "u.U.": "unter Umständen", "v. a.": "vor allem",
-        "v.a.": "vor allem", "i. d. R.": "in der Regel", "u. v. m.": "und vieles mehr", "s. o.": "siehe oben",
-        "s. u.": "siehe unten", "ca.": "circa", "evtl.": "eventuell", "ggf.": "gegebenenfalls",
-        "inkl.": "inklusive", "MwSt.": "Mehrwertsteuer", "exkl.": "exklusive",
-        "zzgl.": "zuzüglich", "max.": "maximal", "mind.": "mindestens",
-        "vgl.": "vergleiche", "bspw.": "beispielsweise", "etc.": "et cetera", "sog.": "sogenannte",
-        "bzgl.": "bezüglich", "ehem.": "ehemals", "gem.": "gemäß", "geb.": "geboren", "gest.": "gestorben",
-        "Nr.": "Nummer", "Dr.": "Doktor", "Prof.": "Professor", "Hr.": "Herr", "Hrn.": "Herrn", "Fr.": "Frau",
-        "Str.": "Straße", "Tel.": "Telefon", "St.": "Sankt", "Jh.": "Jahrhundert", "Abs.": "Absatz",
-        "Kap.": "Kapitel", "Std.": "Stunden", "Min.": "Minuten", "Sek.": "Sekunden", "Mio.": "Millionen",
-        "Mrd.": "Milliarden", "Tsd.": "Tausend", "Hbf.": "Hauptbahnhof", "e. V.": "eingetragener Verein",
-        "GmbH": "G M B H", "TL": "Teelöffel", "EL": "Esslöffel",
-    })
-    spelled_as_words = frozenset({
-        "NATO", "UNO", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEC", "DAX", "DIN", "ISO", "PIN", "TAN",
-        "GIF", "JPEG", "RAM", "ROM", "LAN", "WLAN", "SIM", "COVID", "IKEA", "LEGO", "NASDAQ", "LASER", "RADAR",
-        "AIDS", "OK",
-    })
+    words = word_table(
+        "versus zu; per pro; 24/7 vierundzwanzig sieben; minus minus; point Komma; to bis; percent Prozent; and und; "
+        "plus plus; over durch; thousand tausend; million Millionen; billion Milliarden")
+    # "@" read out in an address: "at", as Germans dictate e-mail addresses ("Klammeraffe" names
+    # the sign, nobody dictates it)
+    marks = word_table(
+        ". Punkt; @ at; / Schrägstrich; : Doppelpunkt; - Bindestrich; _ Unterstrich; ? Fragezeichen; = gleich; "
+        "# Raute; ~ Tilde")
+    symbols = word_table(
+        "& und; + plus; = gleich; @ at; # Raute; ~ circa; × mal; ÷ geteilt durch; ° Grad; § Paragraf; §§ Paragrafen")
+    abbreviations = _with_capitals(word_table(
+        "z. B.: zum Beispiel; z.B.: zum Beispiel; z. T.: zum Teil; z.T.: zum Teil; usw.: und so weiter; "
+        "bzw.: beziehungsweise; d. h.: das heißt; d.h.: das heißt; u. a.: unter anderem; u.a.: unter anderem; "
+        "o. Ä.: oder Ähnliches; o.Ä.: oder Ähnliches; u. Ä.: und Ähnliches; u. U.: unter Umständen; "
+        "u.U.: unter Umständen; v. a.: vor allem; v.a.: vor allem; i. d. R.: in der Regel; u. v. m.: und vieles mehr; "
+        "s. o.: siehe oben; s. u.: siehe unten; ca.: circa; evtl.: eventuell; ggf.: gegebenenfalls; inkl.: inklusive; "
+        "MwSt.: Mehrwertsteuer; exkl.: exklusive; zzgl.: zuzüglich; max.: maximal; mind.: mindestens; "
+        "vgl.: vergleiche; bspw.: beispielsweise; etc.: et cetera; sog.: sogenannte; bzgl.: bezüglich; ehem.: ehemals; "
+        "gem.: gemäß; geb.: geboren; gest.: gestorben; Nr.: Nummer; Dr.: Doktor; Prof.: Professor; Hr.: Herr; "
+        "Hrn.: Herrn; Fr.: Frau; Str.: Straße; Tel.: Telefon; St.: Sankt; Jh.: Jahrhundert; Abs.: Absatz; "
+        "Kap.: Kapitel; Std.: Stunden; Min.: Minuten; Sek.: Sekunden; Mio.: Millionen; Mrd.: Milliarden; "
+        "Tsd.: Tausend; Hbf.: Hauptbahnhof; e. V.: eingetragener Verein; GmbH: G M B H; TL: Teelöffel; "
+        "EL: Esslöffel", ": "))
+    spelled_as_words = word_set(
+        "NATO UNO UNESCO UNICEF FIFA UEFA NASA ESA OPEC DAX DIN ISO PIN TAN GIF JPEG RAM ROM LAN WLAN SIM COVID IKEA "
+        "LEGO NASDAQ LASER RADAR AIDS OK")
     months = _MONTHS
     month_abbreviations: ClassVar[dict[str, int]] = {
         "Jan": 1, "Feb": 2, "Mär": 3, "Mrz": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
@@ -140,14 +130,11 @@ class German(Continental):
     # no doubt. "zwei", not the telephone's "zwo", which is a speaker's habit rather than the written
     # word.
 
-    def natural(self, n: int) -> str:
+    def below_million(self, n: int) -> str:
         if n < 1000:
             return _below_thousand(n)
-        words, n = self.scale_words(n)
         thousands, rest = divmod(n, 1000)
-        tail = (_before_noun(_below_thousand(thousands), "") + "tausend" if thousands else "")
-        tail += _below_thousand(rest) if rest else ""
-        return " ".join([*words, tail] if tail else words)
+        return _before_noun(_below_thousand(thousands), "") + "tausend" + (_below_thousand(rest) if rest else "")
 
     def ordinal(self, n: int) -> str:
         """As num2words says them ("erste", "dritte", "zwanzigste", "hundertste", "einhunderterste"),
@@ -207,14 +194,10 @@ class German(Continental):
             lead, ending = "", determiner_ending(det, "m")
         return self.join([lead, inflect(self.ordinal(day), ending), _MONTHS[month - 1], said_year])
 
-    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
-        """"neunzehn Uhr dreißig", "ein Uhr"; a 12-hour time ("7:30 pm") said on the 24-hour clock."""
-        if period:
-            hour = hour % 12 + (12 if period == "pm" else 0)
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
+        """"neunzehn Uhr dreißig", "ein Uhr"."""
         words = ["ein" if hour == 1 else self.cardinal(hour), "Uhr", self.cardinal(minute) if minute else ""]
-        if second:
-            words += ["und", self.counted(Num(False, str(second)), ("Sekunde", "Sekunden", "f"))]
-        return self.join(words)
+        return self.join([*words, *self.and_seconds(second)])
 
     def count_of_scale(self, count: int) -> str:
         return _before_noun(self.cardinal(count), "e")  # "hunderteine Millionen"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import CURRENCIES, UNITS, Num, Rule
+from hearth.text.normalize.language import CURRENCIES, UNITS, Num, Rule, word_set
 from hearth.text.normalize.languages.continental import (
     BEFORE,
     DAY,
@@ -18,7 +18,6 @@ from hearth.text.normalize.languages.continental import (
     keeps_stop,
     said_numbers,
     valid_day,
-    word_set,
     words_before,
 )
 from hearth.text.normalize.languages.de_grammar import DETERMINERS, STARTERS, determiner_ending, gender, inflect
@@ -182,7 +181,6 @@ def _amount_rules(lang: Continental) -> list[Rule]:
             Rule("phone", phone, lambda m: _phone(lang, m), 12),
             Rule("abbreviation", numbered,
                  lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65)]
-
 
 
 def _after_noun(m: re.Match[str]) -> bool:

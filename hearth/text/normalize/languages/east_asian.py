@@ -24,9 +24,6 @@ from hearth.text.normalize.spans import Spoken
 
 __all__ = ["EastAsian", "plain_amount"]
 
-_SCHEME = re.compile(r"^https?://", re.I)
-_PIECES = re.compile(r"[^\W\d_]+|\d+|\S")
-
 
 def plain_amount(num: Num) -> Num:
     """`num` without the zeros that end its decimals (12.50 -> 12.5, 100.00 -> 100)."""
@@ -45,7 +42,6 @@ class EastAsian(Language):
     percent_before: ClassVar[bool] = False  # Chinese: 百分之十五, the percent before the number
     phone_digits: ClassVar[Sequence[str]] = ()  # 0-9 as a phone number says them
     phone_joint: ClassVar[str] = " "  # between a phone number's groups
-    marks: ClassVar[dict[str, str]] = {}  # an address's marks: "." "@" "/" ...
     currency_names: ClassVar[dict[str, str]] = {}  # ISO code -> the currency's name
     unit_names: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
     # template with {} where the number goes (時速{}キロメートル)
@@ -109,17 +105,9 @@ class EastAsian(Language):
         return self.join([self.words["plus"], said]) if international else said
 
     def address(self, text: str) -> str:
-        """Words as written, digits one by one, marks named; the pieces apart with spaces, as the
-        address's Latin words would otherwise run together (me at example 点 com)."""
-        out = []
-        for piece in _PIECES.findall(_SCHEME.sub("", text).rstrip("/")):
-            if piece.isdigit():
-                out.append(self.digits(piece))
-            elif piece.lower() == "www":
-                out.append(self.letters("www"))
-            else:
-                out.append(self.marks.get(piece, piece.lower()))
-        return " ".join(out)
+        """As the shared reading, the pieces apart with spaces, as the address's Latin words would
+        otherwise run together (me at example 点 com)."""
+        return " ".join(self.address_words(text))
 
     def extra_rules(self) -> list[Rule]:
         # 090-1234-5678, 03-1234-5678, 0120-123-456, 010-1234-5678, 02-123-4567: a domestic number

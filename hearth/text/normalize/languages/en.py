@@ -7,9 +7,8 @@ three hundred and fifty", a pause the model then makes)."""
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
-from hearth.text.normalize.language import Language, Rule, currency_nouns, nouns
+from hearth.text.normalize.language import Language, Rule, currency_nouns, nouns, word_set, word_table
 
 __all__ = ["English"]
 
@@ -23,6 +22,7 @@ _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "Augu
            "November", "December"]
 _MONTH_ABBREVIATIONS = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"Sept": 9}
 
+
 def _street(m: re.Match[str]) -> str | None:
     """"St." after a name is a street ("Main St."), before one a saint ("St. Louis")."""
     return "Street" if re.search(r"\b[A-Z][a-z]+ $", m.string[:m.start()]) else None
@@ -35,27 +35,21 @@ class English(Language):
     group_marks = ","
     date_order = "MDY"
     hour_12 = True
-    words: ClassVar[dict[str, str]] = {
-        "minus": "minus", "point": "point", "to": "to", "percent": "percent", "and": "and", "plus": "plus",
-        "over": "over", "dot": "dot", "at": "at", "slash": "slash", "colon": "colon", "dash": "dash",
-        "underscore": "underscore", "question": "question mark", "equals": "equals", "hash": "hash",
-        "tilde": "tilde", "thousand": "thousand", "million": "million", "billion": "billion",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "and", "+": "plus", "=": "equals", "@": "at", "#": "number",
-                                         "~": "about", "×": "times", "÷": "divided by", "°": "degrees"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Dr.": "Doctor", "Mr.": "Mister", "Mrs.": "Missus", "Ms.": "Miz", "Prof.": "Professor", "Jr.": "Junior",
-        "Sr.": "Senior", "Mt.": "Mount", "Ave.": "Avenue", "Blvd.": "Boulevard", "Rd.": "Road", "Apt.": "apartment",
-        "e.g.": "for example", "i.e.": "that is", "etc.": "et cetera", "vs.": "versus", "approx.": "approximately",
-        "min.": "minutes", "max.": "maximum", "dept.": "department", "est.": "established", "Inc.": "Incorporated",
-        "Ltd.": "Limited", "Co.": "Company", "Corp.": "Corporation", "Fig.": "Figure", "No.": "Number",
-        "a.m.": "A M", "p.m.": "P M",
-    }
-    spelled_as_words = frozenset({
-        "NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "UEFA", "OPEC", "LASER", "RADAR", "SCUBA", "AIDS", "ASAP", "GIF",
-        "JPEG", "PIN", "RAM", "ROM", "LAN", "WAN", "SIM", "CAPTCHA", "COVID", "IKEA", "LEGO", "NASDAQ", "ZIP", "WIFI",
-        "SONAR", "OK", "AM", "PM", "I", "A", "ID",
-    })
+    words = word_table(
+        "minus minus; point point; to to; percent percent; and and; plus plus; over over; thousand thousand; "
+        "million million; billion billion")
+    marks = word_table(
+        ". dot; @ at; / slash; : colon; - dash; _ underscore; ? question mark; = equals; # hash; ~ tilde")
+    symbols = word_table("& and; + plus; = equals; @ at; # number; ~ about; × times; ÷ divided by; ° degrees")
+    abbreviations = word_table(
+        "Dr.: Doctor; Mr.: Mister; Mrs.: Missus; Ms.: Miz; Prof.: Professor; Jr.: Junior; Sr.: Senior; Mt.: Mount; "
+        "Ave.: Avenue; Blvd.: Boulevard; Rd.: Road; Apt.: apartment; e.g.: for example; i.e.: that is; "
+        "etc.: et cetera; vs.: versus; approx.: approximately; min.: minutes; max.: maximum; dept.: department; "
+        "est.: established; Inc.: Incorporated; Ltd.: Limited; Co.: Company; Corp.: Corporation; Fig.: Figure; "
+        "No.: Number; a.m.: A M; p.m.: P M", ": ")
+    spelled_as_words = word_set(
+        "NASA NATO UNESCO UNICEF FIFA UEFA OPEC LASER RADAR SCUBA AIDS ASAP GIF JPEG PIN RAM ROM LAN WAN SIM CAPTCHA "
+        "COVID IKEA LEGO NASDAQ ZIP WIFI SONAR OK AM PM I A ID")
     month_words = (*_MONTHS, *_MONTH_ABBREVIATIONS)
     units = nouns(
         "°C degree(s) Celsius; °F degree(s) Fahrenheit; K kelvin(s); km/h kilometer(s) per hour; mph mile(s) per hour; "

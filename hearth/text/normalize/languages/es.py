@@ -25,11 +25,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Language, Num, Rule, currency_nouns, nouns
+from hearth.text.normalize.language import Language, Num, Rule, currency_nouns, nouns, word_set, word_table
 from hearth.text.normalize.languages.iberian import Iberian
 
 __all__ = ["Spanish"]
@@ -117,31 +116,25 @@ def _ordinal(n: int, feminine: bool = False, short: bool = False) -> str:
 class Spanish(Iberian):
     code = "es"
     name = "spanish"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "menos", "point": "coma", "to": "a", "percent": "por ciento", "and": "con", "plus": "más",
-        "over": "entre", "dot": "punto", "at": "arroba", "slash": "barra", "colon": "dos puntos", "dash": "guion",
-        "underscore": "guion bajo", "question": "interrogación", "equals": "igual", "hash": "almohadilla",
-        "tilde": "virgulilla", "thousand": "mil", "million": "millones", "billion": "mil millones",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "y", "+": "más", "=": "igual a", "@": "arroba", "#": "número",
-                                         "~": "aproximadamente", "×": "por", "÷": "entre", "°": "grados"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Sr.": "señor", "Sra.": "señora", "Srta.": "señorita", "Sres.": "señores", "Dr.": "doctor",
-        "Dra.": "doctora", "Prof.": "profesor", "Profa.": "profesora", "Lic.": "licenciado", "Ing.": "ingeniero",
-        "Ud.": "usted", "Uds.": "ustedes", "Vd.": "usted", "Vds.": "ustedes", "Dña.": "doña", "Sto.": "santo",
-        "Sta.": "santa", "p. ej.": "por ejemplo", "p.ej.": "por ejemplo", "pág.": "página",
-        "págs.": "páginas", "núm.": "número", "n.º": "número", "nº": "número", "aprox.": "aproximadamente",
-        "tel.": "teléfono", "Avda.": "avenida", "Av.": "avenida", "C/": "calle", "EE. UU.": "Estados Unidos",
-        "EE.UU.": "Estados Unidos", "a. C.": "antes de Cristo", "d. C.": "después de Cristo", "máx.": "máximo",
-        "mín.": "mínimo", "vs.": "contra", "S. A.": "sociedad anónima", "S.A.": "sociedad anónima",
-        "S. L.": "sociedad limitada", "S.L.": "sociedad limitada", "Cía.": "compañía", "izq.": "izquierda",
-        "dcha.": "derecha", "admón.": "administración", "depto.": "departamento", "Dpto.": "departamento",
-    }
-    spelled_as_words = frozenset({
-        "ONU", "OTAN", "UNESCO", "UNICEF", "OVNI", "SIDA", "PYME", "PYMES", "RENFE", "FIFA", "UEFA", "NASA", "OPEP",
-        "IVA", "ISO", "RAE", "PIN", "LED", "ERE", "AVE", "COVID", "IKEA", "LEGO", "ONCE", "INE", "DGT", "OK", "SIM",
-        "RAM", "ROM", "WIFI", "PSOE", "FAQ", "SEAT", "MIR",
-    })
+    words = word_table(
+        "minus menos; point coma; to a; percent por ciento; and con; plus más; over entre; thousand mil; "
+        "million millones; billion mil millones")
+    marks = word_table(
+        ". punto; @ arroba; / barra; : dos puntos; - guion; _ guion bajo; ? interrogación; = igual; # almohadilla; "
+        "~ virgulilla")
+    symbols = word_table("& y; + más; = igual a; @ arroba; # número; ~ aproximadamente; × por; ÷ entre; ° grados")
+    abbreviations = word_table(
+        "Sr.: señor; Sra.: señora; Srta.: señorita; Sres.: señores; Dr.: doctor; Dra.: doctora; Prof.: profesor; "
+        "Profa.: profesora; Lic.: licenciado; Ing.: ingeniero; Ud.: usted; Uds.: ustedes; Vd.: usted; Vds.: ustedes; "
+        "Dña.: doña; Sto.: santo; Sta.: santa; p. ej.: por ejemplo; p.ej.: por ejemplo; pág.: página; págs.: páginas; "
+        "núm.: número; n.º: número; nº: número; aprox.: aproximadamente; tel.: teléfono; Avda.: avenida; Av.: avenida; "
+        "C/: calle; EE. UU.: Estados Unidos; EE.UU.: Estados Unidos; a. C.: antes de Cristo; d. C.: después de Cristo; "
+        "máx.: máximo; mín.: mínimo; vs.: contra; S. A.: sociedad anónima; S.A.: sociedad anónima; "
+        "S. L.: sociedad limitada; S.L.: sociedad limitada; Cía.: compañía; izq.: izquierda; dcha.: derecha; "
+        "admón.: administración; depto.: departamento; Dpto.: departamento", ": ")
+    spelled_as_words = word_set(
+        "ONU OTAN UNESCO UNICEF OVNI SIDA PYME PYMES RENFE FIFA UEFA NASA OPEP IVA ISO RAE PIN LED ERE AVE COVID IKEA "
+        "LEGO ONCE INE DGT OK SIM RAM ROM WIFI PSOE FAQ SEAT MIR")
     months = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
               "noviembre", "diciembre")
     scale_nouns = _MILLIONS

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 from typing import ClassVar
 
-from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns
+from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
 from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.fr_rules import STARTERS, feminine, french_rules
@@ -48,38 +48,30 @@ class French(Continental):
     name = "french"
     group_marks = ". "
     decimals_as_number = True
-    words: ClassVar[dict[str, str]] = {
-        "versus": "à",
-        "per": "par", "24/7": "vingt-quatre heures sur vingt-quatre, sept jours sur sept",
-        "minus": "moins", "point": "virgule", "to": "à", "percent": "pour cent", "and": "et", "plus": "plus",
-        "over": "sur", "dot": "point", "at": "arobase", "colon": "deux-points", "dash": "tiret",
-        "underscore": "tiret bas", "question": "point d'interrogation", "equals": "égal", "hash": "dièse",
-        "tilde": "tilde", "thousand": "mille", "million": "millions", "billion": "milliards",
-        # "/" in an address: "slash", as the French read web addresses ("barre oblique" is the name of
-        # the sign in writing, rarely said)
-        "slash": "slash",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "et", "+": "plus", "=": "égale", "@": "arobase", "#": "dièse",
-                                         "~": "environ", "×": "fois", "÷": "divisé par", "°": "degrés",
-                                         "§": "paragraphe"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "env.": "environ", "etc.": "et cetera", "p. ex.": "par exemple", "p.ex.": "par exemple",
-        "c.-à-d.": "c'est-à-dire", "c-à-d": "c'est-à-dire", "cf.": "confer", "Cf.": "Confer", "Mme": "Madame",
-        "Mmes": "Mesdames", "Mlle": "Mademoiselle", "Mlles": "Mesdemoiselles", "MM.": "Messieurs",
-        "Dr": "Docteur", "Dr.": "Docteur", "Pr": "Professeur", "Pr.": "Professeur", "Prof.": "Professeur",
-        "St": "Saint", "Ste": "Sainte", "av.": "avenue", "bd": "boulevard", "bd.": "boulevard", "tél.": "téléphone",
-        "Tél.": "Téléphone", "max.": "maximum", "resp.": "respectivement", "vol.": "volume", "chap.": "chapitre",
-        "ex.": "exemple", "Cie": "Compagnie", "Mgr": "Monseigneur", "av. J.-C.": "avant Jésus-Christ",
-        "apr. J.-C.": "après Jésus-Christ", "J.-C.": "Jésus-Christ", "hab.": "habitants", "qqch.": "quelque chose",
-        "qqn": "quelqu'un", "svp": "s'il vous plaît", "SVP": "s'il vous plaît", "éd.": "édition", "incl.": "inclus",
-        "c. à c.": "cuillère à café", "c. à s.": "cuillère à soupe", "c.à.c.": "cuillère à café",
-        "c.à.s.": "cuillère à soupe",
-    }
-    spelled_as_words = frozenset({
-        "OTAN", "ONU", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEP", "SIDA", "OVNI", "ENA", "INSEE",
-        "CAC", "CNIL", "SAMU", "SMIC", "CAPES", "COVID", "PIN", "RAM", "ROM", "GIF", "JPEG", "IKEA", "LEGO",
-        "NASDAQ", "LASER", "RADAR", "OK",
-    })
+    words = word_table(
+        "versus à; per par; 24/7 vingt-quatre heures sur vingt-quatre, sept jours sur sept; minus moins; "
+        "point virgule; to à; percent pour cent; and et; plus plus; over sur; thousand mille; million millions; "
+        "billion milliards")
+    # "/" in an address: "slash", as the French read web addresses ("barre oblique" is the name of
+    # the sign in writing, rarely said)
+    marks = word_table(
+        ". point; @ arobase; / slash; : deux-points; - tiret; _ tiret bas; ? point d'interrogation; = égal; # dièse; "
+        "~ tilde")
+    symbols = word_table(
+        "& et; + plus; = égale; @ arobase; # dièse; ~ environ; × fois; ÷ divisé par; ° degrés; § paragraphe")
+    abbreviations = word_table(
+        "env.: environ; etc.: et cetera; p. ex.: par exemple; p.ex.: par exemple; c.-à-d.: c'est-à-dire; "
+        "c-à-d: c'est-à-dire; cf.: confer; Cf.: Confer; Mme: Madame; Mmes: Mesdames; Mlle: Mademoiselle; "
+        "Mlles: Mesdemoiselles; MM.: Messieurs; Dr: Docteur; Dr.: Docteur; Pr: Professeur; Pr.: Professeur; "
+        "Prof.: Professeur; St: Saint; Ste: Sainte; av.: avenue; bd: boulevard; bd.: boulevard; tél.: téléphone; "
+        "Tél.: Téléphone; max.: maximum; resp.: respectivement; vol.: volume; chap.: chapitre; ex.: exemple; "
+        "Cie: Compagnie; Mgr: Monseigneur; av. J.-C.: avant Jésus-Christ; apr. J.-C.: après Jésus-Christ; "
+        "J.-C.: Jésus-Christ; hab.: habitants; qqch.: quelque chose; qqn: quelqu'un; svp: s'il vous plaît; "
+        "SVP: s'il vous plaît; éd.: édition; incl.: inclus; c. à c.: cuillère à café; c. à s.: cuillère à soupe; "
+        "c.à.c.: cuillère à café; c.à.s.: cuillère à soupe", ": ")
+    spelled_as_words = word_set(
+        "OTAN ONU UNESCO UNICEF FIFA UEFA NASA ESA OPEP SIDA OVNI ENA INSEE CAC CNIL SAMU SMIC CAPES COVID PIN RAM ROM "
+        "GIF JPEG IKEA LEGO NASDAQ LASER RADAR OK")
     months = _MONTHS
     month_abbreviations: ClassVar[dict[str, int]] = {
         "janv": 1, "févr": 2, "fév": 2, "avr": 4, "juil": 7, "sept": 9, "oct": 10, "nov": 11, "déc": 12}
@@ -115,17 +107,13 @@ class French(Continental):
                      (10**6, "un million", "millions"))
     sentence_starters = STARTERS
 
-    def natural(self, n: int) -> str:
+    def below_million(self, n: int) -> str:
         if n < 1000:
             return _below_thousand(n)
-        words, n = self.scale_words(n)
         thousands, rest = divmod(n, 1000)
-        if thousands:  # "mille", "deux mille", "quatre-vingt mille", "deux cent mille"
-            words.append("mille" if thousands == 1 else re.sub(r"(vingt|cent)s$", r"\1", _below_thousand(thousands))
-                         + " mille")
-        if rest:
-            words.append(_below_thousand(rest))
-        return " ".join(words)
+        # "mille", "deux mille", "quatre-vingt mille", "deux cent mille"
+        head = "mille" if thousands == 1 else re.sub(r"(vingt|cent)s$", r"\1", _below_thousand(thousands)) + " mille"
+        return f"{head} {_below_thousand(rest)}" if rest else head
 
     def ordinal(self, n: int, feminine_form: bool = False) -> str:
         """"premier" / "première", "deuxième", "vingt et unième", "quatre-vingtième", "centième",
@@ -174,18 +162,14 @@ class French(Continental):
         return self.join([lead, self.ordinal(1) if day == 1 else self.cardinal(day), _MONTHS[month - 1],
                           said_year])
 
-    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
         """"dix-neuf heures trente", "une heure", "vingt et une heures une", "minuit", "midi"."""
-        if period:
-            hour = hour % 12 + (12 if period == "pm" else 0)
         if minute == 0 and not second and hour in (0, 12):
             return "minuit" if hour == 0 else "midi"
         words = [self.counted(Num(False, str(hour)), ("heure", "heures", "f"))]
         if minute or second:
             words.append(feminine(self.cardinal(minute)))  # "minute" is feminine: "sept heures une"
-        if second:
-            words += ["et", self.counted(Num(False, str(second)), ("seconde", "secondes", "f"))]
-        return self.join(words)
+        return self.join([*words, *self.and_seconds(second)])
 
     def times(self, n: int) -> str:
         return self.counted(Num(False, str(n)), ("fois", "fois", "f"))  # "une fois", "trois fois"

@@ -142,6 +142,7 @@ class Iberian(Language):
     def extra_rules(self) -> list[Rule]:
         return rules(self)
 
+
 def rules(lang: Iberian) -> list[Rule]:
     number = number_pattern(lang)
     counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?:mil\s)?(?P<noun>[{lang.noun_letters}]+)\b)")

@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns
+from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
 from hearth.text.normalize.languages.continental import DAY, Continental
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.it_rules import ELISIONS, STARTERS, indefinite, italian_rules, noun_gender
@@ -49,35 +49,27 @@ class Italian(Continental):
     code = "it"
     name = "italian"
     decimals_as_number = True
-    words: ClassVar[dict[str, str]] = {
-        "versus": "a",
-        "per": "al", "24/7": "ventiquattro ore su ventiquattro, sette giorni su sette",
-        "minus": "meno", "point": "virgola", "to": "a", "percent": "per cento", "and": "e", "plus": "più",
-        "over": "su", "dot": "punto", "at": "chiocciola", "colon": "due punti", "dash": "trattino",
-        "underscore": "trattino basso", "question": "punto interrogativo", "equals": "uguale",
-        "hash": "cancelletto", "tilde": "tilde", "thousand": "mila", "million": "milioni", "billion": "miliardi",
-        # "/" in an address: "slash", as Italians read web addresses ("barra" is heard too)
-        "slash": "slash",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "e", "+": "più", "=": "uguale", "@": "chiocciola", "#": "cancelletto",
-                                         "~": "circa", "×": "per", "÷": "diviso", "°": "gradi", "§": "paragrafo"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Sig.": "Signor", "Sig.ra": "Signora", "Sig.na": "Signorina", "Sigg.": "Signori", "Dott.": "Dottor",
-        "Dott.ssa": "Dottoressa", "Dr.": "Dottor", "Prof.": "Professor", "Prof.ssa": "Professoressa",
-        "Avv.": "Avvocato", "Ing.": "Ingegner", "Arch.": "Architetto", "Geom.": "Geometra", "Egr.": "Egregio",
-        "Gent.": "Gentile", "Gent.mo": "Gentilissimo", "Gent.ma": "Gentilissima", "Spett.": "Spettabile",
-        "ecc.": "eccetera", "p.es.": "per esempio", "p. es.": "per esempio", "ad es.": "ad esempio",
-        "es.": "esempio", "cfr.": "confronta", "ca.": "circa", "tel.": "telefono", "Tel.": "Telefono",
-        "pag.": "pagina", "pagg.": "pagine", "sec.": "secolo", "vol.": "volume", "max.": "massimo",
-        "a.C.": "avanti Cristo", "d.C.": "dopo Cristo", "N.B.": "nota bene", "P.S.": "post scriptum",
-        "S.p.A.": "S P A", "S.r.l.": "S R L", "s.r.l.": "S R L", "P.za": "Piazza", "p.za": "piazza",
-        "C.so": "Corso", "V.le": "Viale", "Sant'": "Sant'",
-    }
-    spelled_as_words = frozenset({
-        "NATO", "ONU", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEC", "FIAT", "RAI", "ANSA", "ISTAT",
-        "INPS", "INAIL", "IVA", "IRPEF", "IMU", "TAR", "PIL", "CONI", "ENI", "ENEL", "ANAS", "USA", "COVID",
-        "PIN", "RAM", "ROM", "GIF", "JPEG", "IKEA", "LEGO", "LASER", "RADAR", "AIDS", "CAP", "OK",
-    })
+    words = word_table(
+        "versus a; per al; 24/7 ventiquattro ore su ventiquattro, sette giorni su sette; minus meno; point virgola; "
+        "to a; percent per cento; and e; plus più; over su; thousand mila; million milioni; billion miliardi")
+    # "/" in an address: "slash", as Italians read web addresses ("barra" is heard too)
+    marks = word_table(
+        ". punto; @ chiocciola; / slash; : due punti; - trattino; _ trattino basso; ? punto interrogativo; = uguale; "
+        "# cancelletto; ~ tilde")
+    symbols = word_table(
+        "& e; + più; = uguale; @ chiocciola; # cancelletto; ~ circa; × per; ÷ diviso; ° gradi; § paragrafo")
+    abbreviations = word_table(
+        "Sig.: Signor; Sig.ra: Signora; Sig.na: Signorina; Sigg.: Signori; Dott.: Dottor; Dott.ssa: Dottoressa; "
+        "Dr.: Dottor; Prof.: Professor; Prof.ssa: Professoressa; Avv.: Avvocato; Ing.: Ingegner; Arch.: Architetto; "
+        "Geom.: Geometra; Egr.: Egregio; Gent.: Gentile; Gent.mo: Gentilissimo; Gent.ma: Gentilissima; "
+        "Spett.: Spettabile; ecc.: eccetera; p.es.: per esempio; p. es.: per esempio; ad es.: ad esempio; "
+        "es.: esempio; cfr.: confronta; ca.: circa; tel.: telefono; Tel.: Telefono; pag.: pagina; pagg.: pagine; "
+        "sec.: secolo; vol.: volume; max.: massimo; a.C.: avanti Cristo; d.C.: dopo Cristo; N.B.: nota bene; "
+        "P.S.: post scriptum; S.p.A.: S P A; S.r.l.: S R L; s.r.l.: S R L; P.za: Piazza; p.za: piazza; C.so: Corso; "
+        "V.le: Viale; Sant': Sant'", ": ")
+    spelled_as_words = word_set(
+        "NATO ONU UNESCO UNICEF FIFA UEFA NASA ESA OPEC FIAT RAI ANSA ISTAT INPS INAIL IVA IRPEF IMU TAR PIL CONI ENI "
+        "ENEL ANAS USA COVID PIN RAM ROM GIF JPEG IKEA LEGO LASER RADAR AIDS CAP OK")
     months = _MONTHS
     month_abbreviations: ClassVar[dict[str, int]] = {
         "gen": 1, "feb": 2, "mar": 3, "apr": 4, "mag": 5, "giu": 6, "lug": 7, "ago": 8, "set": 9, "sett": 9,
@@ -112,11 +104,8 @@ class Italian(Continental):
     # Phone numbers digit by digit (`Continental.phone_group`), as Italians dictate them ("zero sei,
     # uno due tre quattro"), in the groups as written.
 
-    def natural(self, n: int) -> str:
-        if n < 10**6:
-            return _small(n)
-        words, n = self.scale_words(n)
-        return " ".join([*words, _small(n)] if n else words)
+    def below_million(self, n: int) -> str:
+        return _small(n)
 
     def ordinal(self, n: int) -> str:
         if n < 10**6:
@@ -160,16 +149,10 @@ class Italian(Continental):
             return self.join([said_day, rest])
         return ("l'" + said_day if said_day[0] in "aeiou" else f"il {said_day}") + " " + rest
 
-    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
         """"diciannove e trenta", "una e cinque" (the hour is "una", as "ora" is feminine)."""
-        if period:
-            hour = hour % 12 + (12 if period == "pm" else 0)
-        words = ["una" if hour == 1 else self.cardinal(hour)]
-        if minute:
-            words += ["e", self.cardinal(minute)]
-        if second:
-            words += ["e", self.counted(Num(False, str(second)), ("secondo", "secondi", "m"))]
-        return self.join(words)
+        words = ["una" if hour == 1 else self.cardinal(hour), *(["e", self.cardinal(minute)] if minute else [])]
+        return self.join([*words, *self.and_seconds(second)])
 
     def times(self, n: int) -> str:
         return self.counted(Num(False, str(n)), ("volta", "volte", "f"))  # "una volta", "tre volte"

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import Rule
+from hearth.text.normalize.language import Rule, word_set
 from hearth.text.normalize.languages.continental import (
     BEFORE,
     DAY,
@@ -17,7 +17,6 @@ from hearth.text.normalize.languages.continental import (
     Continental,
     roman,
     said_numbers,
-    word_set,
     words_before,
 )
 from hearth.text.normalize.rules import number_pattern, parse_number

@@ -23,11 +23,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Num, Rule, currency_nouns, nouns
+from hearth.text.normalize.language import Num, Rule, currency_nouns, nouns, word_set, word_table
 from hearth.text.normalize.languages.iberian import Iberian
 from hearth.text.normalize.rules import number_pattern, parse_number
 
@@ -82,31 +81,25 @@ def _ordinal(n: int, feminine: bool = False) -> str:
 class Portuguese(Iberian):
     code = "pt"
     name = "portuguese"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "menos", "point": "vírgula", "to": "a", "percent": "por cento", "and": "e", "plus": "mais",
-        "over": "sobre", "dot": "ponto", "at": "arroba", "slash": "barra", "colon": "dois pontos", "dash": "hífen",
-        "underscore": "underline", "question": "interrogação", "equals": "igual", "hash": "cerquilha",
-        "tilde": "til", "thousand": "mil", "million": "milhões", "billion": "bilhões",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "e", "+": "mais", "=": "igual a", "@": "arroba", "#": "número",
-                                         "~": "aproximadamente", "×": "vezes", "÷": "dividido por", "°": "graus"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Sr.": "senhor", "Sra.": "senhora", "Srta.": "senhorita", "Srs.": "senhores", "Dr.": "doutor",
-        "Dra.": "doutora", "Drs.": "doutores", "Prof.": "professor", "Profa.": "professora", "Eng.": "engenheiro",
-        "Exmo.": "excelentíssimo", "Exma.": "excelentíssima", "V. Sa.": "vossa senhoria", "Sto.": "santo",
-        "Sta.": "santa", "p. ex.": "por exemplo", "p.ex.": "por exemplo", "pág.": "página",
-        "págs.": "páginas", "nº": "número", "n.º": "número", "núm.": "número", "aprox.": "aproximadamente",
-        "tel.": "telefone", "Av.": "avenida", "Ltda.": "limitada", "S.A.": "sociedade anônima",
-        "S/A": "sociedade anônima", "a.C.": "antes de Cristo", "d.C.": "depois de Cristo", "obs.": "observação",
-        "Obs.": "observação", "máx.": "máximo", "mín.": "mínimo", "séc.": "século", "vs.": "versus",
-        "EUA": "Estados Unidos", "cia.": "companhia", "Cia.": "companhia", "depto.": "departamento",
-        "apto.": "apartamento", "ap.": "apartamento",
-    }
-    spelled_as_words = frozenset({
-        "ONU", "OTAN", "UNESCO", "UNICEF", "OVNI", "AIDS", "FIFA", "UEFA", "NASA", "OPEP", "PIN", "LED", "COVID",
-        "IKEA", "LEGO", "ENEM", "DETRAN", "MEC", "USP", "CEP", "PIX", "SUS", "OK", "WIFI", "RAM", "SIM", "FAQ",
-        "ANVISA", "UNICAMP", "MERCOSUL", "PETROBRAS", "SENAI", "SESC", "SEBRAE", "FUNAI",
-    })
+    words = word_table(
+        "minus menos; point vírgula; to a; percent por cento; and e; plus mais; over sobre; thousand mil; "
+        "million milhões; billion bilhões")
+    marks = word_table(
+        ". ponto; @ arroba; / barra; : dois pontos; - hífen; _ underline; ? interrogação; = igual; # cerquilha; ~ til")
+    symbols = word_table(
+        "& e; + mais; = igual a; @ arroba; # número; ~ aproximadamente; × vezes; ÷ dividido por; ° graus")
+    abbreviations = word_table(
+        "Sr.: senhor; Sra.: senhora; Srta.: senhorita; Srs.: senhores; Dr.: doutor; Dra.: doutora; Drs.: doutores; "
+        "Prof.: professor; Profa.: professora; Eng.: engenheiro; Exmo.: excelentíssimo; Exma.: excelentíssima; "
+        "V. Sa.: vossa senhoria; Sto.: santo; Sta.: santa; p. ex.: por exemplo; p.ex.: por exemplo; pág.: página; "
+        "págs.: páginas; nº: número; n.º: número; núm.: número; aprox.: aproximadamente; tel.: telefone; Av.: avenida; "
+        "Ltda.: limitada; S.A.: sociedade anônima; S/A: sociedade anônima; a.C.: antes de Cristo; "
+        "d.C.: depois de Cristo; obs.: observação; Obs.: observação; máx.: máximo; mín.: mínimo; séc.: século; "
+        "vs.: versus; EUA: Estados Unidos; cia.: companhia; Cia.: companhia; depto.: departamento; apto.: apartamento; "
+        "ap.: apartamento", ": ")
+    spelled_as_words = word_set(
+        "ONU OTAN UNESCO UNICEF OVNI AIDS FIFA UEFA NASA OPEP PIN LED COVID IKEA LEGO ENEM DETRAN MEC USP CEP PIX SUS "
+        "OK WIFI RAM SIM FAQ ANVISA UNICAMP MERCOSUL PETROBRAS SENAI SESC SEBRAE FUNAI")
     months = _MONTHS
     first_day = "primeiro"
     scale_nouns = _MILLIONS
