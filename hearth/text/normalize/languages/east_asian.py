@@ -46,8 +46,16 @@ class EastAsian(Language):
     unit_names: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
     # template with {} where the number goes (時速{}キロメートル)
     largest = 10**16
+    zero: ClassVar[str] = ""  # 0 said alone
     spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
     code_cues: ClassVar[str] = ""  # words after which digits are a code, said one by one (验证码是123456)
+
+    def natural(self, n: int) -> str:
+        return self.grouped(n) if n else self.zero
+
+    def grouped(self, n: int) -> str:
+        """1 <= `n` < 10**16 in words, grouped by 万 and the larger myriads (億, 兆; 亿)."""
+        raise NotImplementedError
 
     def count(self, num: Num) -> str:
         """A number before a measure word or a unit (Chinese says 两 there, not 二)."""

@@ -56,6 +56,7 @@ class Japanese(EastAsian):
     space_between_words = False
     below_zero = "氷点下"
     degree = "度"
+    zero = "ゼロ"
     phone_digits = ("ゼロ", "イチ", "ニー", "サン", "ヨン", "ゴー", "ロク", "ナナ", "ハチ", "キュー")
     phone_joint = "の"
     words = word_table("minus マイナス; point 点; to から; percent パーセント; plus プラス; and と; ratio 対")
@@ -83,9 +84,7 @@ class Japanese(EastAsian):
         "mAh ミリアンペア時")
     code_cues = "暗証番号|番号|コード|パスワード|部屋"
 
-    def natural(self, n: int) -> str:
-        if n == 0:
-            return "ゼロ"
+    def grouped(self, n: int) -> str:
         out = []
         for size, unit in ((10**12, "兆"), (10**8, "億"), (10**4, "万")):
             group = n // size % 10000

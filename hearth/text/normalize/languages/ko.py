@@ -70,6 +70,7 @@ class Korean(EastAsian):
     name = "korean"
     below_zero = "영하"
     degree = "도"
+    zero = "영"
     phone_digits = "공일이삼사오육칠팔구"
     words = word_table("minus 마이너스; point 점; to 에서; percent 퍼센트; plus 플러스; and 그리고; ratio 대")
     marks = word_table(
@@ -93,9 +94,7 @@ class Korean(EastAsian):
         "MB 메가바이트; GB 기가바이트; TB 테라바이트; ms 밀리초; s 초; min 분; h 시간; mAh 밀리암페어시")
     code_cues = "번호|코드|비밀번호|호실"
 
-    def natural(self, n: int) -> str:
-        if n == 0:
-            return "영"
+    def grouped(self, n: int) -> str:
         parts: list[str] = []
         for size, unit in ((10**12, "조"), (10**8, "억"), (10**4, "만")):
             group = n // size % 10000

@@ -73,6 +73,7 @@ class Chinese(EastAsian):
     space_between_words = False
     below_zero = "零下"
     degree = "度"
+    zero = "零"
     percent_before = True
     phone_digits = "零幺二三四五六七八九"
     phone_joint = "，"
@@ -96,9 +97,7 @@ class Chinese(EastAsian):
         "ppm P P M; mAh 毫安时")
     code_cues = "代码|编号|号码|验证码|单号|尾号|账号|卡号|房间号|房号|邮编|工号|学号|密码|车次"
 
-    def natural(self, n: int) -> str:
-        if n == 0:
-            return "零"
+    def grouped(self, n: int) -> str:
         words = _grouped(n)
         return "两" + words[1:] if words[:2] in ("二千", "二万", "二亿") else words
 
