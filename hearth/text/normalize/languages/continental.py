@@ -20,8 +20,8 @@ from num2words import num2words
 
 from hearth.text.normalize.language import Language, Noun, Num
 
-__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "NUMBERS", "Continental", "below_hundred", "full_year", "keeps_stop",
-           "roman", "said_numbers", "valid_day", "words_before"]
+__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "Continental", "below_hundred", "full_year", "keeps_stop", "roman",
+           "valid_day", "words_before"]
 
 BEFORE = r"(?<![\w.,/:@])"  # a number not inside a word, a number, a path or an address
 # The first digit of such a number. A pattern that starts with it is searched much faster than one
@@ -38,15 +38,6 @@ def below_hundred(code: str) -> tuple[str, ...]:
     compose the rest from them as num2words composes it (their tests hold the two equal), without
     its 50 to 300 µs a number."""
     return tuple(num2words(n, lang=code) for n in range(100))
-
-
-# A number after "Nr.", "S.", "pag." ..., or a range of them ("S. 5–9").
-NUMBERS = r"(?P<n>\d+)(?:\s?[-–]\s?(?P<n2>\d+))?(?![\w]|[.,]\d)"
-
-
-def said_numbers(lang: Language, m: re.Match[str]) -> str:
-    said = lang.cardinal(int(m.group("n")))
-    return lang.range(said, lang.cardinal(int(m.group("n2")))) if m.group("n2") else said
 
 
 _ROMAN = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
