@@ -29,6 +29,7 @@ _NAME = re.compile(r"\b([A-ZÀ-Ý][a-zß-ÿ]+) \Z")  # a name before a ruler's n
 _NUMBERS = r"(?P<n>\d+)(?:\s?[-–]\s?(?P<n2>\d+))?(?![\w]|[.,]\d)"
 _CURRENCY = "|".join(re.escape(s) for s in sorted({*CURRENCIES, *(s for w in CURRENCIES.values() for s in w
                                                                    if not s[0].isalpha())}, key=len, reverse=True))
+_CURRENCY_BEFORE = re.compile(rf"(?:{_CURRENCY})\Z")  # searched up to where a match starts
 
 
 def continental_rules(lang: Continental) -> list[Rule]:
@@ -88,8 +89,7 @@ def _number_rules(lang: Continental) -> list[Rule]:
                        r"|(?<![\w.,/:@])(?P<n2>\d{1,2})(?P<a2>[A-Z]{1,2})\b")
 
     def say_per(m: re.Match[str]) -> str | None:
-        before = m.string[max(0, m.start() - 4):m.start()]
-        if not re.search(rf"(?:{_CURRENCY})\Z", before):  # "€/Monat", not "und/oder"
+        if not _CURRENCY_BEFORE.search(m.string, max(0, m.start() - 4), m.start()):  # "€/Monat", not "und/oder"
             return None
         word = m.group("w")
         unit = lang.units.get(word)

@@ -140,12 +140,14 @@ class Iberian(Language):
         return said + (" de" if said.rsplit(" ", 1)[-1] in self.scale_nouns else "")
 
     def extra_rules(self) -> list[Rule]:
-        return rules(self)
+        number = number_pattern(self)
+        noun = rf"(?=\s(?:mil\s)?(?P<noun>[{self.noun_letters}]+)\b)"
+        counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d){noun}")
+        return [Rule("number", counted, self.say_counted, 89), *rules(self)]
 
 
 def rules(lang: Iberian) -> list[Rule]:
     number = number_pattern(lang)
-    counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?:mil\s)?(?P<noun>[{lang.noun_letters}]+)\b)")
     degrees = re.compile(rf"(?=[-−0-9])(?<![\w.,/:@]){number}\s?(?:°|º(?=\s?[CF]))(?:\s?(?P<cf>[CF]))?(?![\w])")
     roman = re.compile(rf"(?<![\w-])(?P<r>{ROMAN})(?![\w-])")
     score = re.compile(r"(?=\d)(?<![\w.,:/+-])(?P<a>\d{1,2})(?:(?P<sep>[-–x×])(?P<b>\d{1,2})|:(?P<b2>\d))"
@@ -181,7 +183,6 @@ def rules(lang: Iberian) -> list[Rule]:
         return lang.measure(num, unit) if unit and lang.unit_words(unit, num) else lang.number(num)
 
     return [
-        Rule("number", counted, lang.say_counted, 89),
         Rule("currency", _ENGLISH_FORMAT, say_english_format, 19),
         Rule("measure", degrees, lambda m: lang.degrees(parse_number(m), m.group("cf")), 29),
         Rule("measure", re.compile(rf"(?<![\w.,])(?P<a>\d{{1,4}})\s?[x×]\s?(?P<b>\d{{1,4}})\s?(?P<unit>{_UNITS})"
