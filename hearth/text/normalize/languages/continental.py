@@ -20,8 +20,8 @@ from num2words import num2words
 
 from hearth.text.normalize.language import Language, Noun, Num
 
-__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "Continental", "below_hundred", "full_year", "keeps_stop", "roman",
-           "valid_day", "words_before"]
+__all__ = ["AFTER", "BEFORE", "DAY", "DIGIT", "Continental", "below_hundred", "full_year", "keeps_stop", "month_table",
+           "roman", "valid_day", "words_before"]
 
 BEFORE = r"(?<![\w.,/:@])"  # a number not inside a word, a number, a path or an address
 # The first digit of such a number. A pattern that starts with it is searched much faster than one
@@ -80,6 +80,13 @@ def keeps_stop(m: re.Match[str], starters: frozenset[str]) -> bool:
     return word is not None and word.group(1) in starters
 
 
+def month_table(table: str) -> tuple[tuple[str, ...], dict[str, int]]:
+    """The months' names, January first, and their short forms by month, from a table of each
+    month's name with its short forms ("Januar Jan; ...; März Mär Mrz; ...")."""
+    months = [entry.split() for entry in table.split(";")]
+    return tuple(m[0] for m in months), {short: i for i, (_, *shorts) in enumerate(months, 1) for short in shorts}
+
+
 def valid_day(day: int, month: int) -> bool:
     return 1 <= month <= 12 and 1 <= day <= _DAYS[month]
 
@@ -97,17 +104,14 @@ class Continental(Language):
     group_marks = "."
     date_order = "DMY"
     hour_12 = False
-    months: ClassVar[tuple[str, ...]] = ()
+    months: ClassVar[tuple[str, ...]] = ()  # their names, January first (`month_table`)
     month_abbreviations: ClassVar[dict[str, int]] = {}  # written without their full stop: "Dez" -> 12
     day_before_month: ClassVar[str] = rf"(?P<d>{DAY})\s+"  # how a day is written before a month's name
     # the words before a date that the date is said with ("am", "le", "dell'"), in lower case
     date_determiners: ClassVar[frozenset[str]] = frozenset()
     percent_noun: ClassVar[Noun] = ("", "", "m")
     degree: ClassVar[Noun] = ("", "", "m")  # "25°" without C or F
-    scales: ClassVar[dict[int, Noun]] = {}  # 3, 6, 9 -> thousand, million, billion as nouns
-    # (size, one, several) of the scale words a cardinal is composed of, the largest first:
-    # (10**6, "eine Million", "Millionen")
-    large_numbers: ClassVar[tuple[tuple[int, str, str], ...]] = ()
+    scales: ClassVar[dict[int, Noun]] = {}  # 3, 6, 9 (and 12) -> thousand, million, billion as nouns
     sentence_starters: ClassVar[frozenset[str]] = frozenset()
     # whether a ruler's number is written with a full stop ("Ludwig XIV."), which then tells it from a
     # Roman numeral after a noun, said as a cardinal ("Teil II": "Teil zwei")
@@ -133,13 +137,23 @@ class Continental(Language):
         return [self.words["and"], self.measure(Num(False, str(second)), "s")] if second else []
 
     def natural(self, n: int) -> str:
-        """The `large_numbers` that `n` holds ("zwei Millionen", "un milliard"), then the rest."""
+        """The millions and larger `scales` that `n` holds ("zwei Millionen", "un milliard"), then
+        the rest (`below_million`)."""
+        if n < 10**6:
+            return self.below_million(n)
         words = []
-        for size, one, several in self.large_numbers:
+        for size, one, several in self._large_scales:
             count, n = divmod(n, size)
             if count:
                 words.append(one if count == 1 else self.join([self.count_of_scale(count), several]))
-        return " ".join([*words, self.below_million(n)] if n or not words else words)
+        return " ".join([*words, self.below_million(n)] if n else words)
+
+    @functools.cached_property
+    def _large_scales(self) -> tuple[tuple[int, str, str], ...]:
+        """(size, one, several) of the scales from a million up, the largest first: (10**6, "eine
+        Million", "Millionen")."""
+        large = sorted((e for e in self.scales if e >= 6), reverse=True)
+        return tuple((10**e, self.counted(Num(False, "1"), self.scales[e]), self.scales[e][1]) for e in large)
 
     def below_million(self, n: int) -> str:
         """0 <= `n` < 10**6 in words."""

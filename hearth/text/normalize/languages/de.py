@@ -24,15 +24,13 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
-from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred
+from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred, month_table
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
 from hearth.text.normalize.languages.de_rules import determiner, german_rules
 
 __all__ = ["German"]
 
-_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
-           "November", "Dezember")
 
 
 def _below_thousand(n: int) -> str:
@@ -91,10 +89,9 @@ class German(Continental):
     spelled_as_words = word_set(
         "NATO UNO UNESCO UNICEF FIFA UEFA NASA ESA OPEC DAX DIN ISO PIN TAN GIF JPEG RAM ROM LAN WLAN SIM COVID IKEA "
         "LEGO NASDAQ LASER RADAR AIDS OK")
-    months = _MONTHS
-    month_abbreviations: ClassVar[dict[str, int]] = {
-        "Jan": 1, "Feb": 2, "Mär": 3, "Mrz": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
-        "Okt": 10, "Nov": 11, "Dez": 12}
+    months, month_abbreviations = month_table(
+        "Januar Jan; Februar Feb; März Mär Mrz; April Apr; Mai; Juni Jun; Juli Jul; August Aug; September Sep Sept; "
+        "Oktober Okt; November Nov; Dezember Dez")
     day_before_month = rf"(?P<d>{DAY})\.\s?"
     # "am 8.12.", "vom 8.12.", "den 8.12.", "bis 8.12." (said "bis zum achten Dezember")
     date_determiners = frozenset({"am", "vom", "zum", "beim", "im", "dem", "den", "der", "des", "bis", "ab", "seit",
@@ -120,9 +117,7 @@ class German(Continental):
     percent_noun: ClassVar[Noun] = ("Prozent", "Prozent", "n")
     degree: ClassVar[Noun] = ("Grad", "Grad", "n")
     scales: ClassVar[dict[int, Noun]] = {3: ("tausend", "tausend", "n"), 6: ("Million", "Millionen", "f"),
-                                         9: ("Milliarde", "Milliarden", "f")}
-    large_numbers = ((10**12, "eine Billion", "Billionen"), (10**9, "eine Milliarde", "Milliarden"),
-                     (10**6, "eine Million", "Millionen"))
+                                         9: ("Milliarde", "Milliarden", "f"), 12: ("Billion", "Billionen", "f")}
     sentence_starters = STARTERS
     regnal_stop = True
     # Phone numbers digit by digit (`Continental.phone_group`), as Germans dictate them ("null drei
@@ -183,7 +178,7 @@ class German(Continental):
         Dezember" (a dateline "8. Dezember 2026"), "bis zum achten Dezember"."""
         said_year = self.year(year) if year is not None else ""
         if day is None:
-            return self.join([_MONTHS[month - 1], said_year])
+            return self.join([self.months[month - 1], said_year])
         if det is None:
             lead, ending = ("", "er") if named else ("der", "e")
         elif det.lower() == "bis":
@@ -192,7 +187,7 @@ class German(Continental):
             lead, ending = "dem", "en"
         else:
             lead, ending = "", determiner_ending(det, "m")
-        return self.join([lead, inflect(self.ordinal(day), ending), _MONTHS[month - 1], said_year])
+        return self.join([lead, inflect(self.ordinal(day), ending), self.months[month - 1], said_year])
 
     def clock(self, hour: int, minute: int, second: int | None) -> str:
         """"neunzehn Uhr dreißig", "ein Uhr"."""

@@ -21,14 +21,12 @@ import re
 from typing import ClassVar
 
 from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
-from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred
+from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred, month_table
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.fr_rules import STARTERS, feminine, french_rules
 
 __all__ = ["French"]
 
-_MONTHS = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-           "novembre", "décembre")
 # Words before which "de" is "d'": a vowel, or an "h" that is not aspirated ("d'heures", "de hertz").
 _ELIDED = re.compile(r"^(?:[aeiouyàâéèêëîïôûü]|h(?!ertz))", re.I)
 
@@ -72,9 +70,9 @@ class French(Continental):
     spelled_as_words = word_set(
         "OTAN ONU UNESCO UNICEF FIFA UEFA NASA ESA OPEP SIDA OVNI ENA INSEE CAC CNIL SAMU SMIC CAPES COVID PIN RAM ROM "
         "GIF JPEG IKEA LEGO NASDAQ LASER RADAR OK")
-    months = _MONTHS
-    month_abbreviations: ClassVar[dict[str, int]] = {
-        "janv": 1, "févr": 2, "fév": 2, "avr": 4, "juil": 7, "sept": 9, "oct": 10, "nov": 11, "déc": 12}
+    months, month_abbreviations = month_table(
+        "janvier janv; février févr fév; mars; avril avr; mai; juin; juillet juil; août; septembre sept; octobre oct; "
+        "novembre nov; décembre déc")
     day_before_month = rf"(?P<d>{DAY})(?:er|ᵉʳ)?\s+"
     # "le 08/12", "du 08/12", "au 08/12", "jusqu'au 08/12", "lundi 08/12": the article said once
     date_determiners = frozenset({"le", "du", "au", "jusqu'au", "lundi", "mardi", "mercredi", "jeudi", "vendredi",
@@ -102,9 +100,7 @@ class French(Continental):
     percent_noun: ClassVar[Noun] = ("pour cent", "pour cent", "m")
     degree: ClassVar[Noun] = ("degré", "degrés", "m")
     scales: ClassVar[dict[int, Noun]] = {3: ("mille", "mille", "m"), 6: ("million", "millions", "m"),
-                                         9: ("milliard", "milliards", "m")}
-    large_numbers = ((10**12, "un billion", "billions"), (10**9, "un milliard", "milliards"),
-                     (10**6, "un million", "millions"))
+                                         9: ("milliard", "milliards", "m"), 12: ("billion", "billions", "m")}
     sentence_starters = STARTERS
 
     def below_million(self, n: int) -> str:
@@ -157,9 +153,9 @@ class French(Continental):
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
         said_year = self.cardinal(year) if year is not None else ""
         if day is None:
-            return self.join([_MONTHS[month - 1], said_year])
+            return self.join([self.months[month - 1], said_year])
         lead = "" if det or named else "le"
-        return self.join([lead, self.ordinal(1) if day == 1 else self.cardinal(day), _MONTHS[month - 1],
+        return self.join([lead, self.ordinal(1) if day == 1 else self.cardinal(day), self.months[month - 1],
                           said_year])
 
     def clock(self, hour: int, minute: int, second: int | None) -> str:

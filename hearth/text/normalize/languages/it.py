@@ -22,14 +22,12 @@ from typing import ClassVar
 from num2words import num2words
 
 from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
-from hearth.text.normalize.languages.continental import DAY, Continental
+from hearth.text.normalize.languages.continental import DAY, Continental, month_table
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.it_rules import ELISIONS, STARTERS, indefinite, italian_rules, noun_gender
 
 __all__ = ["Italian"]
 
-_MONTHS = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre",
-           "ottobre", "novembre", "dicembre")
 _WEEKDAYS = ("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica")
 
 
@@ -70,10 +68,9 @@ class Italian(Continental):
     spelled_as_words = word_set(
         "NATO ONU UNESCO UNICEF FIFA UEFA NASA ESA OPEC FIAT RAI ANSA ISTAT INPS INAIL IVA IRPEF IMU TAR PIL CONI ENI "
         "ENEL ANAS USA COVID PIN RAM ROM GIF JPEG IKEA LEGO LASER RADAR AIDS CAP OK")
-    months = _MONTHS
-    month_abbreviations: ClassVar[dict[str, int]] = {
-        "gen": 1, "feb": 2, "mar": 3, "apr": 4, "mag": 5, "giu": 6, "lug": 7, "ago": 8, "set": 9, "sett": 9,
-        "ott": 10, "nov": 11, "dic": 12}
+    months, month_abbreviations = month_table(
+        "gennaio gen; febbraio feb; marzo mar; aprile apr; maggio mag; giugno giu; luglio lug; agosto ago; "
+        "settembre set sett; ottobre ott; novembre nov; dicembre dic")
     day_before_month = rf"(?P<d>{DAY})[°º]?\s+"
     date_determiners = frozenset([*ELISIONS, *ELISIONS.values(), *_WEEKDAYS])
     # "in" and "mi" are left out: in Italian they are words ("5 in tutto", "mi piace")
@@ -99,7 +96,6 @@ class Italian(Continental):
     degree: ClassVar[Noun] = ("grado", "gradi", "m")
     scales: ClassVar[dict[int, Noun]] = {3: ("mille", "mila", "m"), 6: ("milione", "milioni", "m"),
                                          9: ("miliardo", "miliardi", "m")}
-    large_numbers = ((10**9, "un miliardo", "miliardi"), (10**6, "un milione", "milioni"))
     sentence_starters = STARTERS
     # Phone numbers digit by digit (`Continental.phone_group`), as Italians dictate them ("zero sei,
     # uno due tre quattro"), in the groups as written.
@@ -142,9 +138,9 @@ class Italian(Continental):
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
         said_year = self.cardinal(year) if year is not None else ""
         if day is None:
-            return self.join([_MONTHS[month - 1], said_year])
+            return self.join([self.months[month - 1], said_year])
         said_day = "primo" if day == 1 else self.cardinal(day)
-        rest = self.join([_MONTHS[month - 1], said_year])
+        rest = self.join([self.months[month - 1], said_year])
         if det is not None or named:  # "lunedì 8 dicembre", "dell'8/12" (elided by `italian_rules`)
             return self.join([said_day, rest])
         return ("l'" + said_day if said_day[0] in "aeiou" else f"il {said_day}") + " " + rest
