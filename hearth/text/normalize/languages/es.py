@@ -118,7 +118,8 @@ class Spanish(Iberian):
     name = "spanish"
     words = word_table(
         "minus menos; point coma; to a; percent por ciento; and con; plus más; over entre; thousand mil; "
-        "million millones; billion mil millones")
+        "million millones; billion mil millones; versus a; by por; etc etcétera; half medio; halves medios; "
+        "third tercio; thirds tercios")
     marks = word_table(
         ". punto; @ arroba; / barra; : dos puntos; - guion; _ guion bajo; ? interrogación; = igual; # almohadilla; "
         "~ virgulilla")
@@ -138,16 +139,12 @@ class Spanish(Iberian):
     months = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
               "noviembre", "diciembre")
     scale_nouns = _MILLIONS
-    fraction_names = {2: ("medio", "medios"), 3: ("tercio", "tercios")}
     letter_names = _LETTERS
-    degree = ("grado", "grados", "m")
     not_nouns = _NOT_NOUNS
     noun_letters = "a-záéíóúñü"
-    score_words = {"-": "a", ":": "a", "x": "por"}
-    etcetera = "etcétera"
-    centuries = ("siglo", "siglos")
+    centuries = word_set("siglo siglos")
     units = nouns(
-        "°C grado(s) Celsius; °F grado(s) Fahrenheit; K kelvin(s); km/h kilómetro(s) por hora; "
+        "° grado(s); °C grado(s) Celsius; °F grado(s) Fahrenheit; K kelvin(s); km/h kilómetro(s) por hora; "
         "mph milla(s) por hora, f; m/s metro(s) por segundo; kWh kilovatio(s) hora; MWh megavatio(s) hora; "
         "Wh vatio(s) hora; kW kilovatio(s); MW megavatio(s); W vatio(s); V voltio(s); mA miliamperio(s); A amperio(s); "
         "Hz hercio(s); kHz kilohercio(s); MHz megahercio(s); GHz gigahercio(s); km kilómetro(s); cm centímetro(s); "

@@ -43,7 +43,9 @@ _DOT = r"(?:\.(?=\s*[,;:)]|\s+[a-záéíóúñçãõâêô\d])|(?=\.))"
 
 class Iberian(Language):
     """The base of Spanish and Portuguese: subclasses give their tables and words and say numbers
-    (`counting`), their ordinals, times and phone numbers."""
+    (`counting`), their ordinals, times and phone numbers. Beside the shared ones, `words` gives
+    "versus" and "by" (a score's "3-1" and "2x1"), "etc", "half", "halves", "third", "thirds";
+    `units` the degree ("°") said without a scale."""
 
     decimal_mark = ","
     group_marks = ". "
@@ -53,16 +55,10 @@ class Iberian(Language):
     months: ClassVar[tuple[str, ...]] = ()
     first_day: ClassVar[str] = ""  # the first day of a month, where it is not the cardinal ("primeiro")
     scale_nouns: ClassVar[tuple[str, ...]] = ()  # after which a noun takes "de": "millón", "milhões"
-    fraction_names: ClassVar[dict[int, tuple[str, str]]] = {}  # a half and a third, as one and several
     letter_names: ClassVar[dict[str, str]] = {}
-    degree: ClassVar[Noun] = ("", "", "m")  # "30°" without C or F
     not_nouns: ClassVar[frozenset[str]] = frozenset()  # words after a number that are not what it counts
     noun_letters: ClassVar[str] = "a-z"  # what a noun after a number is written with, as a regex's class
-    # What the shared rules say: a score's separator ({"-": "a", ":": "a", "x": "por"}), "etc.", and
-    # the words after which a Roman numeral is a century.
-    score_words: ClassVar[dict[str, str]] = {}
-    etcetera: ClassVar[str] = ""
-    centuries: ClassVar[tuple[str, ...]] = ()
+    centuries: ClassVar[frozenset[str]] = frozenset()  # the words after which a Roman numeral is a century
 
     def counting(self, n: int, gender: str) -> str:
         """`n` alone (`gender` ""), or before a masculine ("m") or feminine ("f") noun."""
@@ -103,8 +99,8 @@ class Iberian(Language):
 
     def fraction(self, numerator: int, denominator: int) -> str:
         one = numerator == 1
-        if denominator in self.fraction_names:
-            name = self.fraction_names[denominator][0 if one else 1]
+        if denominator in (2, 3):  # a half, a third
+            name = self.words[{2: ("half", "halves"), 3: ("third", "thirds")}[denominator][0 if one else 1]]
         elif denominator <= 10 or denominator in (100, 1000):
             name = self.ordinal(denominator) + ("" if one else "s")
         else:
@@ -114,7 +110,7 @@ class Iberian(Language):
     def degrees(self, num: Num, scale: str | None) -> str:
         """"30°", "30 °C": degrees, Celsius or Fahrenheit where the scale is written."""
         unit = {"C": "°C", "F": "°F"}.get(scale or "")
-        return self.measure(num, unit) if unit else self.counted(num, self.degree)
+        return self.measure(num, unit or "°")
 
     def range(self, first: str, second: str) -> str:
         return f"de {first} a {second}"
@@ -167,7 +163,7 @@ def rules(lang: Iberian) -> list[Rule]:
         key = "x" if sep in "x×" else ":" if sep == ":" else "-"
         if key == "-" and a < b:
             return None  # "5-9": a range
-        return f"{lang.cardinal(a)} {lang.score_words[key]} {lang.cardinal(b)}"
+        return f"{lang.cardinal(a)} {lang.words['by' if key == 'x' else 'versus']} {lang.cardinal(b)}"
 
     def say_area(m: re.Match[str]) -> str | None:
         said = lang.unit_words(m.group("unit"), Num(False, m.group("b")))
@@ -190,7 +186,7 @@ def rules(lang: Iberian) -> list[Rule]:
         Rule("ordinal", roman, say_roman, 24),
         Rule("number", score, say_score, 34),
         Rule("symbol", re.compile(r"(?<![\w+])\+(?=\d)"), lambda m: f"{lang.words['plus']} ", 84),
-        Rule("abbreviation", re.compile(rf"(?<![\w.])etc{_DOT}(?![\w])"), lambda m: lang.etcetera, 69),
+        Rule("abbreviation", re.compile(rf"(?<![\w.])etc{_DOT}(?![\w])"), lambda m: lang.words["etc"], 69),
     ]
 
 

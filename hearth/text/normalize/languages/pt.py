@@ -83,7 +83,8 @@ class Portuguese(Iberian):
     name = "portuguese"
     words = word_table(
         "minus menos; point vírgula; to a; percent por cento; and e; plus mais; over sobre; thousand mil; "
-        "million milhões; billion bilhões")
+        "million milhões; billion bilhões; versus a; by a; etc et cetera; half meio; halves meios; third terço; "
+        "thirds terços")
     marks = word_table(
         ". ponto; @ arroba; / barra; : dois pontos; - hífen; _ underline; ? interrogação; = igual; # cerquilha; ~ til")
     symbols = word_table(
@@ -103,17 +104,13 @@ class Portuguese(Iberian):
     months = _MONTHS
     first_day = "primeiro"
     scale_nouns = _MILLIONS
-    fraction_names = {2: ("meio", "meios"), 3: ("terço", "terços")}
     letter_names = _LETTERS
-    degree = ("grau", "graus", "m")
     not_nouns = _NOT_NOUNS
     noun_letters = "a-záâãàéêíóôõúüç"
-    score_words = {"-": "a", ":": "a", "x": "a"}
-    etcetera = "et cetera"
-    centuries = ("século", "séculos")
+    centuries = word_set("século séculos")
     # "grama" is masculine as a unit
     units = nouns(
-        "°C grau(s) Celsius; °F grau(s) Fahrenheit; K kelvin(s); km/h quilômetro(s) por hora; "
+        "° grau(s); °C grau(s) Celsius; °F grau(s) Fahrenheit; K kelvin(s); km/h quilômetro(s) por hora; "
         "mph milha(s) por hora, f; m/s metro(s) por segundo; kWh quilowatt(s)-hora; MWh megawatt(s)-hora; "
         "Wh watt(s)-hora; kW quilowatt(s); MW megawatt(s); W watt(s); V volt(s); mA miliampere(s); A ampere(s); "
         "Hz hertz; kHz quilohertz; MHz megahertz; GHz gigahertz; km quilômetro(s); cm centímetro(s); mm milímetro(s); "
