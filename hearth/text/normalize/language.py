@@ -4,9 +4,10 @@ rules find (cardinals, ordinals, decimals, fractions, percentages, money, measur
 years, ranges, digits, letters, symbols, abbreviations).
 
 A language is a subclass of `Language` in `hearth/text/normalize/languages/` whose methods return
-the words; the base class holds what is the same in most of them. The rules that find the things
-to say are in `rules.py`; a language adds its own with `extra_rules` (Chinese dates, French
-"19h30", German ordinals "3.").
+the words; the base class holds what is the same in most of them, and reads the language's tables
+(its words, units and currencies, written the short way: `word_table`, `nouns`, `currency_nouns`).
+The rules that find the things to say are in `rules.py`; a language adds its own with
+`extra_rules` (Chinese dates, French "19h30", German ordinals "3.").
 """
 
 from __future__ import annotations
