@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import ClassVar
 
-from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.language import Language, Num, Rule, word_set
 from hearth.text.normalize.rules import say_plain
 from hearth.text.normalize.spans import Spoken
 
@@ -47,7 +47,7 @@ class EastAsian(Language):
     # template with {} where the number goes (時速{}キロメートル)
     largest = 10**16
     zero: ClassVar[str] = ""  # 0 said alone
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
+    spelled_as_words = word_set("NASA NATO UNESCO UNICEF FIFA OPEC COVID IKEA LEGO")
     code_cues: ClassVar[str] = ""  # words after which digits are a code, said one by one (验证码是123456)
 
     def natural(self, n: int) -> str:
