@@ -97,4 +97,3 @@ CASES = [
     ("snake_case and 5 * 3", "snake_case and five * three"),
     ("version 2", "version two"),
 ]
-

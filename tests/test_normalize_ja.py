@@ -5,10 +5,6 @@ ranges; phone numbers in their katakana reading joined by の."""
 
 from __future__ import annotations
 
-from normalize_cases import words
-
-from hearth.text.normalize import language_of, normalize
-
 CASES = [
     # cardinals by 万, 億
     ("2350円", "二千三百五十円"),
@@ -132,17 +128,9 @@ CASES = [
 ]
 
 
-
-
-def test_each_spoken_character_maps_to_what_it_says():
-    assert words("気温は21.5℃です", "japanese") == [("気", "気"), ("温", "温"), ("は", "は")] + [
-        (c, "21.5℃") for c in "二十一点五度"] + [("で", "で"), ("す", "す")]
-    assert words("3人", "japanese") == [("三", "3"), ("人", "人")]
-    assert words("１９：３０", "japanese") == [(c, "１９：３０") for c in "十九時三十分"]
-
-
-def test_auto_reads_a_japanese_sentence_in_japanese_and_an_english_one_in_english():
-    assert language_of("気温は21.5℃です") == "japanese"
-    assert normalize("気温は21.5℃です。", "auto").text == "気温は二十一点五度です。"
-    assert normalize("It costs ¥2,350. 値段は2350円です。", "auto").text == (
-        "It costs two thousand three hundred fifty yen. 値段は二千三百五十円です。")
+# each run of spoken words and the characters it came from (normalize_cases.spans)
+SPANS = [
+    ("気温は21.5℃です", "気 温 は 二 十 一 点 五 度 [21.5℃] で す"),
+    ("3人", "三 [3] 人"),
+    ("１９：３０", "十 九 時 三 十 分 [１９：３０]"),
+]

@@ -4,10 +4,6 @@ the hour (세 명, 일곱 시); 유월 and 시월; 영하 for temperatures; 공 
 
 from __future__ import annotations
 
-from normalize_cases import words
-
-from hearth.text.normalize import language_of, normalize
-
 CASES = [
     # Sino-Korean cardinals by 만, 억
     ("2350", "이천삼백오십"),
@@ -144,16 +140,8 @@ CASES = [
 ]
 
 
-
-
-def test_each_spoken_character_maps_to_what_it_says():
-    assert words("기온은 21.5℃입니다", "korean") == [("기", "기"), ("온", "온"), ("은", "은")] + [
-        (c, "21.5℃") for c in "이십일점오도"] + [("입", "입"), ("니", "니"), ("다", "다")]
-    assert words("사과 3개", "korean") == [("사", "사"), ("과", "과"), ("세", "3개"), ("개", "3개")]
-
-
-def test_auto_reads_a_korean_sentence_in_korean_and_an_english_one_in_english():
-    assert language_of("기온은 21.5℃입니다") == "korean"
-    assert normalize("오후 7시 30분에 만나요.", "auto").text == "오후 일곱 시 삼십 분에 만나요."
-    assert normalize("We meet at 7:30 pm. 오후 7시 30분에 만나요.", "auto").text == (
-        "We meet at seven thirty P M. 오후 일곱 시 삼십 분에 만나요.")
+# each run of spoken words and the characters it came from (normalize_cases.spans)
+SPANS = [
+    ("기온은 21.5℃입니다", "기 온 은 이 십 일 점 오 도 [21.5℃] 입 니 다"),
+    ("사과 3개", "사 과 세 개 [3개]"),
+]

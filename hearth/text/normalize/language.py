@@ -4,9 +4,10 @@ rules find (cardinals, ordinals, decimals, fractions, percentages, money, measur
 years, ranges, digits, letters, symbols, abbreviations).
 
 A language is a subclass of `Language` in `hearth/text/normalize/languages/` whose methods return
-the words; the base class holds what is the same in most of them. The rules that find the things
-to say are in `rules.py`; a language adds its own with `extra_rules` (Chinese dates, French
-"19h30", German ordinals "3.").
+the words; the base class holds what is the same in most of them, and reads the language's tables
+(its words, units and currencies, written the short way: `word_table`, `nouns`, `currency_nouns`).
+The rules that find the things to say are in `rules.py`; a language adds its own with
+`extra_rules` (Chinese dates, French "19h30", German ordinals "3.").
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Num", "Rule"]
+__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Noun", "Num", "Rule", "currency_nouns", "nouns", "word_set",
+           "word_table"]
 
 # The languages, by the prompt's name: their module and class in hearth/text/normalize/languages/.
 LANGUAGES = {
@@ -78,6 +80,56 @@ UNITS: tuple[str, ...] = (
     "ms", "s", "min", "h", "%", "mAh",
 )
 
+# How a unit, a currency or its hundredth is said after a number: (singular, plural, gender), the
+# gender "m", "f" or "n" where a number agrees with its noun ("ein Grad" / "eine Tonne"), else "".
+Noun = tuple[str, str, str]
+_PLURAL = re.compile(r"\(([^()|]*)(?:\|([^()|]*))?\)")
+
+
+def _noun(written: str, gender: str) -> Noun:
+    words, _, own = written.strip().partition(", ")
+    singular = _PLURAL.sub(lambda m: m[1] if m[2] is not None else "", words)
+    plural = _PLURAL.sub(lambda m: m[1] if m[2] is None else m[2], words)
+    return singular, plural, own or gender
+
+
+def _entries(table: str, sep: str = " ") -> list[tuple[str, str]]:
+    """The (key, what follows it) of each entry of a table "key words; key words; ..."."""
+    return [(key, rest) for key, _, rest in (entry.strip().partition(sep) for entry in table.split(";")) if key]
+
+
+def word_set(text: str) -> frozenset[str]:
+    """The words of `text` (a list of words written as one string, for tables of words)."""
+    return frozenset(text.split())
+
+
+def word_table(table: str, sep: str = " ") -> dict[str, str]:
+    """What is said for each key of a table written "key words; key words" (". dot; @ at"), the
+    key ending at `sep` (": " where keys have spaces: "z. B.: zum Beispiel")."""
+    return dict(_entries(table, sep))
+
+
+def nouns(table: str, gender: str = "") -> dict[str, Noun]:
+    """A table of nouns by the symbol written before each ("km/h Kilometer pro Stunde; ..."),
+    written once with the plural's part in brackets: "grado(s) Celsius" is "grado Celsius" and
+    "grados Celsius", "chilometr(o|i)" "chilometro" and "chilometri", and a noun without brackets
+    is its own plural ("Grad"). A gender other than `gender` follows a comma ("tonelada(s), f")."""
+    return {key: _noun(written, gender) for key, written in _entries(table)}
+
+
+def currency_nouns(table: str, gender: str = "") -> dict[str, tuple[Noun, Noun | None]]:
+    """Currencies by ISO code, as `nouns` writes them, the hundredth after a slash where there is
+    one ("EUR euro(s) / céntimo(s); JPY yen(es)")."""
+    out: dict[str, tuple[Noun, Noun | None]] = {}
+    for code, written in _entries(table):
+        unit, _, cent = written.partition("/")
+        out[code] = _noun(unit, gender), _noun(cent, gender) if cent else None
+    return out
+
+
+# An address's signs said as the rules say them elsewhere, where `Language.marks` does not name them.
+_SIGNS = {"+": "plus", "&": "and", "%": "percent"}
+
 
 class Language:
     """The base of every language: locale data as class attributes, the words as methods.
@@ -91,17 +143,29 @@ class Language:
     date_order: ClassVar[str] = "DMY"  # of numeric dates such as 08/12/2026: DMY, MDY or YMD
     hour_12: ClassVar[bool] = False  # whether its clocks say am / pm
     # Words the shared rules need: "minus", "point" (the decimal mark said), "to" (a range),
-    # "percent", "at", "dot", "slash", "colon", "dash", "underscore", "plus", "and".
+    # "percent", "plus", "and", "over" (a fraction), "thousand", "million", "billion".
     words: ClassVar[dict[str, str]] = {}
+    marks: ClassVar[dict[str, str]] = {}  # an address's marks said: "." -> "dot", "@" -> "at", "/" -> "slash"
     symbols: ClassVar[dict[str, str]] = {}  # a symbol on its own: "&" -> "and", "+" -> "plus"
     abbreviations: ClassVar[dict[str, str]] = {}  # as written (case and period included) -> words
     spelled_as_words: ClassVar[frozenset[str]] = frozenset()  # initialisms said as a word (NASA)
     space_between_words: ClassVar[bool] = True  # False for Chinese and Japanese
     year_cues: ClassVar[tuple[str, ...]] = ()  # words after which a four-digit number is a year ("in")
     month_words: ClassVar[tuple[str, ...]] = ()  # month names and their short forms, as written in dates
+    units: ClassVar[dict[str, Noun]] = {}  # what it says after a number for a symbol of UNITS (and its own)
+    currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {}  # by ISO code: the unit and its hundredth
+    largest: ClassVar[int] = 10**15  # from here on a number is said digit by digit
+    decimals_as_number: ClassVar[bool] = False  # "3,14": "quatorze" (True) or "one four" (False)
 
     # Numbers.
     def cardinal(self, n: int) -> str:
+        """`n` in words: a negative number after the word for minus, from `largest` on its digits."""
+        if n < 0:
+            return self.join([self.words["minus"], self.cardinal(-n)])
+        return self.digits(str(n)) if n >= self.largest else self.natural(n)
+
+    def natural(self, n: int) -> str:
+        """0 <= `n` < `largest` in words."""
         raise NotImplementedError
 
     def ordinal(self, n: int) -> str:
@@ -116,11 +180,19 @@ class Language:
         return self.join([names[int(c)] for c in text if c.isdigit()])
 
     def number(self, num: Num) -> str:
-        """A cardinal or a decimal: the whole part as a number, the digits after the mark one by one."""
+        """A cardinal or a decimal: the whole part as a number, then the decimals (`decimals`)."""
         words = self.cardinal(int(num.whole))
         if num.fraction is not None:
-            words = self.join([words, self.words["point"], self.digits(num.fraction)])
+            words = self.join([words, self.words["point"], self.decimals(num.fraction)])
         return self.join([self.words["minus"], words]) if num.negative else words
+
+    def decimals(self, digits: str) -> str:
+        """The digits after the decimal mark: one by one, or (`decimals_as_number`) up to three of
+        them as a number, its leading zeros said ("0,05": "zéro virgule zéro cinq")."""
+        if not self.decimals_as_number or len(digits) > 3:
+            return self.digits(digits)
+        rest = digits.lstrip("0")
+        return self.join([self.digits(digits[:len(digits) - len(rest)]), self.cardinal(int(rest)) if rest else ""])
 
     def fraction(self, numerator: int, denominator: int) -> str:
         """3/4: by default "three over four"; languages say their own fractions."""
@@ -129,43 +201,44 @@ class Language:
     def percent(self, num: Num) -> str:
         return self.join([self.number(num), self.words["percent"]])
 
+    def counted(self, num: Num, noun: Noun) -> str:
+        """A number and the noun it counts ("one dollar", "1.5 meters"); languages make the two agree."""
+        return self.join([self.number(num), noun[0] if num.is_one else noun[1]])
+
     def money(self, num: Num, code: str) -> str:
         """An amount of a currency: "five dollars and twenty cents", "two euros"; an amount with
-        more than two decimals is said as a decimal number of units."""
-        names = self.currency_words(code)
+        more than two decimals (or of a currency without hundredths) is said as a decimal number of
+        units."""
+        names = self.currencies.get(code)
         if names is None:
             return self.join([self.number(num), self.letters(code)])
-        unit, units, cent, cents = names
+        unit, cent = names
         fraction = num.fraction or ""
-        if len(fraction) > 2 or (fraction and not cent):
-            said = self.join([self.number(Num(False, num.whole, num.fraction)), units])
+        if len(fraction) > 2 or (fraction and cent is None):
+            said = self.counted(Num(False, num.whole, num.fraction), unit)
         else:
             whole, hundredths = int(num.whole), int(fraction.ljust(2, "0")) if fraction else 0
-            parts = [self.cardinal(whole), unit if whole == 1 else units] if whole or not hundredths else []
-            if hundredths:
+            parts = [self.counted(Num(False, num.whole), unit)] if whole or not hundredths else []
+            if hundredths and cent is not None:
                 parts += [self.words["and"]] if parts else []
-                parts += [self.cardinal(hundredths), cent if hundredths == 1 else cents]
+                parts.append(self.counted(Num(False, str(hundredths)), cent))
             said = self.join(parts)
         return self.join([self.words["minus"], said]) if num.negative else said
 
     def money_scaled(self, num: Num, exponent: int, code: str) -> str:
         """"$5k", "€2.5M": the amount with its scale word, then the currency's plural."""
-        names = self.currency_words(code)
+        names = self.currencies.get(code)
         scale = self.words[{3: "thousand", 6: "million", 9: "billion"}[exponent]]
         amount = self.join([self.number(num), scale])
-        return self.join([amount, names[1] if names else self.letters(code)])
-
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        """(one unit, several units, one cent, several cents) for an ISO code, or None."""
-        return None
+        return self.join([amount, names[0][1] if names else self.letters(code)])
 
     def measure(self, num: Num, unit: str) -> str:
-        said = self.unit_words(unit, num)
-        return self.join([self.number(num), said]) if said else self.number(num)
+        return self.counted(num, self.units[unit])
 
     def unit_words(self, unit: str, num: Num) -> str | None:
         """How `unit` (a symbol of UNITS) is said after `num`; None: not a unit in this language."""
-        return None
+        noun = self.units.get(unit)
+        return None if noun is None else noun[0] if num.is_one else noun[1]
 
     def range(self, first: str, second: str) -> str:
         return self.join([first, self.words["to"], second])
@@ -198,20 +271,28 @@ class Language:
     def address(self, text: str) -> str:
         """A web or e-mail address: its words as they are, its digits one by one, its marks named
         ("dot", "at", "slash"); the scheme (https://) and a last slash left out."""
+        return self.join(self.address_words(text))
+
+    def address_words(self, text: str) -> list[str]:
         text = re.sub(r"^https?://", "", text, flags=re.I).rstrip("/")
-        marks = {".": "dot", "@": "at", "/": "slash", ":": "colon", "-": "dash", "_": "underscore", "+": "plus",
-                 "?": "question", "=": "equals", "&": "and", "#": "hash", "~": "tilde", "%": "percent"}
+        spelled = self.spelled_domain(text)
         out = []
-        for piece in re.findall(r"[^\W\d_]+|\d+|\S", text):
+        for m in re.finditer(r"[^\W\d_]+|\d+|\S", text):
+            piece = m.group()
             if piece.isdigit():
                 out.append(self.digits(piece))
-            elif piece.lower() == "www":
-                out.append(self.letters("www"))
-            elif piece in marks:
-                out.append(self.words.get(marks[piece], piece))
+            elif piece.lower() == "www" or m.start() == spelled:
+                out.append(self.letters(piece))
+            elif piece in self.marks:
+                out.append(self.marks[piece])
             else:
-                out.append(piece.lower())
-        return self.join(out)
+                out.append(self.words.get(_SIGNS[piece], piece) if piece in _SIGNS else piece.lower())
+        return out
+
+    def spelled_domain(self, text: str) -> int:
+        """Where the part of an address that is spelled starts (German, French and Italian spell
+        the host's country domain: ".de" is "Punkt D E"), or -1: none is."""
+        return -1
 
     # Letters and symbols.
     def letters(self, text: str) -> str:

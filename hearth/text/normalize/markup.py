@@ -13,21 +13,7 @@ from hearth.text.normalize.mapped import Mapped, Said
 
 __all__ = ["strip_emoji", "strip_html", "strip_markdown"]
 
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)\n?", re.M | re.S)
-_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.M)
-_ITEM = re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?=\S)(.*?)[ \t]*$", re.M)
-_QUOTE = re.compile(r"^[ \t]*>[ \t]?", re.M)
-_RULE_LINE = re.compile(r"^[ \t]*(?:[-*_][ \t]*){3,}$\n?", re.M)
-_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$\n?", re.M)
 _TABLE_PIPE = re.compile(r"[ \t]*\|[ \t]*")
-_IMAGE = re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)")
-_LINK = re.compile(r"\[([^\]\n]+)\]\((?:[^()\n]|\([^)\n]*\))*\)")
-_AUTOLINK = re.compile(r"<((?:https?://|mailto:)[^>\s]+)>")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
-_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])")
-_EM_UNDERSCORE = re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])")
-_STRIKE = re.compile(r"~~(?=\S)(.+?)(?<=\S)~~")
-_CODE = re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
 _ENDS = ".!?;:。！？…"
 
 _BLOCK_TAGS = re.compile(r"<\s*(?:br|/p|/li|/h[1-6]|/div|/tr|hr)\b[^>]*>", re.I)
@@ -43,34 +29,50 @@ _EMOJI = re.compile(
 )
 
 
-def _sentence(m: re.Match[str], group: int) -> list[int | str | Said]:
+def _sentence(m: re.Match[str]) -> list[int | str | Said]:
     """A line's content kept, with a full stop added where it ends without one."""
-    content = m.group(group)
+    content = m.group(1)
     if not content.strip():
         return []
-    return [group] if content.rstrip()[-1] in _ENDS else [group, Said(".", empty=True)]
+    return [1] if content.rstrip()[-1] in _ENDS else [1, Said(".", empty=True)]
 
 
-def strip_markdown(text: Mapped) -> Mapped:
-    text = text.sub(_FENCE, lambda m: [])
-    text = text.sub(_RULE_LINE, lambda m: [])
-    text = text.sub(_TABLE_RULE, lambda m: [])
-    text = text.sub(_HEADING, lambda m: _sentence(m, 1))
-    text = text.sub(_QUOTE, lambda m: [])
-    text = text.sub(_ITEM, lambda m: _sentence(m, 1))
-    text = text.sub(_IMAGE, lambda m: [1])
-    text = text.sub(_LINK, lambda m: [1])
-    text = text.sub(_AUTOLINK, lambda m: [1])
-    text = text.sub(_CODE, lambda m: [2])
-    for pattern, group in ((_STRONG, 2), (_STRIKE, 1), (_EM_STAR, 1), (_EM_UNDERSCORE, 1)):
-        text = text.sub(pattern, _keep(group))
-    if "|" in text.text and re.search(r"^\s*\|.*\|\s*$", text.text, re.M):  # a table's cells, said in a row
-        text = text.sub(_TABLE_PIPE, lambda m: [Said(", " if m.start() and m.end() < len(m.string) else " ")])
-    return text
+def _drop(m: re.Match[str]) -> list[int | str | Said]:
+    return []
 
 
 def _keep(group: int) -> Callable[[re.Match[str]], list[int | str | Said]]:
     return lambda m: [group]
+
+
+# Markdown taken out in this order (a code fence before the marks inside it, the marks of a line
+# before those inside it), and what stays of each: nothing, the line said as a sentence, or the
+# group that holds its text.
+_MARKDOWN: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], list[int | str | Said]]], ...] = (
+    (re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)\n?", re.M | re.S), _drop),  # a code fence
+    (re.compile(r"^[ \t]*(?:[-*_][ \t]*){3,}$\n?", re.M), _drop),  # a rule: ---
+    (re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*(?:\|[ \t]*:?-{3,}:?[ \t]*)+\|?[ \t]*$\n?", re.M),
+     _drop),  # a table's rule: |---|---|
+    (re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.*?)[ \t#]*$", re.M), _sentence),  # # a heading
+    (re.compile(r"^[ \t]*>[ \t]?", re.M), _drop),  # > a quote
+    (re.compile(r"^[ \t]*(?:[-*+•]|\d{1,3}[.)])[ \t]+(?=\S)(.*?)[ \t]*$", re.M), _sentence),  # - an item
+    (re.compile(r"!\[([^\]\n]*)\]\([^)\n]*\)"), _keep(1)),  # ![an image](...)
+    (re.compile(r"\[([^\]\n]+)\]\((?:[^()\n]|\([^)\n]*\))*\)"), _keep(1)),  # [a link](...)
+    (re.compile(r"<((?:https?://|mailto:)[^>\s]+)>"), _keep(1)),  # <https://...>
+    (re.compile(r"(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S), _keep(2)),  # `code`
+    (re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1"), _keep(2)),  # **strong**
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), _keep(1)),  # ~~struck~~
+    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), _keep(1)),  # *emphasis*
+    (re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])"), _keep(1)),  # _emphasis_
+)
+
+
+def strip_markdown(text: Mapped) -> Mapped:
+    for pattern, kept in _MARKDOWN:
+        text = text.sub(pattern, kept)
+    if "|" in text.text and re.search(r"^\s*\|.*\|\s*$", text.text, re.M):  # a table's cells, said in a row
+        text = text.sub(_TABLE_PIPE, lambda m: [Said(", " if m.start() and m.end() < len(m.string) else " ")])
+    return text
 
 
 def strip_html(text: Mapped) -> Mapped:

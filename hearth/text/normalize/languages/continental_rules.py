@@ -22,11 +22,14 @@ from hearth.text.normalize.languages.continental import (
 )
 from hearth.text.normalize.rules import number_pattern, parse_number
 
-__all__ = ["continental_rules"]
+__all__ = ["continental_rules", "numbered_rule"]
 
 _NAME = re.compile(r"\b([A-ZÀ-Ý][a-zß-ÿ]+) \Z")  # a name before a ruler's number ("Louis XIV")
+# A number after "Nr.", "S.", "pag." ..., or a range of them ("S. 5–9").
+_NUMBERS = r"(?P<n>\d+)(?:\s?[-–]\s?(?P<n2>\d+))?(?![\w]|[.,]\d)"
 _CURRENCY = "|".join(re.escape(s) for s in sorted({*CURRENCIES, *(s for w in CURRENCIES.values() for s in w
                                                                    if not s[0].isalpha())}, key=len, reverse=True))
+_CURRENCY_BEFORE = re.compile(rf"(?:{_CURRENCY})\Z")  # searched up to where a match starts
 
 
 def continental_rules(lang: Continental) -> list[Rule]:
@@ -86,8 +89,7 @@ def _number_rules(lang: Continental) -> list[Rule]:
                        r"|(?<![\w.,/:@])(?P<n2>\d{1,2})(?P<a2>[A-Z]{1,2})\b")
 
     def say_per(m: re.Match[str]) -> str | None:
-        before = m.string[max(0, m.start() - 4):m.start()]
-        if not re.search(rf"(?:{_CURRENCY})\Z", before):  # "€/Monat", not "und/oder"
+        if not _CURRENCY_BEFORE.search(m.string, max(0, m.start() - 4), m.start()):  # "€/Monat", not "und/oder"
             return None
         word = m.group("w")
         unit = lang.units.get(word)
@@ -107,6 +109,18 @@ def _number_rules(lang: Continental) -> list[Rule]:
             Rule("number", zeros, lambda m: lang.digits(m.group()), 88), Rule("initialism", mixed, say_mixed, 29),
             Rule("measure", own_units, lambda m: lang.measure(parse_number(m), m.group("unit")), 30),
             Rule("number", plus, lambda m: lang.words["plus"] + " ", 50)]
+
+
+def numbered_rule(lang: Continental, names: dict[str, str], before: str, after: str) -> Rule:
+    """"Nr. 5", "pag. 3-5": an abbreviation of `names` said in full, then the number or the range
+    after it; `before` and `after` the abbreviation are how the language writes it."""
+
+    def say(m: re.Match[str]) -> str:
+        said = lang.cardinal(int(m.group("n")))
+        said = lang.range(said, lang.cardinal(int(m.group("n2")))) if m.group("n2") else said
+        return lang.join([names[m.group("abbr")], said])
+
+    return Rule("abbreviation", re.compile(rf"{before}(?P<abbr>{'|'.join(names)}){after}{_NUMBERS}"), say, 65)
 
 
 def _regnal(lang: Continental, m: re.Match[str]) -> str | None:

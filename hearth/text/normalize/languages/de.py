@@ -23,32 +23,19 @@ from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import DAY, Continental, Noun
+from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
+from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred, month_table
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.de_grammar import STARTERS, determiner_ending, inflect
 from hearth.text.normalize.languages.de_rules import determiner, german_rules
 
 __all__ = ["German"]
 
-_MONTHS = ("Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
-           "November", "Dezember")
-_SCALES = ((10**12, "eine Billion", "Billionen"), (10**9, "eine Milliarde", "Milliarden"),
-           (10**6, "eine Million", "Millionen"))
-_CENT: Noun = ("Cent", "Cent", "m")
-
-
-@functools.cache
-def _below_hundred() -> tuple[str, ...]:
-    """num2words' 0 to 99, asked once (some 7 ms): the rest is composed from them, as num2words
-    composes it (`tests/test_normalize_de.py` holds the two equal), but without its 50 to 300 µs
-    a number."""
-    return tuple(num2words(n, lang="de") for n in range(100))
 
 
 def _below_thousand(n: int) -> str:
     hundreds, rest = divmod(n, 100)
-    small = _below_hundred()
+    small = below_hundred("de")
     if not hundreds:
         return small[rest]
     return ("ein" if hundreds == 1 else small[hundreds]) + "hundert" + (small[rest] if rest else "")
@@ -76,118 +63,73 @@ class German(Continental):
     code = "de"
     name = "german"
     group_marks = ". "  # full stops, or spaces as DIN 5008 writes them ("10 000")
-    words: ClassVar[dict[str, str]] = {
-        "versus": "zu",
-        "per": "pro", "24/7": "vierundzwanzig sieben",
-        "minus": "minus", "point": "Komma", "to": "bis", "percent": "Prozent", "and": "und", "plus": "plus",
-        "over": "durch", "dot": "Punkt", "slash": "Schrägstrich", "colon": "Doppelpunkt", "dash": "Bindestrich",
-        "underscore": "Unterstrich", "question": "Fragezeichen", "equals": "gleich", "hash": "Raute",
-        "tilde": "Tilde", "thousand": "tausend", "million": "Millionen", "billion": "Milliarden",
-        # "@" read out in an address: "at", as Germans dictate e-mail addresses ("Klammeraffe" names
-        # the sign, nobody dictates it)
-        "at": "at",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "und", "+": "plus", "=": "gleich", "@": "at", "#": "Raute",
-                                         "~": "circa", "×": "mal", "÷": "geteilt durch", "°": "Grad",
-                                         "§": "Paragraf", "§§": "Paragrafen"}
-    abbreviations: ClassVar[dict[str, str]] = _with_capitals({
-        "z. B.": "zum Beispiel", "z.B.": "zum Beispiel", "z. T.": "zum Teil", "z.T.": "zum Teil",
-        "usw.": "und so weiter", "bzw.": "beziehungsweise", "d. h.": "das heißt", "d.h.": "das heißt",
-        "u. a.": "unter anderem", "u.a.": "unter anderem", "o. Ä.": "oder Ähnliches", "o.Ä.": "oder Ähnliches",
-        "u. Ä.": "und Ähnliches", "u. U.": "unter Umständen", "u.U.": "unter Umständen", "v. a.": "vor allem",
-        "v.a.": "vor allem", "i. d. R.": "in der Regel", "u. v. m.": "und vieles mehr", "s. o.": "siehe oben",
-        "s. u.": "siehe unten", "ca.": "circa", "evtl.": "eventuell", "ggf.": "gegebenenfalls",
-        "inkl.": "inklusive", "MwSt.": "Mehrwertsteuer", "exkl.": "exklusive",
-        "zzgl.": "zuzüglich", "max.": "maximal", "mind.": "mindestens",
-        "vgl.": "vergleiche", "bspw.": "beispielsweise", "etc.": "et cetera", "sog.": "sogenannte",
-        "bzgl.": "bezüglich", "ehem.": "ehemals", "gem.": "gemäß", "geb.": "geboren", "gest.": "gestorben",
-        "Nr.": "Nummer", "Dr.": "Doktor", "Prof.": "Professor", "Hr.": "Herr", "Hrn.": "Herrn", "Fr.": "Frau",
-        "Str.": "Straße", "Tel.": "Telefon", "St.": "Sankt", "Jh.": "Jahrhundert", "Abs.": "Absatz",
-        "Kap.": "Kapitel", "Std.": "Stunden", "Min.": "Minuten", "Sek.": "Sekunden", "Mio.": "Millionen",
-        "Mrd.": "Milliarden", "Tsd.": "Tausend", "Hbf.": "Hauptbahnhof", "e. V.": "eingetragener Verein",
-        "GmbH": "G M B H", "TL": "Teelöffel", "EL": "Esslöffel",
-    })
-    spelled_as_words = frozenset({
-        "NATO", "UNO", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEC", "DAX", "DIN", "ISO", "PIN", "TAN",
-        "GIF", "JPEG", "RAM", "ROM", "LAN", "WLAN", "SIM", "COVID", "IKEA", "LEGO", "NASDAQ", "LASER", "RADAR",
-        "AIDS", "OK",
-    })
-    months = _MONTHS
-    month_abbreviations: ClassVar[dict[str, int]] = {
-        "Jan": 1, "Feb": 2, "Mär": 3, "Mrz": 3, "Apr": 4, "Jun": 6, "Jul": 7, "Aug": 8, "Sep": 9, "Sept": 9,
-        "Okt": 10, "Nov": 11, "Dez": 12}
+    words = word_table(
+        "versus zu; per pro; 24/7 vierundzwanzig sieben; minus minus; point Komma; to bis; percent Prozent; and und; "
+        "plus plus; over durch; thousand tausend; million Millionen; billion Milliarden")
+    # "@" read out in an address: "at", as Germans dictate e-mail addresses ("Klammeraffe" names
+    # the sign, nobody dictates it)
+    marks = word_table(
+        ". Punkt; @ at; / Schrägstrich; : Doppelpunkt; - Bindestrich; _ Unterstrich; ? Fragezeichen; = gleich; "
+        "# Raute; ~ Tilde")
+    symbols = word_table(
+        "& und; + plus; = gleich; @ at; # Raute; ~ circa; × mal; ÷ geteilt durch; ° Grad; § Paragraf; §§ Paragrafen")
+    abbreviations = _with_capitals(word_table(
+        "z. B.: zum Beispiel; z.B.: zum Beispiel; z. T.: zum Teil; z.T.: zum Teil; usw.: und so weiter; "
+        "bzw.: beziehungsweise; d. h.: das heißt; d.h.: das heißt; u. a.: unter anderem; u.a.: unter anderem; "
+        "o. Ä.: oder Ähnliches; o.Ä.: oder Ähnliches; u. Ä.: und Ähnliches; u. U.: unter Umständen; "
+        "u.U.: unter Umständen; v. a.: vor allem; v.a.: vor allem; i. d. R.: in der Regel; u. v. m.: und vieles mehr; "
+        "s. o.: siehe oben; s. u.: siehe unten; ca.: circa; evtl.: eventuell; ggf.: gegebenenfalls; inkl.: inklusive; "
+        "MwSt.: Mehrwertsteuer; exkl.: exklusive; zzgl.: zuzüglich; max.: maximal; mind.: mindestens; "
+        "vgl.: vergleiche; bspw.: beispielsweise; etc.: et cetera; sog.: sogenannte; bzgl.: bezüglich; ehem.: ehemals; "
+        "gem.: gemäß; geb.: geboren; gest.: gestorben; Nr.: Nummer; Dr.: Doktor; Prof.: Professor; Hr.: Herr; "
+        "Hrn.: Herrn; Fr.: Frau; Str.: Straße; Tel.: Telefon; St.: Sankt; Jh.: Jahrhundert; Abs.: Absatz; "
+        "Kap.: Kapitel; Std.: Stunden; Min.: Minuten; Sek.: Sekunden; Mio.: Millionen; Mrd.: Milliarden; "
+        "Tsd.: Tausend; Hbf.: Hauptbahnhof; e. V.: eingetragener Verein; GmbH: G M B H; TL: Teelöffel; "
+        "EL: Esslöffel", ": "))
+    spelled_as_words = word_set(
+        "NATO UNO UNESCO UNICEF FIFA UEFA NASA ESA OPEC DAX DIN ISO PIN TAN GIF JPEG RAM ROM LAN WLAN SIM COVID IKEA "
+        "LEGO NASDAQ LASER RADAR AIDS OK")
+    months, month_abbreviations = month_table(
+        "Januar Jan; Februar Feb; März Mär Mrz; April Apr; Mai; Juni Jun; Juli Jul; August Aug; September Sep Sept; "
+        "Oktober Okt; November Nov; Dezember Dez")
     day_before_month = rf"(?P<d>{DAY})\.\s?"
     # "am 8.12.", "vom 8.12.", "den 8.12.", "bis 8.12." (said "bis zum achten Dezember")
     date_determiners = frozenset({"am", "vom", "zum", "beim", "im", "dem", "den", "der", "des", "bis", "ab", "seit",
                                   "vor", "nach"})
-    units: ClassVar[dict[str, Noun]] = {
-        "°C": ("Grad Celsius", "Grad Celsius", "n"), "°F": ("Grad Fahrenheit", "Grad Fahrenheit", "n"),
-        "K": ("Kelvin", "Kelvin", "n"), "km/h": ("Kilometer pro Stunde", "Kilometer pro Stunde", "m"),
-        "mph": ("Meile pro Stunde", "Meilen pro Stunde", "f"), "m/s": ("Meter pro Sekunde", "Meter pro Sekunde", "m"),
-        "kWh": ("Kilowattstunde", "Kilowattstunden", "f"), "MWh": ("Megawattstunde", "Megawattstunden", "f"),
-        "Wh": ("Wattstunde", "Wattstunden", "f"), "kW": ("Kilowatt", "Kilowatt", "n"),
-        "MW": ("Megawatt", "Megawatt", "n"), "W": ("Watt", "Watt", "n"), "V": ("Volt", "Volt", "n"),
-        "mA": ("Milliampere", "Milliampere", "n"), "A": ("Ampere", "Ampere", "n"), "Hz": ("Hertz", "Hertz", "n"),
-        "kHz": ("Kilohertz", "Kilohertz", "n"), "MHz": ("Megahertz", "Megahertz", "n"),
-        "GHz": ("Gigahertz", "Gigahertz", "n"), "km": ("Kilometer", "Kilometer", "m"),
-        "cm": ("Zentimeter", "Zentimeter", "m"), "mm": ("Millimeter", "Millimeter", "m"),
-        "m": ("Meter", "Meter", "m"), "mi": ("Meile", "Meilen", "f"), "ft": ("Fuß", "Fuß", "m"),
-        "kg": ("Kilogramm", "Kilogramm", "n"), "mg": ("Milligramm", "Milligramm", "n"),
-        "g": ("Gramm", "Gramm", "n"), "t": ("Tonne", "Tonnen", "f"), "lb": ("Pfund", "Pfund", "n"),
-        "oz": ("Unze", "Unzen", "f"), "l": ("Liter", "Liter", "m"), "L": ("Liter", "Liter", "m"),
-        "ml": ("Milliliter", "Milliliter", "m"), "mL": ("Milliliter", "Milliliter", "m"),
-        "hPa": ("Hektopascal", "Hektopascal", "n"), "mbar": ("Millibar", "Millibar", "n"),
-        "bar": ("Bar", "Bar", "n"), "Pa": ("Pascal", "Pascal", "n"), "dB": ("Dezibel", "Dezibel", "n"),
-        "lx": ("Lux", "Lux", "n"), "ppm": ("P P M", "P P M", "n"),
-        "µg/m³": ("Mikrogramm pro Kubikmeter", "Mikrogramm pro Kubikmeter", "n"),
-        "m²": ("Quadratmeter", "Quadratmeter", "m"), "m³": ("Kubikmeter", "Kubikmeter", "m"),
-        "km²": ("Quadratkilometer", "Quadratkilometer", "m"), "kB": ("Kilobyte", "Kilobyte", "n"),
-        "KB": ("Kilobyte", "Kilobyte", "n"), "MB": ("Megabyte", "Megabyte", "n"),
-        "GB": ("Gigabyte", "Gigabyte", "n"), "TB": ("Terabyte", "Terabyte", "n"),
-        "ms": ("Millisekunde", "Millisekunden", "f"), "s": ("Sekunde", "Sekunden", "f"),
-        "min": ("Minute", "Minuten", "f"), "h": ("Stunde", "Stunden", "f"),
-        # "in" (inch) is left out: in German it is the preposition ("5 in Berlin")
+    # "in" (inch) is left out: in German it is the preposition ("5 in Berlin")
+    units = nouns(
+        "°C Grad Celsius; °F Grad Fahrenheit; K Kelvin; km/h Kilometer pro Stunde, m; mph Meile(n) pro Stunde, f; "
+        "m/s Meter pro Sekunde, m; kWh Kilowattstunde(n), f; MWh Megawattstunde(n), f; Wh Wattstunde(n), f; "
+        "kW Kilowatt; MW Megawatt; W Watt; V Volt; mA Milliampere; A Ampere; Hz Hertz; kHz Kilohertz; MHz Megahertz; "
+        "GHz Gigahertz; km Kilometer, m; cm Zentimeter, m; mm Millimeter, m; m Meter, m; mi Meile(n), f; ft Fuß, m; "
+        "kg Kilogramm; mg Milligramm; g Gramm; t Tonne(n), f; lb Pfund; oz Unze(n), f; l Liter, m; L Liter, m; "
+        "ml Milliliter, m; mL Milliliter, m; hPa Hektopascal; mbar Millibar; bar Bar; Pa Pascal; dB Dezibel; lx Lux; "
+        "ppm P P M; µg/m³ Mikrogramm pro Kubikmeter; m² Quadratmeter, m; m³ Kubikmeter, m; km² Quadratkilometer, m; "
+        "kB Kilobyte; KB Kilobyte; MB Megabyte; GB Gigabyte; TB Terabyte; ms Millisekunde(n), f; s Sekunde(n), f; "
+        "min Minute(n), f; h Stunde(n), f; "
         # beside the shared units: what recipes and batteries write
-        "cl": ("Zentiliter", "Zentiliter", "m"), "dl": ("Deziliter", "Deziliter", "m"),
-        "mAh": ("Milliamperestunde", "Milliamperestunden", "f"),
-    }
-    currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
-        "EUR": (("Euro", "Euro", "m"), _CENT), "USD": (("Dollar", "Dollar", "m"), _CENT),
-        "GBP": (("Pfund", "Pfund", "n"), ("Penny", "Pence", "m")), "JPY": (("Yen", "Yen", "m"), None),
-        "CNY": (("Yuan", "Yuan", "m"), None), "KRW": (("Won", "Won", "m"), None),
-        "RUB": (("Rubel", "Rubel", "m"), ("Kopeke", "Kopeken", "f")),
-        "BRL": (("Real", "Reais", "m"), ("Centavo", "Centavos", "m")),
-        "CHF": (("Franken", "Franken", "m"), ("Rappen", "Rappen", "m")),
-        "INR": (("Rupie", "Rupien", "f"), ("Paisa", "Paise", "m")),
-        "CAD": (("kanadischer Dollar", "kanadische Dollar", "m"), _CENT),
-        "AUD": (("australischer Dollar", "australische Dollar", "m"), _CENT),
-        "MXN": (("Peso", "Pesos", "m"), ("Centavo", "Centavos", "m")),
-        "SEK": (("Krone", "Kronen", "f"), ("Öre", "Öre", "n")), "PLN": (("Złoty", "Złoty", "m"), ("Groschen",
-                                                                                             "Groschen", "m")),
-    }
+        "cl Zentiliter, m; dl Deziliter, m; mAh Milliamperestunde(n), f", gender="n")
+    currencies = currency_nouns(
+        "EUR Euro / Cent; USD Dollar / Cent; GBP Pfund, n / (Penny|Pence); JPY Yen; CNY Yuan; KRW Won; "
+        "RUB Rubel / Kopeke(n), f; BRL (Real|Reais) / Centavo(s); CHF Franken / Rappen; INR Rupie(n), f / Pais(a|e); "
+        "CAD kanadische(r|) Dollar / Cent; AUD australische(r|) Dollar / Cent; MXN Peso(s) / Centavo(s); "
+        "SEK Krone(n), f / Öre, n; PLN Złoty / Groschen", gender="m")
     percent_noun: ClassVar[Noun] = ("Prozent", "Prozent", "n")
     degree: ClassVar[Noun] = ("Grad", "Grad", "n")
     scales: ClassVar[dict[int, Noun]] = {3: ("tausend", "tausend", "n"), 6: ("Million", "Millionen", "f"),
-                                         9: ("Milliarde", "Milliarden", "f")}
+                                         9: ("Milliarde", "Milliarden", "f"), 12: ("Billion", "Billionen", "f")}
     sentence_starters = STARTERS
     regnal_stop = True
+    # Phone numbers digit by digit (`Continental.phone_group`), as Germans dictate them ("null drei
+    # null"), in the groups as written: pairs ("dreißig") are heard too, but digits leave a listener
+    # no doubt. "zwei", not the telephone's "zwo", which is a speaker's habit rather than the written
+    # word.
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return f"minus {self.cardinal(-n)}"
-        if n >= 10**15:
-            return self.digits(str(n))
+    def below_million(self, n: int) -> str:
         if n < 1000:
             return _below_thousand(n)
-        words = []
-        for size, one, many in _SCALES:
-            count, n = divmod(n, size)
-            if count:
-                words.append(one if count == 1 else f"{_before_noun(self.cardinal(count), 'e')} {many}")
         thousands, rest = divmod(n, 1000)
-        tail = (_before_noun(_below_thousand(thousands), "") + "tausend" if thousands else "")
-        tail += _below_thousand(rest) if rest else ""
-        return " ".join([*words, tail] if tail else words)
+        return _before_noun(_below_thousand(thousands), "") + "tausend" + (_below_thousand(rest) if rest else "")
 
     def ordinal(self, n: int) -> str:
         """As num2words says them ("erste", "dritte", "zwanzigste", "hundertste", "einhunderterste"),
@@ -236,7 +178,7 @@ class German(Continental):
         Dezember" (a dateline "8. Dezember 2026"), "bis zum achten Dezember"."""
         said_year = self.year(year) if year is not None else ""
         if day is None:
-            return self.join([_MONTHS[month - 1], said_year])
+            return self.join([self.months[month - 1], said_year])
         if det is None:
             lead, ending = ("", "er") if named else ("der", "e")
         elif det.lower() == "bis":
@@ -245,22 +187,15 @@ class German(Continental):
             lead, ending = "dem", "en"
         else:
             lead, ending = "", determiner_ending(det, "m")
-        return self.join([lead, inflect(self.ordinal(day), ending), _MONTHS[month - 1], said_year])
+        return self.join([lead, inflect(self.ordinal(day), ending), self.months[month - 1], said_year])
 
-    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
-        """"neunzehn Uhr dreißig", "ein Uhr"; a 12-hour time ("7:30 pm") said on the 24-hour clock."""
-        if period:
-            hour = hour % 12 + (12 if period == "pm" else 0)
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
+        """"neunzehn Uhr dreißig", "ein Uhr"."""
         words = ["ein" if hour == 1 else self.cardinal(hour), "Uhr", self.cardinal(minute) if minute else ""]
-        if second:
-            words += ["und", self.counted(Num(False, str(second)), ("Sekunde", "Sekunden", "f"))]
-        return self.join(words)
+        return self.join([*words, *self.and_seconds(second)])
 
-    def phone_group(self, digits: str) -> str:
-        # Digit by digit, as Germans dictate phone numbers ("null drei null"), in the groups as
-        # written: pairs ("dreißig") are heard too, but digits leave a listener no doubt. "zwei",
-        # not the telephone's "zwo", which is a speaker's habit rather than the written word.
-        return self.digits(digits)
+    def count_of_scale(self, count: int) -> str:
+        return _before_noun(self.cardinal(count), "e")  # "hunderteine Millionen"
 
     def times(self, n: int) -> str:
         return _before_noun(self.cardinal(n), "") + "mal"  # "einmal", "dreimal"

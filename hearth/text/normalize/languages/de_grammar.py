@@ -9,7 +9,7 @@ settles every noun, and a wrong guess costs one ending."""
 
 from __future__ import annotations
 
-from hearth.text.normalize.languages.continental import word_set
+from hearth.text.normalize.language import word_set
 
 __all__ = ["DETERMINERS", "STARTERS", "determiner_ending", "gender", "inflect"]
 

@@ -8,19 +8,17 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import CURRENCIES, UNITS, Num, Rule
+from hearth.text.normalize.language import CURRENCIES, UNITS, Num, Rule, word_set
 from hearth.text.normalize.languages.continental import (
     BEFORE,
     DAY,
     DIGIT,
-    NUMBERS,
     Continental,
     keeps_stop,
-    said_numbers,
     valid_day,
-    word_set,
     words_before,
 )
+from hearth.text.normalize.languages.continental_rules import numbered_rule
 from hearth.text.normalize.languages.de_grammar import DETERMINERS, STARTERS, determiner_ending, gender, inflect
 from hearth.text.normalize.rules import number_pattern, parse_number
 
@@ -162,7 +160,6 @@ def _amount_rules(lang: Continental) -> list[Rule]:
     # "030 1234567", "(030) 12345678", "089 / 123 456-0": an area code, then groups of digits
     phone = re.compile(r"(?=[(0])(?<![\w+(])(?:\(0\d{2,5}\)\s?|0\d{2,5}(?:\s?/\s?|[ -]))\d{2,8}(?:[ -]\d{1,8}){0,3}"
                        r"(?![\w]|[.,]\d)")
-    numbered = re.compile(rf"\b(?P<abbr>{'|'.join(_NUMBERED)})\.\s?{NUMBERS}")
 
     def say_round(m: re.Match[str]) -> str:
         num = Num(False, m.group("w").replace(".", ""))
@@ -179,10 +176,7 @@ def _amount_rules(lang: Continental) -> list[Rule]:
 
     return [Rule("currency", scale, say_scale, 19), Rule("currency", whole, say_round, 19),
             Rule("year", year, lambda m: lang.year(int(m.group("y"))) if _is_year(m, cues, counted) else None, 60),
-            Rule("phone", phone, lambda m: _phone(lang, m), 12),
-            Rule("abbreviation", numbered,
-                 lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65)]
-
+            Rule("phone", phone, lambda m: _phone(lang, m), 12), numbered_rule(lang, _NUMBERED, r"\b", r"\.\s?")]
 
 
 def _after_noun(m: re.Match[str]) -> bool:

@@ -18,14 +18,11 @@ from collections.abc import Sequence
 from decimal import Decimal
 from typing import ClassVar
 
-from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.language import Language, Num, Rule, word_set
 from hearth.text.normalize.rules import say_plain
 from hearth.text.normalize.spans import Spoken
 
 __all__ = ["EastAsian", "plain_amount"]
-
-_SCHEME = re.compile(r"^https?://", re.I)
-_PIECES = re.compile(r"[^\W\d_]+|\d+|\S")
 
 
 def plain_amount(num: Num) -> Num:
@@ -45,22 +42,27 @@ class EastAsian(Language):
     percent_before: ClassVar[bool] = False  # Chinese: 百分之十五, the percent before the number
     phone_digits: ClassVar[Sequence[str]] = ()  # 0-9 as a phone number says them
     phone_joint: ClassVar[str] = " "  # between a phone number's groups
-    marks: ClassVar[dict[str, str]] = {}  # an address's marks: "." "@" "/" ...
-    currencies: ClassVar[dict[str, str]] = {}  # ISO code -> the currency's name
-    units: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
+    currency_names: ClassVar[dict[str, str]] = {}  # ISO code -> the currency's name
+    unit_names: ClassVar[dict[str, str]] = {}  # a symbol of UNITS -> the word after the number, or a
     # template with {} where the number goes (時速{}キロメートル)
+    largest = 10**16
+    zero: ClassVar[str] = ""  # 0 said alone
+    spelled_as_words = word_set("NASA NATO UNESCO UNICEF FIFA OPEC COVID IKEA LEGO")
     code_cues: ClassVar[str] = ""  # words after which digits are a code, said one by one (验证码是123456)
+
+    def natural(self, n: int) -> str:
+        return self.grouped(n) if n else self.zero
+
+    def grouped(self, n: int) -> str:
+        """1 <= `n` < 10**16 in words, grouped by 万 and the larger myriads (億, 兆; 亿)."""
+        raise NotImplementedError
 
     def count(self, num: Num) -> str:
         """A number before a measure word or a unit (Chinese says 两 there, not 二)."""
         return self.number(num)
 
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        name = self.currencies.get(code)
-        return (name, name, "", "") if name else None
-
     def money(self, num: Num, code: str) -> str:
-        name = self.currencies.get(code)
+        name = self.currency_names.get(code)
         amount = self.count(plain_amount(num))
         return self.join([amount, name if name else self.letters(code)])
 
@@ -71,7 +73,7 @@ class EastAsian(Language):
         return self.money(Num(num.negative, whole, fraction or None), code)
 
     def unit_words(self, unit: str, num: Num) -> str | None:
-        return self.units.get(unit)
+        return self.unit_names.get(unit)
 
     def _amount(self, num: Num, unit: str) -> str:
         if num.negative and unit == "°C" and self.below_zero:
@@ -79,7 +81,7 @@ class EastAsian(Language):
         return self.count(num)
 
     def measure(self, num: Num, unit: str) -> str:
-        word = self.units[unit]
+        word = self.unit_names[unit]
         amount = self._amount(num, unit)
         return word.format(amount) if "{}" in word else self.join([amount, word])
 
@@ -92,7 +94,7 @@ class EastAsian(Language):
         if unit == "%":
             first_said = self.percent(first) if self.percent_before else self.number(first)
             return self.range(first_said, self.percent(second))
-        word = self.units.get(unit)
+        word = self.unit_names.get(unit)
         if word is None:
             return None
         if "{}" in word:  # 時速十から二十キロメートル
@@ -101,22 +103,19 @@ class EastAsian(Language):
             return self.range(self.measure(first, unit), self.measure(second, unit))
         return self.range(self._amount(first, unit), self.measure(second, unit))
 
+    def date(self, year: int | None, month: int | None, day: int | None) -> str:
+        said = f"{self.year(year)}年" if year is not None else ""
+        said += f"{self.cardinal(month)}月" if month else ""
+        return said + (f"{self.cardinal(day)}日" if day else "")
+
     def phone(self, groups: Sequence[str], international: bool) -> str:
         said = self.phone_joint.join("".join(self.phone_digits[int(c)] for c in g) for g in groups)
         return self.join([self.words["plus"], said]) if international else said
 
     def address(self, text: str) -> str:
-        """Words as written, digits one by one, marks named; the pieces apart with spaces, as the
-        address's Latin words would otherwise run together (me at example 点 com)."""
-        out = []
-        for piece in _PIECES.findall(_SCHEME.sub("", text).rstrip("/")):
-            if piece.isdigit():
-                out.append(self.digits(piece))
-            elif piece.lower() == "www":
-                out.append(self.letters("www"))
-            else:
-                out.append(self.marks.get(piece, piece.lower()))
-        return " ".join(out)
+        """As the shared reading, the pieces apart with spaces, as the address's Latin words would
+        otherwise run together (me at example 点 com)."""
+        return " ".join(self.address_words(text))
 
     def extra_rules(self) -> list[Rule]:
         # 090-1234-5678, 03-1234-5678, 0120-123-456, 010-1234-5678, 02-123-4567: a domestic number

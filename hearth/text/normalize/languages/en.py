@@ -7,9 +7,8 @@ three hundred and fifty", a pause the model then makes)."""
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
-from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.language import Language, Rule, currency_nouns, nouns, word_set, word_table
 
 __all__ = ["English"]
 
@@ -22,41 +21,6 @@ _ORDINAL_ENDINGS = {"one": "first", "two": "second", "three": "third", "five": "
 _MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
            "November", "December"]
 _MONTH_ABBREVIATIONS = {m[:3]: i + 1 for i, m in enumerate(_MONTHS)} | {"Sept": 9}
-
-_UNITS: dict[str, tuple[str, str]] = {
-    "°C": ("degree Celsius", "degrees Celsius"), "°F": ("degree Fahrenheit", "degrees Fahrenheit"),
-    "K": ("kelvin", "kelvins"), "km/h": ("kilometer per hour", "kilometers per hour"),
-    "mph": ("mile per hour", "miles per hour"), "m/s": ("meter per second", "meters per second"),
-    "kWh": ("kilowatt hour", "kilowatt hours"), "MWh": ("megawatt hour", "megawatt hours"),
-    "Wh": ("watt hour", "watt hours"), "kW": ("kilowatt", "kilowatts"), "MW": ("megawatt", "megawatts"),
-    "W": ("watt", "watts"), "V": ("volt", "volts"), "mA": ("milliamp", "milliamps"), "A": ("amp", "amps"),
-    "Hz": ("hertz", "hertz"), "kHz": ("kilohertz", "kilohertz"), "MHz": ("megahertz", "megahertz"),
-    "GHz": ("gigahertz", "gigahertz"), "km": ("kilometer", "kilometers"), "cm": ("centimeter", "centimeters"),
-    "mm": ("millimeter", "millimeters"), "m": ("meter", "meters"), "mi": ("mile", "miles"), "ft": ("foot", "feet"),
-    "kg": ("kilogram", "kilograms"), "mg": ("milligram", "milligrams"), "g": ("gram", "grams"),
-    "t": ("tonne", "tonnes"), "lb": ("pound", "pounds"), "oz": ("ounce", "ounces"), "l": ("liter", "liters"),
-    "L": ("liter", "liters"), "ml": ("milliliter", "milliliters"), "mL": ("milliliter", "milliliters"),
-    "hPa": ("hectopascal", "hectopascals"), "mbar": ("millibar", "millibars"), "bar": ("bar", "bars"),
-    "Pa": ("pascal", "pascals"), "dB": ("decibel", "decibels"), "lx": ("lux", "lux"),
-    "ppm": ("part per million", "parts per million"),
-    "µg/m³": ("microgram per cubic meter", "micrograms per cubic meter"),
-    "m²": ("square meter", "square meters"), "m³": ("cubic meter", "cubic meters"),
-    "km²": ("square kilometer", "square kilometers"), "kB": ("kilobyte", "kilobytes"),
-    "KB": ("kilobyte", "kilobytes"), "MB": ("megabyte", "megabytes"), "GB": ("gigabyte", "gigabytes"),
-    "TB": ("terabyte", "terabytes"), "ms": ("millisecond", "milliseconds"), "s": ("second", "seconds"),
-    "min": ("minute", "minutes"), "h": ("hour", "hours"),
-}
-_CURRENCIES: dict[str, tuple[str, str, str, str]] = {
-    "USD": ("dollar", "dollars", "cent", "cents"), "EUR": ("euro", "euros", "cent", "cents"),
-    "GBP": ("pound", "pounds", "penny", "pence"), "JPY": ("yen", "yen", "", ""), "CNY": ("yuan", "yuan", "", ""),
-    "KRW": ("won", "won", "", ""), "RUB": ("ruble", "rubles", "kopek", "kopeks"),
-    "BRL": ("real", "reais", "centavo", "centavos"),
-    "CHF": ("Swiss franc", "Swiss francs", "centime", "centimes"),
-    "INR": ("rupee", "rupees", "paisa", "paise"), "CAD": ("Canadian dollar", "Canadian dollars", "cent", "cents"),
-    "AUD": ("Australian dollar", "Australian dollars", "cent", "cents"),
-    "MXN": ("peso", "pesos", "centavo", "centavos"),
-    "SEK": ("krona", "kronor", "öre", "öre"), "PLN": ("zloty", "zlotys", "grosz", "groszy"),
-}
 
 
 def _street(m: re.Match[str]) -> str | None:
@@ -71,36 +35,41 @@ class English(Language):
     group_marks = ","
     date_order = "MDY"
     hour_12 = True
-    words: ClassVar[dict[str, str]] = {
-        "minus": "minus", "point": "point", "to": "to", "percent": "percent", "and": "and", "plus": "plus",
-        "over": "over", "dot": "dot", "at": "at", "slash": "slash", "colon": "colon", "dash": "dash",
-        "underscore": "underscore", "question": "question mark", "equals": "equals", "hash": "hash",
-        "tilde": "tilde", "thousand": "thousand", "million": "million", "billion": "billion",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "and", "+": "plus", "=": "equals", "@": "at", "#": "number",
-                                         "~": "about", "×": "times", "÷": "divided by", "°": "degrees"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Dr.": "Doctor", "Mr.": "Mister", "Mrs.": "Missus", "Ms.": "Miz", "Prof.": "Professor", "Jr.": "Junior",
-        "Sr.": "Senior", "Mt.": "Mount", "Ave.": "Avenue", "Blvd.": "Boulevard", "Rd.": "Road", "Apt.": "apartment",
-        "e.g.": "for example", "i.e.": "that is", "etc.": "et cetera", "vs.": "versus", "approx.": "approximately",
-        "min.": "minutes", "max.": "maximum", "dept.": "department", "est.": "established", "Inc.": "Incorporated",
-        "Ltd.": "Limited", "Co.": "Company", "Corp.": "Corporation", "Fig.": "Figure", "No.": "Number",
-        "a.m.": "A M", "p.m.": "P M",
-    }
-    spelled_as_words = frozenset({
-        "NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "UEFA", "OPEC", "LASER", "RADAR", "SCUBA", "AIDS", "ASAP", "GIF",
-        "JPEG", "PIN", "RAM", "ROM", "LAN", "WAN", "SIM", "CAPTCHA", "COVID", "IKEA", "LEGO", "NASDAQ", "ZIP", "WIFI",
-        "SONAR", "OK", "AM", "PM", "I", "A", "ID",
-    })
+    words = word_table(
+        "minus minus; point point; to to; percent percent; and and; plus plus; over over; thousand thousand; "
+        "million million; billion billion")
+    marks = word_table(
+        ". dot; @ at; / slash; : colon; - dash; _ underscore; ? question mark; = equals; # hash; ~ tilde")
+    symbols = word_table("& and; + plus; = equals; @ at; # number; ~ about; × times; ÷ divided by; ° degrees")
+    abbreviations = word_table(
+        "Dr.: Doctor; Mr.: Mister; Mrs.: Missus; Ms.: Miz; Prof.: Professor; Jr.: Junior; Sr.: Senior; Mt.: Mount; "
+        "Ave.: Avenue; Blvd.: Boulevard; Rd.: Road; Apt.: apartment; e.g.: for example; i.e.: that is; "
+        "etc.: et cetera; vs.: versus; approx.: approximately; min.: minutes; max.: maximum; dept.: department; "
+        "est.: established; Inc.: Incorporated; Ltd.: Limited; Co.: Company; Corp.: Corporation; Fig.: Figure; "
+        "No.: Number; a.m.: A M; p.m.: P M", ": ")
+    spelled_as_words = word_set(
+        "NASA NATO UNESCO UNICEF FIFA UEFA OPEC LASER RADAR SCUBA AIDS ASAP GIF JPEG PIN RAM ROM LAN WAN SIM CAPTCHA "
+        "COVID IKEA LEGO NASDAQ ZIP WIFI SONAR OK AM PM I A ID")
     month_words = (*_MONTHS, *_MONTH_ABBREVIATIONS)
+    units = nouns(
+        "°C degree(s) Celsius; °F degree(s) Fahrenheit; K kelvin(s); km/h kilometer(s) per hour; mph mile(s) per hour; "
+        "m/s meter(s) per second; kWh kilowatt hour(s); MWh megawatt hour(s); Wh watt hour(s); kW kilowatt(s); "
+        "MW megawatt(s); W watt(s); V volt(s); mA milliamp(s); A amp(s); Hz hertz; kHz kilohertz; MHz megahertz; "
+        "GHz gigahertz; km kilometer(s); cm centimeter(s); mm millimeter(s); m meter(s); mi mile(s); ft (foot|feet); "
+        "kg kilogram(s); mg milligram(s); g gram(s); t tonne(s); lb pound(s); oz ounce(s); l liter(s); L liter(s); "
+        "ml milliliter(s); mL milliliter(s); hPa hectopascal(s); mbar millibar(s); bar bar(s); Pa pascal(s); "
+        "dB decibel(s); lx lux; ppm part(s) per million; µg/m³ microgram(s) per cubic meter; m² square meter(s); "
+        "m³ cubic meter(s); km² square kilometer(s); kB kilobyte(s); KB kilobyte(s); MB megabyte(s); GB gigabyte(s); "
+        "TB terabyte(s); ms millisecond(s); s second(s); min minute(s); h hour(s)")
+    currencies = currency_nouns(
+        "USD dollar(s) / cent(s); EUR euro(s) / cent(s); GBP pound(s) / (penny|pence); JPY yen; CNY yuan; KRW won; "
+        "RUB ruble(s) / kopek(s); BRL (real|reais) / centavo(s); CHF Swiss franc(s) / centime(s); "
+        "INR rupee(s) / pais(a|e); CAD Canadian dollar(s) / cent(s); AUD Australian dollar(s) / cent(s); "
+        "MXN peso(s) / centavo(s); SEK kron(a|or) / öre; PLN zloty(s) / grosz(y)")
     year_cues = ("in", "since", "from", "until", "till", "by", "year", "circa", "around", "before", "after", "of",
                  "In", "Since", "From", "Until", "By", "Year", "Circa", "Around", "Before", "After")
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return f"minus {self.cardinal(-n)}"
-        if n >= 10**15:
-            return self.digits(str(n))
+    def natural(self, n: int) -> str:
         if n < 20:
             return _ONES[n]
         if n < 100:
@@ -133,15 +102,6 @@ class English(Language):
         else:
             name = self.ordinal(denominator) + ("" if numerator == 1 else "s")
         return f"{self.cardinal(numerator)} {name}"
-
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        return _CURRENCIES.get(code)
-
-    def unit_words(self, unit: str, num: Num) -> str | None:
-        names = _UNITS.get(unit)
-        if names is None:
-            return None
-        return names[0] if num.is_one else names[1]
 
     def year(self, year: int) -> str:
         if 2000 <= year < 2010 or year % 1000 == 0:

@@ -25,18 +25,14 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
-from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Language, Num, Rule
-from hearth.text.normalize.languages import iberian
-from hearth.text.normalize.rules import number_pattern, parse_number
+from hearth.text.normalize.language import Language, Num, Rule, currency_nouns, nouns, word_set, word_table
+from hearth.text.normalize.languages.iberian import Iberian
 
 __all__ = ["Spanish"]
 
-_MONTHS = ["enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
-           "noviembre", "diciembre"]
 _MILLIONS = ("millón", "millones", "billón", "billones")
 _SHORT = {"uno": "un", "veintiuno": "veintiún"}  # the one before a noun or a scale word
 _ORD_UNITS = ["", "primero", "segundo", "tercero", "cuarto", "quinto", "sexto", "séptimo", "octavo", "noveno"]
@@ -51,46 +47,6 @@ _LETTERS = {"a": "a", "b": "be", "c": "ce", "d": "de", "e": "e", "f": "efe", "g"
             "r": "erre", "s": "ese", "t": "te", "u": "u", "v": "uve", "w": "uve doble", "x": "equis",
             "y": "i griega", "z": "zeta"}
 
-# (singular, plural, gender) of each unit of language.UNITS.
-_UNITS: dict[str, tuple[str, str, str]] = {
-    "°C": ("grado Celsius", "grados Celsius", "m"), "°F": ("grado Fahrenheit", "grados Fahrenheit", "m"),
-    "K": ("kelvin", "kelvins", "m"), "km/h": ("kilómetro por hora", "kilómetros por hora", "m"),
-    "mph": ("milla por hora", "millas por hora", "f"), "m/s": ("metro por segundo", "metros por segundo", "m"),
-    "kWh": ("kilovatio hora", "kilovatios hora", "m"), "MWh": ("megavatio hora", "megavatios hora", "m"),
-    "Wh": ("vatio hora", "vatios hora", "m"), "kW": ("kilovatio", "kilovatios", "m"),
-    "MW": ("megavatio", "megavatios", "m"), "W": ("vatio", "vatios", "m"), "V": ("voltio", "voltios", "m"),
-    "mA": ("miliamperio", "miliamperios", "m"), "A": ("amperio", "amperios", "m"), "Hz": ("hercio", "hercios", "m"),
-    "kHz": ("kilohercio", "kilohercios", "m"), "MHz": ("megahercio", "megahercios", "m"),
-    "GHz": ("gigahercio", "gigahercios", "m"), "km": ("kilómetro", "kilómetros", "m"),
-    "cm": ("centímetro", "centímetros", "m"), "mm": ("milímetro", "milímetros", "m"), "m": ("metro", "metros", "m"),
-    "mi": ("milla", "millas", "f"), "ft": ("pie", "pies", "m"), "in": ("pulgada", "pulgadas", "f"),
-    "kg": ("kilogramo", "kilogramos", "m"), "mg": ("miligramo", "miligramos", "m"), "g": ("gramo", "gramos", "m"),
-    "t": ("tonelada", "toneladas", "f"), "lb": ("libra", "libras", "f"), "oz": ("onza", "onzas", "f"),
-    "l": ("litro", "litros", "m"), "L": ("litro", "litros", "m"), "ml": ("mililitro", "mililitros", "m"),
-    "mL": ("mililitro", "mililitros", "m"), "hPa": ("hectopascal", "hectopascales", "m"),
-    "mbar": ("milibar", "milibares", "m"), "bar": ("bar", "bares", "m"), "Pa": ("pascal", "pascales", "m"),
-    "dB": ("decibelio", "decibelios", "m"), "lx": ("lux", "lux", "m"),
-    "ppm": ("parte por millón", "partes por millón", "f"),
-    "µg/m³": ("microgramo por metro cúbico", "microgramos por metro cúbico", "m"),
-    "m²": ("metro cuadrado", "metros cuadrados", "m"), "m³": ("metro cúbico", "metros cúbicos", "m"),
-    "km²": ("kilómetro cuadrado", "kilómetros cuadrados", "m"), "kB": ("kilobyte", "kilobytes", "m"),
-    "KB": ("kilobyte", "kilobytes", "m"), "MB": ("megabyte", "megabytes", "m"), "GB": ("gigabyte", "gigabytes", "m"),
-    "TB": ("terabyte", "terabytes", "m"), "ms": ("milisegundo", "milisegundos", "m"),
-    "s": ("segundo", "segundos", "m"), "min": ("minuto", "minutos", "m"), "h": ("hora", "horas", "f"),
-}
-# (unit, units, gender, cent, cents): the cent's gender is masculine in all of them.
-_CURRENCIES: dict[str, tuple[str, str, str, str, str]] = {
-    "EUR": ("euro", "euros", "m", "céntimo", "céntimos"), "USD": ("dólar", "dólares", "m", "centavo", "centavos"),
-    "GBP": ("libra", "libras", "f", "penique", "peniques"), "JPY": ("yen", "yenes", "m", "", ""),
-    "CNY": ("yuan", "yuanes", "m", "", ""), "KRW": ("won", "wones", "m", "", ""),
-    "RUB": ("rublo", "rublos", "m", "kopek", "kopeks"), "BRL": ("real", "reales", "m", "centavo", "centavos"),
-    "CHF": ("franco suizo", "francos suizos", "m", "céntimo", "céntimos"),
-    "INR": ("rupia", "rupias", "f", "paisa", "paisas"),
-    "CAD": ("dólar canadiense", "dólares canadienses", "m", "centavo", "centavos"),
-    "AUD": ("dólar australiano", "dólares australianos", "m", "centavo", "centavos"),
-    "MXN": ("peso mexicano", "pesos mexicanos", "m", "centavo", "centavos"),
-    "SEK": ("corona sueca", "coronas suecas", "f", "", ""), "PLN": ("esloti", "eslotis", "m", "", ""),
-}
 # Words after a number that are not what it counts ("1 de cada 10", "2 y 3"): the number stays "uno".
 _NOT_NOUNS = frozenset((
     "a", "al", "ante", "bajo", "con", "contra", "de", "del", "desde", "durante", "e", "en", "entre", "hacia", "hasta",
@@ -157,156 +113,93 @@ def _ordinal(n: int, feminine: bool = False, short: bool = False) -> str:
     return words
 
 
-def _is_feminine(noun: str) -> bool:
-    word = noun.lower()
-    # the singulars a plural may have: "personas", "ciudades" (ciudad), "canciones" (canción, unaccented)
-    forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word}
-    if forms & _MASCULINE_IN_A:
-        return False
-    return bool(forms & _FEMININE) or any(f.endswith(_FEMININE_ENDINGS) for f in forms)
-
-
-def _counted(words: str, noun: str) -> str:
-    """A number before its noun: "un millón de euros", "dos euros"."""
-    return f"{words} de {noun}" if words.rsplit(" ", 1)[-1] in _MILLIONS else f"{words} {noun}"
-
-
-class Spanish(Language):
+class Spanish(Iberian):
     code = "es"
     name = "spanish"
-    decimal_mark = ","
-    group_marks = ". "
-    date_order = "DMY"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "menos", "point": "coma", "to": "a", "percent": "por ciento", "and": "con", "plus": "más",
-        "over": "entre", "dot": "punto", "at": "arroba", "slash": "barra", "colon": "dos puntos", "dash": "guion",
-        "underscore": "guion bajo", "question": "interrogación", "equals": "igual", "hash": "almohadilla",
-        "tilde": "virgulilla", "thousand": "mil", "million": "millones", "billion": "mil millones",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "y", "+": "más", "=": "igual a", "@": "arroba", "#": "número",
-                                         "~": "aproximadamente", "×": "por", "÷": "entre", "°": "grados"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Sr.": "señor", "Sra.": "señora", "Srta.": "señorita", "Sres.": "señores", "Dr.": "doctor",
-        "Dra.": "doctora", "Prof.": "profesor", "Profa.": "profesora", "Lic.": "licenciado", "Ing.": "ingeniero",
-        "Ud.": "usted", "Uds.": "ustedes", "Vd.": "usted", "Vds.": "ustedes", "Dña.": "doña", "Sto.": "santo",
-        "Sta.": "santa", "p. ej.": "por ejemplo", "p.ej.": "por ejemplo", "pág.": "página",
-        "págs.": "páginas", "núm.": "número", "n.º": "número", "nº": "número", "aprox.": "aproximadamente",
-        "tel.": "teléfono", "Avda.": "avenida", "Av.": "avenida", "C/": "calle", "EE. UU.": "Estados Unidos",
-        "EE.UU.": "Estados Unidos", "a. C.": "antes de Cristo", "d. C.": "después de Cristo", "máx.": "máximo",
-        "mín.": "mínimo", "vs.": "contra", "S. A.": "sociedad anónima", "S.A.": "sociedad anónima",
-        "S. L.": "sociedad limitada", "S.L.": "sociedad limitada", "Cía.": "compañía", "izq.": "izquierda",
-        "dcha.": "derecha", "admón.": "administración", "depto.": "departamento", "Dpto.": "departamento",
-    }
-    spelled_as_words = frozenset({
-        "ONU", "OTAN", "UNESCO", "UNICEF", "OVNI", "SIDA", "PYME", "PYMES", "RENFE", "FIFA", "UEFA", "NASA", "OPEP",
-        "IVA", "ISO", "RAE", "PIN", "LED", "ERE", "AVE", "COVID", "IKEA", "LEGO", "ONCE", "INE", "DGT", "OK", "SIM",
-        "RAM", "ROM", "WIFI", "PSOE", "FAQ", "SEAT", "MIR",
-    })
+    words = word_table(
+        "minus menos; point coma; to a; percent por ciento; and con; plus más; over entre; thousand mil; "
+        "million millones; billion mil millones; versus a; by por; etc etcétera; half medio; halves medios; "
+        "third tercio; thirds tercios")
+    marks = word_table(
+        ". punto; @ arroba; / barra; : dos puntos; - guion; _ guion bajo; ? interrogación; = igual; # almohadilla; "
+        "~ virgulilla")
+    symbols = word_table("& y; + más; = igual a; @ arroba; # número; ~ aproximadamente; × por; ÷ entre; ° grados")
+    abbreviations = word_table(
+        "Sr.: señor; Sra.: señora; Srta.: señorita; Sres.: señores; Dr.: doctor; Dra.: doctora; Prof.: profesor; "
+        "Profa.: profesora; Lic.: licenciado; Ing.: ingeniero; Ud.: usted; Uds.: ustedes; Vd.: usted; Vds.: ustedes; "
+        "Dña.: doña; Sto.: santo; Sta.: santa; p. ej.: por ejemplo; p.ej.: por ejemplo; pág.: página; págs.: páginas; "
+        "núm.: número; n.º: número; nº: número; aprox.: aproximadamente; tel.: teléfono; Avda.: avenida; Av.: avenida; "
+        "C/: calle; EE. UU.: Estados Unidos; EE.UU.: Estados Unidos; a. C.: antes de Cristo; d. C.: después de Cristo; "
+        "máx.: máximo; mín.: mínimo; vs.: contra; S. A.: sociedad anónima; S.A.: sociedad anónima; "
+        "S. L.: sociedad limitada; S.L.: sociedad limitada; Cía.: compañía; izq.: izquierda; dcha.: derecha; "
+        "admón.: administración; depto.: departamento; Dpto.: departamento", ": ")
+    spelled_as_words = word_set(
+        "ONU OTAN UNESCO UNICEF OVNI SIDA PYME PYMES RENFE FIFA UEFA NASA OPEP IVA ISO RAE PIN LED ERE AVE COVID IKEA "
+        "LEGO ONCE INE DGT OK SIM RAM ROM WIFI PSOE FAQ SEAT MIR")
+    months = ("enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre",
+              "noviembre", "diciembre")
+    scale_nouns = _MILLIONS
+    letter_names = _LETTERS
+    not_nouns = _NOT_NOUNS
+    noun_letters = "a-záéíóúñü"
+    centuries = word_set("siglo siglos")
+    units = nouns(
+        "° grado(s); °C grado(s) Celsius; °F grado(s) Fahrenheit; K kelvin(s); km/h kilómetro(s) por hora; "
+        "mph milla(s) por hora, f; m/s metro(s) por segundo; kWh kilovatio(s) hora; MWh megavatio(s) hora; "
+        "Wh vatio(s) hora; kW kilovatio(s); MW megavatio(s); W vatio(s); V voltio(s); mA miliamperio(s); A amperio(s); "
+        "Hz hercio(s); kHz kilohercio(s); MHz megahercio(s); GHz gigahercio(s); km kilómetro(s); cm centímetro(s); "
+        "mm milímetro(s); m metro(s); mi milla(s), f; ft pie(s); in pulgada(s), f; kg kilogramo(s); mg miligramo(s); "
+        "g gramo(s); t tonelada(s), f; lb libra(s), f; oz onza(s), f; l litro(s); L litro(s); ml mililitro(s); "
+        "mL mililitro(s); hPa hectopascal(es); mbar milibar(es); bar bar(es); Pa pascal(es); dB decibelio(s); lx lux; "
+        "ppm parte(s) por millón, f; µg/m³ microgramo(s) por metro cúbico; m² metro(s) cuadrado(s); "
+        "m³ metro(s) cúbico(s); km² kilómetro(s) cuadrado(s); kB kilobyte(s); KB kilobyte(s); MB megabyte(s); "
+        "GB gigabyte(s); TB terabyte(s); ms milisegundo(s); s segundo(s); min minuto(s); h hora(s), f", gender="m")
+    currencies = currency_nouns(
+        "EUR euro(s) / céntimo(s); USD dólar(es) / centavo(s); GBP libra(s), f / penique(s); JPY yen(es); "
+        "CNY yuan(es); KRW won(es); RUB rublo(s) / kopek(s); BRL real(es) / centavo(s); "
+        "CHF franco(s) suizo(s) / céntimo(s); INR rupia(s), f / paisa(s); CAD dólar(es) canadiense(s) / centavo(s); "
+        "AUD dólar(es) australiano(s) / centavo(s); MXN peso(s) mexicano(s) / centavo(s); SEK corona(s) sueca(s), f; "
+        "PLN esloti(s)", gender="m")
 
-    def cardinal(self, n: int) -> str:
-        return f"menos {_cardinal(-n)}" if n < 0 else _cardinal(n)
+    def counting(self, n: int, gender: str) -> str:
+        return _cardinal(n, gender)
 
     def ordinal(self, n: int) -> str:
         return _ordinal(n)
 
-    def number(self, num: Num, form: str = "") -> str:
-        """A number alone (`form` ""), or before a masculine ("m") or feminine ("f") noun."""
-        if num.fraction is None:
-            words = _cardinal(int(num.whole), form)
-        else:
-            words = f"{_cardinal(int(num.whole))} coma {self._decimals(num.fraction)}"
-        return f"menos {words}" if num.negative else words
+    def is_feminine(self, noun: str) -> bool:
+        word = noun.lower()
+        # the singulars a plural may have: "personas", "ciudades" (ciudad), "canciones" (canción, unaccented)
+        forms = {word, word[:-1] if word.endswith("s") else word, word[:-2] if word.endswith("es") else word}
+        if forms & _MASCULINE_IN_A:
+            return False
+        return bool(forms & _FEMININE) or any(f.endswith(_FEMININE_ENDINGS) for f in forms)
 
-    def _decimals(self, digits: str) -> str:
-        if len(digits) > 3:
-            return self.digits(digits)
-        rest = digits.lstrip("0")
-        return self.join(["cero"] * (len(digits) - len(rest)) + ([_cardinal(int(rest))] if rest else []))
-
-    def fraction(self, numerator: int, denominator: int) -> str:
-        one = numerator == 1
-        if denominator == 2:
-            name = "medio" if one else "medios"
-        elif denominator == 3:
-            name = "tercio" if one else "tercios"
-        elif denominator <= 10 or denominator in (100, 1000):
-            name = _ordinal(denominator) + ("" if one else "s")
-        else:  # onceavo, dieciseisavo, treintavo: the cardinal, unstressed, with -avo
-            stem = _cardinal(denominator).replace(" y ", "i").replace(" ", "").translate(_UNSTRESSED)
-            name = re.sub(r"[ao]$", "", stem) + ("avo" if one else "avos")
-        return f"{_cardinal(numerator, 'm')} {name}"
-
-    def percent(self, num: Num) -> str:
-        return f"{self.number(num)} por ciento"
-
-    def _amount(self, num: Num, one: str, many: str, gender: str) -> str:
-        """`num` of a thing: "un grado", "veintiuna toneladas", "un millón de euros"."""
-        if num.fraction is None:
-            return _counted(self.number(num, gender), one if int(num.whole) == 1 else many)
-        return f"{self.number(num)} {many}"
-
-    def money(self, num: Num, code: str) -> str:
-        names = _CURRENCIES.get(code)
-        if names is None:
-            return self.join([self.number(num), self.letters(code)])
-        one, many, gender, cent, cents = names
-        fraction = num.fraction or ""
-        if len(fraction) > 2 or (fraction and not cent):
-            said = self._amount(Num(False, num.whole, fraction), one, many, gender)
-        else:
-            whole, hundredths = int(num.whole), int(fraction.ljust(2, "0")) if fraction else 0
-            parts = [self._amount(Num(False, num.whole), one, many, gender)] if whole or not hundredths else []
-            if hundredths:
-                parts += ["con"] if parts else []
-                parts.append(self._amount(Num(False, str(hundredths)), cent, cents, "m"))
-            said = " ".join(parts)
-        return f"menos {said}" if num.negative else said
+    def parts(self, denominator: int, one: bool) -> str:
+        """"onceavo", "dieciseisavo", "treintavo": the cardinal, unstressed, with -avo."""
+        stem = _cardinal(denominator).replace(" y ", "i").replace(" ", "").translate(_UNSTRESSED)
+        return re.sub(r"[ao]$", "", stem) + ("avo" if one else "avos")
 
     def money_scaled(self, num: Num, exponent: int, code: str) -> str:
         """"5k €": "cinco mil euros"; "2,5M $": "dos coma cinco millones de dólares" (the English
         billion, 10⁹, is "mil millones")."""
-        names = _CURRENCIES.get(code)
-        plural = names[1] if names else self.letters(code)
+        names = self.currencies.get(code)
+        plural = names[0][1] if names else self.letters(code)
         if exponent == 3:
-            return f"{self.number(num, names[2] if names else 'm')} mil {plural}"
+            return f"{self.number(num, names[0][2] if names else 'm')} mil {plural}"
         if exponent == 6:
             amount = f"{self.number(num, 'm')} {'millón' if num.is_one else 'millones'}"
         else:
             amount = "mil millones" if num.is_one else f"{self.number(num, 'm')} mil millones"
         return f"{amount} de {plural}"
 
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        names = _CURRENCIES.get(code)
-        return None if names is None else (names[0], names[1], names[3], names[4])
-
-    def unit_words(self, unit: str, num: Num) -> str | None:
-        names = _UNITS.get(unit)
-        if names is None:
-            return None
-        return names[0] if num.fraction is None and int(num.whole) == 1 else names[1]
-
-    def measure(self, num: Num, unit: str) -> str:
-        one, many, gender = _UNITS[unit]
-        said = self._amount(Num(False, num.whole, num.fraction), one, many, gender)
-        return f"menos {said}" if num.negative else said
-
-    def range(self, first: str, second: str) -> str:
-        return f"de {first} a {second}"
-
-    def date(self, year: int | None, month: int | None, day: int | None) -> str:
-        parts = [f"{_cardinal(day)} de"] if day else []
-        parts.append(_MONTHS[(month or 1) - 1])
-        if year is not None:
-            parts.append(f"de {self.year(year)}")
-        return " ".join(parts)
-
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         """The 24-hour clock as written ("diecinueve treinta"); a written am/pm said as the part of
         the day ("siete treinta de la tarde")."""
         said_hour = _cardinal(hour, "f") if hour else "cero"
         if second is not None:
-            minutes = _counted(_cardinal(minute, "m"), "minuto" if minute == 1 else "minutos")
-            seconds = _counted(_cardinal(second, "m"), "segundo" if second == 1 else "segundos")
+            minutes = self.of(_cardinal(minute, "m"), "minuto" if minute == 1 else "minutos")
+            seconds = self.of(_cardinal(second, "m"), "segundo" if second == 1 else "segundos")
             return f"{said_hour} {'hora' if hour == 1 else 'horas'} {minutes} y {seconds}"
         minutes = ("cero " if minute < 10 else "") + _cardinal(minute)
         if period:
@@ -321,29 +214,18 @@ class Spanish(Language):
         said = ", ".join(_phone_group(self, g) for g in groups)
         return f"más {said}" if international else said
 
-    def letters(self, text: str) -> str:
-        if text.lower() == "www":
-            return "uve doble uve doble uve doble"
-        return " ".join(_LETTERS.get(c.lower(), c) if c.isalpha() else self.digits(c) if c.isdigit() else c
-                        for c in text if not c.isspace())
-
     def extra_rules(self) -> list[Rule]:
-        number = number_pattern(self)
         ordinal = re.compile(r"(?<![\w.,])(?P<n>\d{1,4})(?P<suf>\.?[ºª]|\.?er|(?:ro|ra|do|da|to|ta|mo|ma|vo|va|no|na))"
                              r"(?![\w])")
-        counted = re.compile(rf"(?<![\w.,/:@]){number}(?![\w]|[.,]\d)(?=\s(?:mil\s)?(?P<noun>[a-záéíóúñü]+)\b)")
         clock = re.compile(r"(?<![\w.,])(?P<h>[01]?\d|2[0-3])[.:](?P<min>[0-5]\d)\s?h\b|"
                            r"(?<=\blas )(?P<h2>[01]?\d|2[0-3])\.(?P<min2>[0-5]\d)(?![\w]|[.,]\d)")
         phone = re.compile(r"(?<![\w+.,])[6-9]\d{2}(?: \d{2}){3}(?![\w])|(?<![\w+.,])[89]\d (?:\d{3} \d{2} \d{2})"
                            r"(?![\w])|(?<![\w+.,])[6-9]\d{2} \d{3} \d{3}(?![\w])")
         return [
             Rule("ordinal", ordinal, self._ordinal_said, 25),
-            Rule("number", counted, self._counted_number, 89),
             Rule("time", clock, self._dotted_time, 14),
             Rule("phone", phone, lambda m: self.phone(re.findall(r"\d+", m.group()), False), 11),
-            *iberian.rules(self, iberian.Words(
-                self._degrees, _ordinal, _cardinal, "más", {"-": "a", ":": "a", "x": "por"}, "etcétera",
-                ("siglo", "siglos"))),
+            *super().extra_rules(),
         ]
 
     def _ordinal_said(self, m: re.Match[str]) -> str | None:
@@ -360,20 +242,6 @@ class Spanish(Language):
         noun = (following is not None and following.group(1).islower() and following.group(1) not in _NOT_NOUNS
                 and m.string[following.end():following.end() + 1] != ".")  # "3.º izq.": not a noun
         return _ordinal(n, feminine, short=suffix == "er" or (noun and not feminine))
-
-    def _degrees(self, num: Num, scale: str | None) -> str:
-        unit = {"C": "°C", "F": "°F"}.get(scale or "")
-        if unit:
-            return self.measure(num, unit)
-        said = self._amount(Num(False, num.whole, num.fraction), "grado", "grados", "m")
-        return f"menos {said}" if num.negative else said
-
-    def _counted_number(self, m: re.Match[str]) -> str | None:
-        num, noun = parse_number(m), m.group("noun")
-        if num.fraction is not None or noun in _NOT_NOUNS:
-            return None
-        return self.number(num, "f" if _is_feminine(noun) else "m") + (
-            " de" if self.number(num).rsplit(" ", 1)[-1] in _MILLIONS else "")
 
     def _dotted_time(self, m: re.Match[str]) -> str:
         """Spain also writes the clock with a dot: "a las 19.30", "19.30 h"."""

@@ -17,40 +17,24 @@ un", "quatre-vingts", "deux cents", "deux cent un"); the rest is written here, b
 
 from __future__ import annotations
 
-import functools
 import re
 from typing import ClassVar
 
-from num2words import num2words
-
-from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import DAY, Continental, Noun
+from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
+from hearth.text.normalize.languages.continental import DAY, Continental, below_hundred, month_table
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.fr_rules import STARTERS, feminine, french_rules
 
 __all__ = ["French"]
 
-_MONTHS = ("janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre",
-           "novembre", "décembre")
-_SCALES = ((10**12, "billion"), (10**9, "milliard"), (10**6, "million"))
-_CENT: Noun = ("cent", "cents", "m")
-_CENTIME: Noun = ("centime", "centimes", "m")  # the euro's hundredth as the French say it (officially "cent")
 # Words before which "de" is "d'": a vowel, or an "h" that is not aspirated ("d'heures", "de hertz").
 _ELIDED = re.compile(r"^(?:[aeiouyàâéèêëîïôûü]|h(?!ertz))", re.I)
-
-
-@functools.cache
-def _below_hundred() -> tuple[str, ...]:
-    """num2words' 0 to 99, asked once (some 5 ms): hundreds are composed from them as num2words
-    composes them (`tests/test_normalize_fr.py` holds the two equal), without its 50 to 300 µs a
-    number."""
-    return tuple(num2words(n, lang="fr") for n in range(100))
 
 
 def _below_thousand(n: int) -> str:
     """"cent", "deux cents", "deux cent un": "cents" takes its "s" only at the end."""
     hundreds, rest = divmod(n, 100)
-    small = _below_hundred()
+    small = below_hundred("fr")
     if not hundreds:
         return small[rest]
     head = "cent" if hundreds == 1 else f"{small[hundreds]} cent{'' if rest else 's'}"
@@ -62,117 +46,70 @@ class French(Continental):
     name = "french"
     group_marks = ". "
     decimals_as_number = True
-    words: ClassVar[dict[str, str]] = {
-        "versus": "à",
-        "per": "par", "24/7": "vingt-quatre heures sur vingt-quatre, sept jours sur sept",
-        "minus": "moins", "point": "virgule", "to": "à", "percent": "pour cent", "and": "et", "plus": "plus",
-        "over": "sur", "dot": "point", "at": "arobase", "colon": "deux-points", "dash": "tiret",
-        "underscore": "tiret bas", "question": "point d'interrogation", "equals": "égal", "hash": "dièse",
-        "tilde": "tilde", "thousand": "mille", "million": "millions", "billion": "milliards",
-        # "/" in an address: "slash", as the French read web addresses ("barre oblique" is the name of
-        # the sign in writing, rarely said)
-        "slash": "slash",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "et", "+": "plus", "=": "égale", "@": "arobase", "#": "dièse",
-                                         "~": "environ", "×": "fois", "÷": "divisé par", "°": "degrés",
-                                         "§": "paragraphe"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "env.": "environ", "etc.": "et cetera", "p. ex.": "par exemple", "p.ex.": "par exemple",
-        "c.-à-d.": "c'est-à-dire", "c-à-d": "c'est-à-dire", "cf.": "confer", "Cf.": "Confer", "Mme": "Madame",
-        "Mmes": "Mesdames", "Mlle": "Mademoiselle", "Mlles": "Mesdemoiselles", "MM.": "Messieurs",
-        "Dr": "Docteur", "Dr.": "Docteur", "Pr": "Professeur", "Pr.": "Professeur", "Prof.": "Professeur",
-        "St": "Saint", "Ste": "Sainte", "av.": "avenue", "bd": "boulevard", "bd.": "boulevard", "tél.": "téléphone",
-        "Tél.": "Téléphone", "max.": "maximum", "resp.": "respectivement", "vol.": "volume", "chap.": "chapitre",
-        "ex.": "exemple", "Cie": "Compagnie", "Mgr": "Monseigneur", "av. J.-C.": "avant Jésus-Christ",
-        "apr. J.-C.": "après Jésus-Christ", "J.-C.": "Jésus-Christ", "hab.": "habitants", "qqch.": "quelque chose",
-        "qqn": "quelqu'un", "svp": "s'il vous plaît", "SVP": "s'il vous plaît", "éd.": "édition", "incl.": "inclus",
-        "c. à c.": "cuillère à café", "c. à s.": "cuillère à soupe", "c.à.c.": "cuillère à café",
-        "c.à.s.": "cuillère à soupe",
-    }
-    spelled_as_words = frozenset({
-        "OTAN", "ONU", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEP", "SIDA", "OVNI", "ENA", "INSEE",
-        "CAC", "CNIL", "SAMU", "SMIC", "CAPES", "COVID", "PIN", "RAM", "ROM", "GIF", "JPEG", "IKEA", "LEGO",
-        "NASDAQ", "LASER", "RADAR", "OK",
-    })
-    months = _MONTHS
-    month_abbreviations: ClassVar[dict[str, int]] = {
-        "janv": 1, "févr": 2, "fév": 2, "avr": 4, "juil": 7, "sept": 9, "oct": 10, "nov": 11, "déc": 12}
+    words = word_table(
+        "versus à; per par; 24/7 vingt-quatre heures sur vingt-quatre, sept jours sur sept; minus moins; "
+        "point virgule; to à; percent pour cent; and et; plus plus; over sur; thousand mille; million millions; "
+        "billion milliards")
+    # "/" in an address: "slash", as the French read web addresses ("barre oblique" is the name of
+    # the sign in writing, rarely said)
+    marks = word_table(
+        ". point; @ arobase; / slash; : deux-points; - tiret; _ tiret bas; ? point d'interrogation; = égal; # dièse; "
+        "~ tilde")
+    symbols = word_table(
+        "& et; + plus; = égale; @ arobase; # dièse; ~ environ; × fois; ÷ divisé par; ° degrés; § paragraphe")
+    abbreviations = word_table(
+        "env.: environ; etc.: et cetera; p. ex.: par exemple; p.ex.: par exemple; c.-à-d.: c'est-à-dire; "
+        "c-à-d: c'est-à-dire; cf.: confer; Cf.: Confer; Mme: Madame; Mmes: Mesdames; Mlle: Mademoiselle; "
+        "Mlles: Mesdemoiselles; MM.: Messieurs; Dr: Docteur; Dr.: Docteur; Pr: Professeur; Pr.: Professeur; "
+        "Prof.: Professeur; St: Saint; Ste: Sainte; av.: avenue; bd: boulevard; bd.: boulevard; tél.: téléphone; "
+        "Tél.: Téléphone; max.: maximum; resp.: respectivement; vol.: volume; chap.: chapitre; ex.: exemple; "
+        "Cie: Compagnie; Mgr: Monseigneur; av. J.-C.: avant Jésus-Christ; apr. J.-C.: après Jésus-Christ; "
+        "J.-C.: Jésus-Christ; hab.: habitants; qqch.: quelque chose; qqn: quelqu'un; svp: s'il vous plaît; "
+        "SVP: s'il vous plaît; éd.: édition; incl.: inclus; c. à c.: cuillère à café; c. à s.: cuillère à soupe; "
+        "c.à.c.: cuillère à café; c.à.s.: cuillère à soupe", ": ")
+    spelled_as_words = word_set(
+        "OTAN ONU UNESCO UNICEF FIFA UEFA NASA ESA OPEP SIDA OVNI ENA INSEE CAC CNIL SAMU SMIC CAPES COVID PIN RAM ROM "
+        "GIF JPEG IKEA LEGO NASDAQ LASER RADAR OK")
+    months, month_abbreviations = month_table(
+        "janvier janv; février févr fév; mars; avril avr; mai; juin; juillet juil; août; septembre sept; octobre oct; "
+        "novembre nov; décembre déc")
     day_before_month = rf"(?P<d>{DAY})(?:er|ᵉʳ)?\s+"
     # "le 08/12", "du 08/12", "au 08/12", "jusqu'au 08/12", "lundi 08/12": the article said once
     date_determiners = frozenset({"le", "du", "au", "jusqu'au", "lundi", "mardi", "mercredi", "jeudi", "vendredi",
                                   "samedi", "dimanche"})
-    units: ClassVar[dict[str, Noun]] = {
-        "°C": ("degré Celsius", "degrés Celsius", "m"), "°F": ("degré Fahrenheit", "degrés Fahrenheit", "m"),
-        "K": ("kelvin", "kelvins", "m"), "km/h": ("kilomètre par heure", "kilomètres par heure", "m"),
-        "mph": ("mile par heure", "miles par heure", "m"), "m/s": ("mètre par seconde", "mètres par seconde", "m"),
-        "kWh": ("kilowattheure", "kilowattheures", "m"), "MWh": ("mégawattheure", "mégawattheures", "m"),
-        "Wh": ("wattheure", "wattheures", "m"), "kW": ("kilowatt", "kilowatts", "m"),
-        "MW": ("mégawatt", "mégawatts", "m"), "W": ("watt", "watts", "m"), "V": ("volt", "volts", "m"),
-        "mA": ("milliampère", "milliampères", "m"), "A": ("ampère", "ampères", "m"), "Hz": ("hertz", "hertz", "m"),
-        "kHz": ("kilohertz", "kilohertz", "m"), "MHz": ("mégahertz", "mégahertz", "m"),
-        "GHz": ("gigahertz", "gigahertz", "m"), "km": ("kilomètre", "kilomètres", "m"),
-        "cm": ("centimètre", "centimètres", "m"), "mm": ("millimètre", "millimètres", "m"),
-        "m": ("mètre", "mètres", "m"), "mi": ("mile", "miles", "m"), "ft": ("pied", "pieds", "m"),
-        "in": ("pouce", "pouces", "m"), "kg": ("kilogramme", "kilogrammes", "m"),
-        "mg": ("milligramme", "milligrammes", "m"), "g": ("gramme", "grammes", "m"), "t": ("tonne", "tonnes", "f"),
-        "lb": ("livre", "livres", "f"), "oz": ("once", "onces", "f"), "l": ("litre", "litres", "m"),
-        "L": ("litre", "litres", "m"), "ml": ("millilitre", "millilitres", "m"),
-        "mL": ("millilitre", "millilitres", "m"), "hPa": ("hectopascal", "hectopascals", "m"),
-        "mbar": ("millibar", "millibars", "m"), "bar": ("bar", "bars", "m"), "Pa": ("pascal", "pascals", "m"),
-        "dB": ("décibel", "décibels", "m"), "lx": ("lux", "lux", "m"),
-        "ppm": ("partie par million", "parties par million", "f"),
-        "µg/m³": ("microgramme par mètre cube", "microgrammes par mètre cube", "m"),
-        "m²": ("mètre carré", "mètres carrés", "m"), "m³": ("mètre cube", "mètres cubes", "m"),
-        "km²": ("kilomètre carré", "kilomètres carrés", "m"), "kB": ("kilooctet", "kilooctets", "m"),
-        "KB": ("kilooctet", "kilooctets", "m"), "MB": ("mégaoctet", "mégaoctets", "m"),
-        "GB": ("gigaoctet", "gigaoctets", "m"), "TB": ("téraoctet", "téraoctets", "m"),
-        "ms": ("milliseconde", "millisecondes", "f"), "s": ("seconde", "secondes", "f"),
-        "min": ("minute", "minutes", "f"), "h": ("heure", "heures", "f"),
+    units = nouns(
+        "°C degré(s) Celsius; °F degré(s) Fahrenheit; K kelvin(s); km/h kilomètre(s) par heure; mph mile(s) par heure; "
+        "m/s mètre(s) par seconde; kWh kilowattheure(s); MWh mégawattheure(s); Wh wattheure(s); kW kilowatt(s); "
+        "MW mégawatt(s); W watt(s); V volt(s); mA milliampère(s); A ampère(s); Hz hertz; kHz kilohertz; MHz mégahertz; "
+        "GHz gigahertz; km kilomètre(s); cm centimètre(s); mm millimètre(s); m mètre(s); mi mile(s); ft pied(s); "
+        "in pouce(s); kg kilogramme(s); mg milligramme(s); g gramme(s); t tonne(s), f; lb livre(s), f; oz once(s), f; "
+        "l litre(s); L litre(s); ml millilitre(s); mL millilitre(s); hPa hectopascal(s); mbar millibar(s); bar bar(s); "
+        "Pa pascal(s); dB décibel(s); lx lux; ppm partie(s) par million, f; µg/m³ microgramme(s) par mètre cube; "
+        "m² mètre(s) carré(s); m³ mètre(s) cube(s); km² kilomètre(s) carré(s); kB kilooctet(s); KB kilooctet(s); "
+        "MB mégaoctet(s); GB gigaoctet(s); TB téraoctet(s); ms milliseconde(s), f; s seconde(s), f; min minute(s), f; "
+        "h heure(s), f; "
         # beside the shared units: as French writes bytes, and what recipes and batteries write
-        "ko": ("kilooctet", "kilooctets", "m"), "Ko": ("kilooctet", "kilooctets", "m"),
-        "Mo": ("mégaoctet", "mégaoctets", "m"), "Go": ("gigaoctet", "gigaoctets", "m"),
-        "To": ("téraoctet", "téraoctets", "m"), "cl": ("centilitre", "centilitres", "m"),
-        "dl": ("décilitre", "décilitres", "m"), "mAh": ("milliampère-heure", "milliampères-heures", "m"),
-    }
-    currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
-        "EUR": (("euro", "euros", "m"), _CENTIME), "USD": (("dollar", "dollars", "m"), _CENT),
-        "GBP": (("livre", "livres", "f"), ("penny", "pence", "m")), "JPY": (("yen", "yens", "m"), None),
-        "CNY": (("yuan", "yuans", "m"), None), "KRW": (("won", "wons", "m"), None),
-        "RUB": (("rouble", "roubles", "m"), ("kopeck", "kopecks", "m")),
-        "BRL": (("réal", "réais", "m"), ("centavo", "centavos", "m")),
-        "CHF": (("franc suisse", "francs suisses", "m"), _CENTIME),
-        "INR": (("roupie", "roupies", "f"), ("paisa", "paise", "m")),
-        "CAD": (("dollar canadien", "dollars canadiens", "m"), _CENT),
-        "AUD": (("dollar australien", "dollars australiens", "m"), _CENT),
-        "MXN": (("peso", "pesos", "m"), ("centavo", "centavos", "m")),
-        "SEK": (("couronne", "couronnes", "f"), ("öre", "öre", "m")),
-        "PLN": (("zloty", "zlotys", "m"), ("grosz", "groszy", "m")),
-    }
+        "ko kilooctet(s); Ko kilooctet(s); Mo mégaoctet(s); Go gigaoctet(s); To téraoctet(s); cl centilitre(s); "
+        "dl décilitre(s); mAh milliampère(s)-heure(s)", gender="m")
+    # the euro's hundredth as the French say it, "centime" (officially "cent")
+    currencies = currency_nouns(
+        "EUR euro(s) / centime(s); USD dollar(s) / cent(s); GBP livre(s), f / (penny|pence); JPY yen(s); CNY yuan(s); "
+        "KRW won(s); RUB rouble(s) / kopeck(s); BRL (réal|réais) / centavo(s); CHF franc(s) suisse(s) / centime(s); "
+        "INR roupie(s), f / pais(a|e); CAD dollar(s) canadien(s) / cent(s); AUD dollar(s) australien(s) / cent(s); "
+        "MXN peso(s) / centavo(s); SEK couronne(s), f / öre; PLN zloty(s) / grosz(y)", gender="m")
     percent_noun: ClassVar[Noun] = ("pour cent", "pour cent", "m")
     degree: ClassVar[Noun] = ("degré", "degrés", "m")
     scales: ClassVar[dict[int, Noun]] = {3: ("mille", "mille", "m"), 6: ("million", "millions", "m"),
-                                         9: ("milliard", "milliards", "m")}
+                                         9: ("milliard", "milliards", "m"), 12: ("billion", "billions", "m")}
     sentence_starters = STARTERS
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return f"moins {self.cardinal(-n)}"
-        if n >= 10**15:
-            return self.digits(str(n))
+    def below_million(self, n: int) -> str:
         if n < 1000:
             return _below_thousand(n)
-        words = []
-        for size, name in _SCALES:
-            count, n = divmod(n, size)
-            if count:
-                words.append(f"{self.cardinal(count)} {name}{'s' if count > 1 else ''}")
         thousands, rest = divmod(n, 1000)
-        if thousands:  # "mille", "deux mille", "quatre-vingt mille", "deux cent mille"
-            words.append("mille" if thousands == 1 else re.sub(r"(vingt|cent)s$", r"\1", _below_thousand(thousands))
-                         + " mille")
-        if rest:
-            words.append(_below_thousand(rest))
-        return " ".join(words)
+        # "mille", "deux mille", "quatre-vingt mille", "deux cent mille"
+        head = "mille" if thousands == 1 else re.sub(r"(vingt|cent)s$", r"\1", _below_thousand(thousands)) + " mille"
+        return f"{head} {_below_thousand(rest)}" if rest else head
 
     def ordinal(self, n: int, feminine_form: bool = False) -> str:
         """"premier" / "première", "deuxième", "vingt et unième", "quatre-vingtième", "centième",
@@ -216,23 +153,19 @@ class French(Continental):
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
         said_year = self.cardinal(year) if year is not None else ""
         if day is None:
-            return self.join([_MONTHS[month - 1], said_year])
+            return self.join([self.months[month - 1], said_year])
         lead = "" if det or named else "le"
-        return self.join([lead, self.ordinal(1) if day == 1 else self.cardinal(day), _MONTHS[month - 1],
+        return self.join([lead, self.ordinal(1) if day == 1 else self.cardinal(day), self.months[month - 1],
                           said_year])
 
-    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
         """"dix-neuf heures trente", "une heure", "vingt et une heures une", "minuit", "midi"."""
-        if period:
-            hour = hour % 12 + (12 if period == "pm" else 0)
         if minute == 0 and not second and hour in (0, 12):
             return "minuit" if hour == 0 else "midi"
         words = [self.counted(Num(False, str(hour)), ("heure", "heures", "f"))]
         if minute or second:
             words.append(feminine(self.cardinal(minute)))  # "minute" is feminine: "sept heures une"
-        if second:
-            words += ["et", self.counted(Num(False, str(second)), ("seconde", "secondes", "f"))]
-        return self.join(words)
+        return self.join([*words, *self.and_seconds(second)])
 
     def times(self, n: int) -> str:
         return self.counted(Num(False, str(n)), ("fois", "fois", "f"))  # "une fois", "trois fois"

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, roman, word_set
+from hearth.text.normalize.language import Num, Rule, word_set
+from hearth.text.normalize.languages.continental import BEFORE, DAY, DIGIT, Continental, roman
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["STARTERS", "feminine", "french_rules", "noun_gender"]

@@ -21,17 +21,13 @@ from typing import ClassVar
 
 from num2words import num2words
 
-from hearth.text.normalize.language import Num, Rule
-from hearth.text.normalize.languages.continental import DAY, Continental, Noun
+from hearth.text.normalize.language import Noun, Num, Rule, currency_nouns, nouns, word_set, word_table
+from hearth.text.normalize.languages.continental import DAY, Continental, month_table
 from hearth.text.normalize.languages.continental_rules import continental_rules
 from hearth.text.normalize.languages.it_rules import ELISIONS, STARTERS, indefinite, italian_rules, noun_gender
 
 __all__ = ["Italian"]
 
-_MONTHS = ("gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre",
-           "ottobre", "novembre", "dicembre")
-_SCALES = ((10**9, "un miliardo", "miliardi"), (10**6, "un milione", "milioni"))
-_CENT: Noun = ("centesimo", "centesimi", "m")
 _WEEKDAYS = ("lunedì", "martedì", "mercoledì", "giovedì", "venerdì", "sabato", "domenica")
 
 
@@ -51,104 +47,61 @@ class Italian(Continental):
     code = "it"
     name = "italian"
     decimals_as_number = True
-    words: ClassVar[dict[str, str]] = {
-        "versus": "a",
-        "per": "al", "24/7": "ventiquattro ore su ventiquattro, sette giorni su sette",
-        "minus": "meno", "point": "virgola", "to": "a", "percent": "per cento", "and": "e", "plus": "più",
-        "over": "su", "dot": "punto", "at": "chiocciola", "colon": "due punti", "dash": "trattino",
-        "underscore": "trattino basso", "question": "punto interrogativo", "equals": "uguale",
-        "hash": "cancelletto", "tilde": "tilde", "thousand": "mila", "million": "milioni", "billion": "miliardi",
-        # "/" in an address: "slash", as Italians read web addresses ("barra" is heard too)
-        "slash": "slash",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "e", "+": "più", "=": "uguale", "@": "chiocciola", "#": "cancelletto",
-                                         "~": "circa", "×": "per", "÷": "diviso", "°": "gradi", "§": "paragrafo"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "Sig.": "Signor", "Sig.ra": "Signora", "Sig.na": "Signorina", "Sigg.": "Signori", "Dott.": "Dottor",
-        "Dott.ssa": "Dottoressa", "Dr.": "Dottor", "Prof.": "Professor", "Prof.ssa": "Professoressa",
-        "Avv.": "Avvocato", "Ing.": "Ingegner", "Arch.": "Architetto", "Geom.": "Geometra", "Egr.": "Egregio",
-        "Gent.": "Gentile", "Gent.mo": "Gentilissimo", "Gent.ma": "Gentilissima", "Spett.": "Spettabile",
-        "ecc.": "eccetera", "p.es.": "per esempio", "p. es.": "per esempio", "ad es.": "ad esempio",
-        "es.": "esempio", "cfr.": "confronta", "ca.": "circa", "tel.": "telefono", "Tel.": "Telefono",
-        "pag.": "pagina", "pagg.": "pagine", "sec.": "secolo", "vol.": "volume", "max.": "massimo",
-        "a.C.": "avanti Cristo", "d.C.": "dopo Cristo", "N.B.": "nota bene", "P.S.": "post scriptum",
-        "S.p.A.": "S P A", "S.r.l.": "S R L", "s.r.l.": "S R L", "P.za": "Piazza", "p.za": "piazza",
-        "C.so": "Corso", "V.le": "Viale", "Sant'": "Sant'",
-    }
-    spelled_as_words = frozenset({
-        "NATO", "ONU", "UNESCO", "UNICEF", "FIFA", "UEFA", "NASA", "ESA", "OPEC", "FIAT", "RAI", "ANSA", "ISTAT",
-        "INPS", "INAIL", "IVA", "IRPEF", "IMU", "TAR", "PIL", "CONI", "ENI", "ENEL", "ANAS", "USA", "COVID",
-        "PIN", "RAM", "ROM", "GIF", "JPEG", "IKEA", "LEGO", "LASER", "RADAR", "AIDS", "CAP", "OK",
-    })
-    months = _MONTHS
-    month_abbreviations: ClassVar[dict[str, int]] = {
-        "gen": 1, "feb": 2, "mar": 3, "apr": 4, "mag": 5, "giu": 6, "lug": 7, "ago": 8, "set": 9, "sett": 9,
-        "ott": 10, "nov": 11, "dic": 12}
+    words = word_table(
+        "versus a; per al; 24/7 ventiquattro ore su ventiquattro, sette giorni su sette; minus meno; point virgola; "
+        "to a; percent per cento; and e; plus più; over su; thousand mila; million milioni; billion miliardi")
+    # "/" in an address: "slash", as Italians read web addresses ("barra" is heard too)
+    marks = word_table(
+        ". punto; @ chiocciola; / slash; : due punti; - trattino; _ trattino basso; ? punto interrogativo; = uguale; "
+        "# cancelletto; ~ tilde")
+    symbols = word_table(
+        "& e; + più; = uguale; @ chiocciola; # cancelletto; ~ circa; × per; ÷ diviso; ° gradi; § paragrafo")
+    abbreviations = word_table(
+        "Sig.: Signor; Sig.ra: Signora; Sig.na: Signorina; Sigg.: Signori; Dott.: Dottor; Dott.ssa: Dottoressa; "
+        "Dr.: Dottor; Prof.: Professor; Prof.ssa: Professoressa; Avv.: Avvocato; Ing.: Ingegner; Arch.: Architetto; "
+        "Geom.: Geometra; Egr.: Egregio; Gent.: Gentile; Gent.mo: Gentilissimo; Gent.ma: Gentilissima; "
+        "Spett.: Spettabile; ecc.: eccetera; p.es.: per esempio; p. es.: per esempio; ad es.: ad esempio; "
+        "es.: esempio; cfr.: confronta; ca.: circa; tel.: telefono; Tel.: Telefono; pag.: pagina; pagg.: pagine; "
+        "sec.: secolo; vol.: volume; max.: massimo; a.C.: avanti Cristo; d.C.: dopo Cristo; N.B.: nota bene; "
+        "P.S.: post scriptum; S.p.A.: S P A; S.r.l.: S R L; s.r.l.: S R L; P.za: Piazza; p.za: piazza; C.so: Corso; "
+        "V.le: Viale; Sant': Sant'", ": ")
+    spelled_as_words = word_set(
+        "NATO ONU UNESCO UNICEF FIFA UEFA NASA ESA OPEC FIAT RAI ANSA ISTAT INPS INAIL IVA IRPEF IMU TAR PIL CONI ENI "
+        "ENEL ANAS USA COVID PIN RAM ROM GIF JPEG IKEA LEGO LASER RADAR AIDS CAP OK")
+    months, month_abbreviations = month_table(
+        "gennaio gen; febbraio feb; marzo mar; aprile apr; maggio mag; giugno giu; luglio lug; agosto ago; "
+        "settembre set sett; ottobre ott; novembre nov; dicembre dic")
     day_before_month = rf"(?P<d>{DAY})[°º]?\s+"
     date_determiners = frozenset([*ELISIONS, *ELISIONS.values(), *_WEEKDAYS])
-    units: ClassVar[dict[str, Noun]] = {
-        "°C": ("grado Celsius", "gradi Celsius", "m"), "°F": ("grado Fahrenheit", "gradi Fahrenheit", "m"),
-        "K": ("kelvin", "kelvin", "m"), "km/h": ("chilometro orario", "chilometri orari", "m"),
-        "mph": ("miglio orario", "miglia orarie", "m"), "m/s": ("metro al secondo", "metri al secondo", "m"),
-        "kWh": ("chilowattora", "chilowattora", "m"), "MWh": ("megawattora", "megawattora", "m"),
-        "Wh": ("wattora", "wattora", "m"), "kW": ("chilowatt", "chilowatt", "m"),
-        "MW": ("megawatt", "megawatt", "m"), "W": ("watt", "watt", "m"), "V": ("volt", "volt", "m"),
-        "mA": ("milliampere", "milliampere", "m"), "A": ("ampere", "ampere", "m"), "Hz": ("hertz", "hertz", "m"),
-        "kHz": ("chilohertz", "chilohertz", "m"), "MHz": ("megahertz", "megahertz", "m"),
-        "GHz": ("gigahertz", "gigahertz", "m"), "km": ("chilometro", "chilometri", "m"),
-        "cm": ("centimetro", "centimetri", "m"), "mm": ("millimetro", "millimetri", "m"),
-        "m": ("metro", "metri", "m"), "ft": ("piede", "piedi", "m"), "kg": ("chilogrammo", "chilogrammi", "m"),
-        "mg": ("milligrammo", "milligrammi", "m"), "g": ("grammo", "grammi", "m"),
-        "t": ("tonnellata", "tonnellate", "f"), "lb": ("libbra", "libbre", "f"), "oz": ("oncia", "once", "f"),
-        "l": ("litro", "litri", "m"), "L": ("litro", "litri", "m"), "ml": ("millilitro", "millilitri", "m"),
-        "mL": ("millilitro", "millilitri", "m"), "hPa": ("ettopascal", "ettopascal", "m"),
-        "mbar": ("millibar", "millibar", "m"), "bar": ("bar", "bar", "m"), "Pa": ("pascal", "pascal", "m"),
-        "dB": ("decibel", "decibel", "m"), "lx": ("lux", "lux", "m"),
-        "ppm": ("parte per milione", "parti per milione", "f"),
-        "µg/m³": ("microgrammo per metro cubo", "microgrammi per metro cubo", "m"),
-        "m²": ("metro quadrato", "metri quadrati", "m"), "m³": ("metro cubo", "metri cubi", "m"),
-        "km²": ("chilometro quadrato", "chilometri quadrati", "m"), "kB": ("kilobyte", "kilobyte", "m"),
-        "KB": ("kilobyte", "kilobyte", "m"), "MB": ("megabyte", "megabyte", "m"),
-        "GB": ("gigabyte", "gigabyte", "m"), "TB": ("terabyte", "terabyte", "m"),
-        "ms": ("millisecondo", "millisecondi", "m"), "s": ("secondo", "secondi", "m"),
-        "min": ("minuto", "minuti", "m"), "h": ("ora", "ore", "f"),
-        # "in" and "mi" are left out: in Italian they are words ("5 in tutto", "mi piace")
+    # "in" and "mi" are left out: in Italian they are words ("5 in tutto", "mi piace")
+    units = nouns(
+        "°C grad(o|i) Celsius; °F grad(o|i) Fahrenheit; K kelvin; km/h chilometr(o|i) orari(o|); "
+        "mph migli(o|a) orari(o|e); m/s metr(o|i) al secondo; kWh chilowattora; MWh megawattora; Wh wattora; "
+        "kW chilowatt; MW megawatt; W watt; V volt; mA milliampere; A ampere; Hz hertz; kHz chilohertz; MHz megahertz; "
+        "GHz gigahertz; km chilometr(o|i); cm centimetr(o|i); mm millimetr(o|i); m metr(o|i); ft pied(e|i); "
+        "kg chilogramm(o|i); mg milligramm(o|i); g gramm(o|i); t tonnellat(a|e), f; lb libbr(a|e), f; "
+        "oz (oncia|once), f; l litr(o|i); L litr(o|i); ml millilitr(o|i); mL millilitr(o|i); hPa ettopascal; "
+        "mbar millibar; bar bar; Pa pascal; dB decibel; lx lux; ppm part(e|i) per milione, f; "
+        "µg/m³ microgramm(o|i) per metro cubo; m² metr(o|i) quadrat(o|i); m³ metr(o|i) cub(o|i); "
+        "km² chilometr(o|i) quadrat(o|i); kB kilobyte; KB kilobyte; MB megabyte; GB gigabyte; TB terabyte; "
+        "ms millisecond(o|i); s second(o|i); min minut(o|i); h (ora|ore), f; "
         # beside the shared units: what recipes and batteries write
-        "cl": ("centilitro", "centilitri", "m"), "dl": ("decilitro", "decilitri", "m"),
-        "mAh": ("milliampereora", "milliampereora", "m"),
-    }
-    currencies: ClassVar[dict[str, tuple[Noun, Noun | None]]] = {
-        "EUR": (("euro", "euro", "m"), _CENT), "USD": (("dollaro", "dollari", "m"), _CENT),
-        "GBP": (("sterlina", "sterline", "f"), ("penny", "pence", "m")), "JPY": (("yen", "yen", "m"), None),
-        "CNY": (("yuan", "yuan", "m"), None), "KRW": (("won", "won", "m"), None),
-        "RUB": (("rublo", "rubli", "m"), ("copeco", "copechi", "m")),
-        "BRL": (("real", "reais", "m"), ("centavo", "centavos", "m")),
-        "CHF": (("franco svizzero", "franchi svizzeri", "m"), ("centesimo", "centesimi", "m")),
-        "INR": (("rupia", "rupie", "f"), ("paisa", "paise", "m")),
-        "CAD": (("dollaro canadese", "dollari canadesi", "m"), _CENT),
-        "AUD": (("dollaro australiano", "dollari australiani", "m"), _CENT),
-        "MXN": (("peso", "pesos", "m"), ("centavo", "centavos", "m")),
-        "SEK": (("corona", "corone", "f"), ("öre", "öre", "m")), "PLN": (("zloty", "zloty", "m"), ("grosz",
-                                                                                              "groszy", "m")),
-    }
+        "cl centilitr(o|i); dl decilitr(o|i); mAh milliampereora", gender="m")
+    currencies = currency_nouns(
+        "EUR euro / centesim(o|i); USD dollar(o|i) / centesim(o|i); GBP sterlin(a|e), f / (penny|pence); JPY yen; "
+        "CNY yuan; KRW won; RUB rubl(o|i) / copec(o|hi); BRL (real|reais) / centavo(s); "
+        "CHF franc(o|hi) svizzer(o|i) / centesim(o|i); INR rupi(a|e), f / pais(a|e); "
+        "CAD dollar(o|i) canades(e|i) / centesim(o|i); AUD dollar(o|i) australian(o|i) / centesim(o|i); "
+        "MXN peso(s) / centavo(s); SEK coron(a|e), f / öre; PLN zloty / grosz(y)", gender="m")
     degree: ClassVar[Noun] = ("grado", "gradi", "m")
     scales: ClassVar[dict[int, Noun]] = {3: ("mille", "mila", "m"), 6: ("milione", "milioni", "m"),
                                          9: ("miliardo", "miliardi", "m")}
     sentence_starters = STARTERS
+    # Phone numbers digit by digit (`Continental.phone_group`), as Italians dictate them ("zero sei,
+    # uno due tre quattro"), in the groups as written.
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return f"meno {self.cardinal(-n)}"
-        if n >= 10**15:
-            return self.digits(str(n))
-        if n < 10**6:
-            return _small(n)
-        words = []
-        for size, one, many in _SCALES:
-            count, n = divmod(n, size)
-            if count:
-                words.append(one if count == 1 else f"{self.cardinal(count)} {many}")
-        return " ".join([*words, _small(n)] if n else words)
+    def below_million(self, n: int) -> str:
+        return _small(n)
 
     def ordinal(self, n: int) -> str:
         if n < 10**6:
@@ -185,28 +138,17 @@ class Italian(Continental):
     def dated(self, det: str | None, year: int | None, month: int, day: int | None, named: bool) -> str:
         said_year = self.cardinal(year) if year is not None else ""
         if day is None:
-            return self.join([_MONTHS[month - 1], said_year])
+            return self.join([self.months[month - 1], said_year])
         said_day = "primo" if day == 1 else self.cardinal(day)
-        rest = self.join([_MONTHS[month - 1], said_year])
+        rest = self.join([self.months[month - 1], said_year])
         if det is not None or named:  # "lunedì 8 dicembre", "dell'8/12" (elided by `italian_rules`)
             return self.join([said_day, rest])
         return ("l'" + said_day if said_day[0] in "aeiou" else f"il {said_day}") + " " + rest
 
-    def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
+    def clock(self, hour: int, minute: int, second: int | None) -> str:
         """"diciannove e trenta", "una e cinque" (the hour is "una", as "ora" is feminine)."""
-        if period:
-            hour = hour % 12 + (12 if period == "pm" else 0)
-        words = ["una" if hour == 1 else self.cardinal(hour)]
-        if minute:
-            words += ["e", self.cardinal(minute)]
-        if second:
-            words += ["e", self.counted(Num(False, str(second)), ("secondo", "secondi", "m"))]
-        return self.join(words)
-
-    def phone_group(self, digits: str) -> str:
-        # Digit by digit, as Italians dictate phone numbers ("zero sei, uno due tre quattro"), in
-        # the groups as written.
-        return self.digits(digits)
+        words = ["una" if hour == 1 else self.cardinal(hour), *(["e", self.cardinal(minute)] if minute else [])]
+        return self.join([*words, *self.and_seconds(second)])
 
     def times(self, n: int) -> str:
         return self.counted(Num(False, str(n)), ("volta", "volte", "f"))  # "una volta", "tre volte"

@@ -8,18 +8,16 @@ from __future__ import annotations
 
 import re
 
-from hearth.text.normalize.language import Rule
+from hearth.text.normalize.language import Rule, word_set
 from hearth.text.normalize.languages.continental import (
     BEFORE,
     DAY,
     DIGIT,
-    NUMBERS,
     Continental,
     roman,
-    said_numbers,
-    word_set,
     words_before,
 )
+from hearth.text.normalize.languages.continental_rules import numbered_rule
 from hearth.text.normalize.rules import number_pattern, parse_number
 
 __all__ = ["ELISIONS", "STARTERS", "indefinite", "italian_rules", "noun_gender"]
@@ -146,7 +144,6 @@ def _number_rules(lang: Continental) -> list[Rule]:
 
 def _amount_rules(lang: Continental) -> list[Rule]:
     clock = re.compile(rf"(?P<h>{DAY})[.:](?P<min>[0-5]\d)(?![\w]|[.,]\d)")
-    numbered = re.compile(rf"(?<![\w.])(?P<abbr>{'|'.join(_NUMBERED)})(?:\.\s?|[°º]\s?){NUMBERS}")
     scaled = re.compile(rf"(?=[-−\d]){BEFORE}{number_pattern(lang)}\s?(?P<scale>mln|Mln|mld|Mld|k|M)\.?"
                         r"(?:\s?(?P<cur>[€$£]))?(?![\w])")
     phone = re.compile(r"(?=[03])(?<![\w+])(?:0\d{1,3}|3\d{2})[ ./-]\d{3,4}[ .-]?\d{3,4}(?![\w]|[.,]\d)")
@@ -166,8 +163,7 @@ def _amount_rules(lang: Continental) -> list[Rule]:
         return lang.time(int(m.group("h")), int(m.group("min")), None, None)
 
     return [Rule("time", clock, say_clock, 14), Rule("currency", scaled, say_scaled, 19),
-            Rule("abbreviation", numbered,
-                 lambda m: lang.join([_NUMBERED[m.group("abbr")], said_numbers(lang, m)]), 65),
+            numbered_rule(lang, _NUMBERED, r"(?<![\w.])", r"(?:\.\s?|[°º]\s?)"),
             Rule("phone", phone, lambda m: _phone(lang, m), 12)]
 
 

@@ -23,9 +23,8 @@ Choices where usage varies (the most common reading, tested):
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
-from hearth.text.normalize.language import Rule
+from hearth.text.normalize.language import Rule, word_table
 from hearth.text.normalize.languages.east_asian import EastAsian
 
 __all__ = ["Japanese"]
@@ -37,26 +36,6 @@ _LETTERS = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
     "エヌ", "オー", "ピー", "キュー", "アール", "エス", "ティー", "ユー", "ブイ", "ダブリュー", "エックス", "ワイ",
     "ゼット"),
     strict=True))
-
-_UNITS = {
-    "°C": "度", "°F": "華氏{}度", "km/h": "時速{}キロメートル", "mph": "時速{}マイル", "m/s": "秒速{}メートル",
-    "kWh": "キロワット時", "MWh": "メガワット時", "Wh": "ワット時", "kW": "キロワット", "MW": "メガワット",
-    "W": "ワット", "V": "ボルト", "mA": "ミリアンペア", "A": "アンペア", "Hz": "ヘルツ", "kHz": "キロヘルツ",
-    "MHz": "メガヘルツ", "GHz": "ギガヘルツ", "km": "キロメートル", "cm": "センチメートル", "mm": "ミリメートル",
-    "m": "メートル", "mi": "マイル", "ft": "フィート", "in": "インチ", "kg": "キログラム", "mg": "ミリグラム",
-    "g": "グラム", "t": "トン", "lb": "ポンド", "oz": "オンス", "l": "リットル", "L": "リットル", "ml": "ミリリットル",
-    "mL": "ミリリットル", "hPa": "ヘクトパスカル", "mbar": "ミリバール", "bar": "バール", "Pa": "パスカル",
-    "dB": "デシベル", "lx": "ルクス", "ppm": "ピーピーエム", "µg/m³": "マイクログラム毎立方メートル",
-    "m²": "平方メートル", "m³": "立方メートル", "km²": "平方キロメートル", "KB": "キロバイト", "kB": "キロバイト",
-    "MB": "メガバイト", "GB": "ギガバイト", "TB": "テラバイト", "ms": "ミリ秒", "s": "秒", "min": "分", "h": "時間",
-    "mAh": "ミリアンペア時",
-}  # no K: 4K and 8K are screens' resolutions far more often than kelvins
-
-_CURRENCIES = {
-    "USD": "ドル", "EUR": "ユーロ", "GBP": "ポンド", "JPY": "円", "CNY": "元", "KRW": "ウォン", "RUB": "ルーブル",
-    "BRL": "レアル", "CHF": "スイスフラン", "INR": "ルピー", "CAD": "カナダドル", "AUD": "オーストラリアドル",
-    "MXN": "メキシコペソ", "SEK": "スウェーデンクローナ", "PLN": "ズロチ",
-}
 
 
 def _group(n: int, big: bool) -> str:
@@ -77,38 +56,35 @@ class Japanese(EastAsian):
     space_between_words = False
     below_zero = "氷点下"
     degree = "度"
+    zero = "ゼロ"
     phone_digits = ("ゼロ", "イチ", "ニー", "サン", "ヨン", "ゴー", "ロク", "ナナ", "ハチ", "キュー")
     phone_joint = "の"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "マイナス", "point": "点", "to": "から", "percent": "パーセント",
-        "plus": "プラス", "and": "と", "ratio": "対",
-    }
-    marks: ClassVar[dict[str, str]] = {
-        ".": "ドット", "@": "アットマーク", "/": "スラッシュ", ":": "コロン", "-": "ハイフン", "_": "アンダースコア",
-        "+": "プラス", "?": "クエスチョン", "=": "イコール", "&": "アンド", "#": "シャープ", "~": "チルダ",
-        "%": "パーセント",
-    }
-    symbols: ClassVar[dict[str, str]] = {
-        "&": "アンド", "+": "プラス", "=": "イコール", "×": "かける", "÷": "割る", "°": "度",
-    }
-    abbreviations: ClassVar[dict[str, str]] = {
-        "TEL": "電話", "Tel": "電話", "FAX": "ファックス", "Fax": "ファックス",
-        "PM2.5": "ピーエム二点五", "PM10": "ピーエム十",
-        "e.g.": "例えば", "etc.": "など", "vs.": "対", "vs": "対", "VS": "対", "(株)": "株式会社", "（株）": "株式会社",
-        "㈱": "株式会社", "(有)": "有限会社", "（有）": "有限会社", "㈲": "有限会社",
-    }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
-    currencies = _CURRENCIES
-    units = _UNITS
+    words = word_table("minus マイナス; point 点; to から; percent パーセント; plus プラス; and と; ratio 対")
+    marks = word_table(
+        ". ドット; @ アットマーク; / スラッシュ; : コロン; - ハイフン; _ アンダースコア; + プラス; ? クエスチョン; "
+        "= イコール; & アンド; # シャープ; ~ チルダ; % パーセント")
+    symbols = word_table("& アンド; + プラス; = イコール; × かける; ÷ 割る; ° 度")
+    abbreviations = word_table(
+        "TEL: 電話; Tel: 電話; FAX: ファックス; Fax: ファックス; PM2.5: ピーエム二点五; PM10: ピーエム十; "
+        "e.g.: 例えば; etc.: など; vs.: 対; vs: 対; VS: 対; (株): 株式会社; （株）: 株式会社; ㈱: 株式会社; "
+        "(有): 有限会社; （有）: 有限会社; ㈲: 有限会社", ": ")
+    currency_names = word_table(
+        "USD ドル; EUR ユーロ; GBP ポンド; JPY 円; CNY 元; KRW ウォン; RUB ルーブル; BRL レアル; CHF スイスフラン; "
+        "INR ルピー; CAD カナダドル; AUD オーストラリアドル; MXN メキシコペソ; SEK スウェーデンクローナ; PLN ズロチ")
+    # no K: 4K and 8K are screens' resolutions far more often than kelvins
+    unit_names = word_table(
+        "°C 度; °F 華氏{}度; km/h 時速{}キロメートル; mph 時速{}マイル; m/s 秒速{}メートル; kWh キロワット時; "
+        "MWh メガワット時; Wh ワット時; kW キロワット; MW メガワット; W ワット; V ボルト; mA ミリアンペア; A アンペア; "
+        "Hz ヘルツ; kHz キロヘルツ; MHz メガヘルツ; GHz ギガヘルツ; km キロメートル; cm センチメートル; "
+        "mm ミリメートル; m メートル; mi マイル; ft フィート; in インチ; kg キログラム; mg ミリグラム; g グラム; "
+        "t トン; lb ポンド; oz オンス; l リットル; L リットル; ml ミリリットル; mL ミリリットル; hPa ヘクトパスカル; "
+        "mbar ミリバール; bar バール; Pa パスカル; dB デシベル; lx ルクス; ppm ピーピーエム; "
+        "µg/m³ マイクログラム毎立方メートル; m² 平方メートル; m³ 立方メートル; km² 平方キロメートル; KB キロバイト; "
+        "kB キロバイト; MB メガバイト; GB ギガバイト; TB テラバイト; ms ミリ秒; s 秒; min 分; h 時間; "
+        "mAh ミリアンペア時")
     code_cues = "暗証番号|番号|コード|パスワード|部屋"
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return "マイナス" + self.cardinal(-n)
-        if n == 0:
-            return "ゼロ"
-        if n >= 10**16:
-            return self.digits(str(n))
+    def grouped(self, n: int) -> str:
         out = []
         for size, unit in ((10**12, "兆"), (10**8, "億"), (10**4, "万")):
             group = n // size % 10000
@@ -124,11 +100,6 @@ class Japanese(EastAsian):
 
     def fraction(self, numerator: int, denominator: int) -> str:
         return f"{self.cardinal(denominator)}分の{self.cardinal(numerator)}"
-
-    def date(self, year: int | None, month: int | None, day: int | None) -> str:
-        said = f"{self.year(year)}年" if year is not None else ""
-        said += f"{self.cardinal(month)}月" if month else ""
-        return said + (f"{self.cardinal(day)}日" if day else "")
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         said = ("零" if hour == 0 else self.cardinal(hour)) + "時"

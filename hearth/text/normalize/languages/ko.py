@@ -21,9 +21,8 @@ Choices where usage varies (the most common reading, tested):
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
-from hearth.text.normalize.language import Num, Rule
+from hearth.text.normalize.language import Num, Rule, word_table
 from hearth.text.normalize.languages.east_asian import EastAsian
 
 __all__ = ["Korean"]
@@ -46,26 +45,6 @@ _LABELS = ("출구", "버스", "문제", "게이트", "채널", "트랙", "좌�
 _LETTERS = dict(zip("ABCDEFGHIJKLMNOPQRSTUVWXYZ", (
     "에이", "비", "씨", "디", "이", "에프", "지", "에이치", "아이", "제이", "케이", "엘", "엠", "엔", "오", "피", "큐",
     "알", "에스", "티", "유", "브이", "더블유", "엑스", "와이", "제트"), strict=True))
-
-_UNITS = {
-    "°C": "도", "°F": "화씨 {} 도", "km/h": "시속 {} 킬로미터", "mph": "시속 {} 마일", "m/s": "초속 {} 미터",
-    "kWh": "킬로와트시", "MWh": "메가와트시", "Wh": "와트시", "kW": "킬로와트", "MW": "메가와트", "W": "와트",
-    "V": "볼트", "mA": "밀리암페어", "A": "암페어", "Hz": "헤르츠", "kHz": "킬로헤르츠", "MHz": "메가헤르츠",
-    "GHz": "기가헤르츠", "km": "킬로미터", "cm": "센티미터", "mm": "밀리미터", "m": "미터", "mi": "마일",
-    "ft": "피트", "in": "인치", "kg": "킬로그램", "mg": "밀리그램", "g": "그램", "t": "톤", "lb": "파운드",
-    "oz": "온스", "l": "리터", "L": "리터", "ml": "밀리리터", "mL": "밀리리터", "hPa": "헥토파스칼",
-    "mbar": "밀리바", "bar": "바", "Pa": "파스칼", "dB": "데시벨", "lx": "럭스", "ppm": "피피엠",
-    "µg/m³": "마이크로그램 퍼 세제곱미터", "m²": "제곱미터", "m³": "세제곱미터", "km²": "제곱킬로미터",
-    "KB": "킬로바이트", "kB": "킬로바이트", "MB": "메가바이트", "GB": "기가바이트", "TB": "테라바이트",
-    "ms": "밀리초", "s": "초", "min": "분", "h": "시간",
-    "mAh": "밀리암페어시",
-}  # no K: 4K and 8K are screens' resolutions far more often than kelvins
-
-_CURRENCIES = {
-    "USD": "달러", "EUR": "유로", "GBP": "파운드", "JPY": "엔", "CNY": "위안", "KRW": "원", "RUB": "루블",
-    "BRL": "헤알", "CHF": "스위스 프랑", "INR": "루피", "CAD": "캐나다 달러", "AUD": "호주 달러", "MXN": "멕시코 페소",
-    "SEK": "스웨덴 크로나", "PLN": "즐로티",
-}
 
 
 def _group(n: int) -> str:
@@ -91,35 +70,31 @@ class Korean(EastAsian):
     name = "korean"
     below_zero = "영하"
     degree = "도"
+    zero = "영"
     phone_digits = "공일이삼사오육칠팔구"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "마이너스", "point": "점", "to": "에서", "percent": "퍼센트",
-        "plus": "플러스", "and": "그리고", "ratio": "대",
-    }
-    marks: ClassVar[dict[str, str]] = {
-        ".": "닷", "@": "골뱅이", "/": "슬래시", ":": "콜론", "-": "하이픈", "_": "언더바", "+": "플러스",
-        "?": "물음표", "=": "이퀄", "&": "앤드", "#": "샵", "~": "물결", "%": "퍼센트",
-    }
-    symbols: ClassVar[dict[str, str]] = {
-        "&": "앤드", "+": "플러스", "=": "이퀄", "×": "곱하기", "÷": "나누기", "°": "도",
-    }
-    abbreviations: ClassVar[dict[str, str]] = {
-        "TEL": "전화", "Tel": "전화", "FAX": "팩스", "Fax": "팩스",
-        "PM2.5": "피엠 이 점 오", "PM10": "피엠 십",
-        "(주)": "주식회사", "㈜": "주식회사", "e.g.": "예를 들어", "etc.": "등", "vs.": "대", "vs": "대", "VS": "대",
-    }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
-    currencies = _CURRENCIES
-    units = _UNITS
+    words = word_table("minus 마이너스; point 점; to 에서; percent 퍼센트; plus 플러스; and 그리고; ratio 대")
+    marks = word_table(
+        ". 닷; @ 골뱅이; / 슬래시; : 콜론; - 하이픈; _ 언더바; + 플러스; ? 물음표; = 이퀄; & 앤드; # 샵; ~ 물결; "
+        "% 퍼센트")
+    symbols = word_table("& 앤드; + 플러스; = 이퀄; × 곱하기; ÷ 나누기; ° 도")
+    abbreviations = word_table(
+        "TEL: 전화; Tel: 전화; FAX: 팩스; Fax: 팩스; PM2.5: 피엠 이 점 오; PM10: 피엠 십; (주): 주식회사; "
+        "㈜: 주식회사; e.g.: 예를 들어; etc.: 등; vs.: 대; vs: 대; VS: 대", ": ")
+    currency_names = word_table(
+        "USD 달러; EUR 유로; GBP 파운드; JPY 엔; CNY 위안; KRW 원; RUB 루블; BRL 헤알; CHF 스위스 프랑; INR 루피; "
+        "CAD 캐나다 달러; AUD 호주 달러; MXN 멕시코 페소; SEK 스웨덴 크로나; PLN 즐로티")
+    # no K: 4K and 8K are screens' resolutions far more often than kelvins
+    unit_names = word_table(
+        "°C 도; °F 화씨 {} 도; km/h 시속 {} 킬로미터; mph 시속 {} 마일; m/s 초속 {} 미터; kWh 킬로와트시; "
+        "MWh 메가와트시; Wh 와트시; kW 킬로와트; MW 메가와트; W 와트; V 볼트; mA 밀리암페어; A 암페어; Hz 헤르츠; "
+        "kHz 킬로헤르츠; MHz 메가헤르츠; GHz 기가헤르츠; km 킬로미터; cm 센티미터; mm 밀리미터; m 미터; mi 마일; "
+        "ft 피트; in 인치; kg 킬로그램; mg 밀리그램; g 그램; t 톤; lb 파운드; oz 온스; l 리터; L 리터; ml 밀리리터; "
+        "mL 밀리리터; hPa 헥토파스칼; mbar 밀리바; bar 바; Pa 파스칼; dB 데시벨; lx 럭스; ppm 피피엠; "
+        "µg/m³ 마이크로그램 퍼 세제곱미터; m² 제곱미터; m³ 세제곱미터; km² 제곱킬로미터; KB 킬로바이트; kB 킬로바이트; "
+        "MB 메가바이트; GB 기가바이트; TB 테라바이트; ms 밀리초; s 초; min 분; h 시간; mAh 밀리암페어시")
     code_cues = "번호|코드|비밀번호|호실"
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return "마이너스 " + self.cardinal(-n)
-        if n == 0:
-            return "영"
-        if n >= 10**16:
-            return self.digits(str(n))
+    def grouped(self, n: int) -> str:
         parts: list[str] = []
         for size, unit in ((10**12, "조"), (10**8, "억"), (10**4, "만")):
             group = n // size % 10000
@@ -137,7 +112,7 @@ class Korean(EastAsian):
             return ("첫", "둘")[n - 1] + "째"
         return native(n, before_noun=n > 10 and n % 10 in (1, 2) or n == 20) + "째"
 
-    def counted(self, n: int, counter: str) -> str:
+    def with_counter(self, n: int, counter: str) -> str:
         """A number and its counter: native from 1 to 99 where the counter takes them."""
         if counter == "번째" and n == 1:
             return "첫 번째"
@@ -160,7 +135,7 @@ class Korean(EastAsian):
         return " ".join(parts + ([f"{self.cardinal(day)} 일"] if day else []))
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
-        parts = [{"am": "오전", "pm": "오후"}.get(period or "", ""), self.counted(hour, "시") if hour else "영 시"]
+        parts = [{"am": "오전", "pm": "오후"}.get(period or "", ""), self.with_counter(hour, "시") if hour else "영 시"]
         if minute or second:
             parts.append(f"{self.cardinal(minute)} 분")
         if second:
@@ -169,7 +144,7 @@ class Korean(EastAsian):
 
     def measure(self, num: Num, unit: str) -> str:
         if unit == "h" and num.is_integer and not num.negative and 1 <= int(num.whole) <= 99:
-            return self.counted(int(num.whole), "시간")
+            return self.with_counter(int(num.whole), "시간")
         return super().measure(num, unit)
 
     def letters(self, text: str) -> str:
@@ -209,7 +184,7 @@ class Korean(EastAsian):
             return self.range(_MONTHS[int(m["a"]) - 1], _MONTHS[n - 1]) if m["a"] else _MONTHS[n - 1]
         sino = (counter == "대" and n % 10 == 0  # 30대: people in their thirties
                 or counter == "번" and re.match(rf"\s?(?:{'|'.join(_LABELS)})", m.string[m.end():]) is not None)
-        say = (lambda k: f"{self.cardinal(k)} {counter}") if sino else (lambda k: self.counted(k, counter))
+        say = (lambda k: f"{self.cardinal(k)} {counter}") if sino else (lambda k: self.with_counter(k, counter))
         return self.range(say(int(m["a"])), say(n)) if m["a"] else say(n)
 
     def _date(self, m: re.Match[str]) -> str | None:

@@ -25,9 +25,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import ClassVar
 
-from hearth.text.normalize.language import Language, Num, Rule
+from hearth.text.normalize.language import Language, Num, Rule, word_set, word_table
 from hearth.text.normalize.languages import ru_dates, ru_rules
 from hearth.text.normalize.languages import ru_grammar as g
 
@@ -43,27 +42,23 @@ class Russian(Language):
     decimal_mark = ","
     group_marks = " ."
     date_order = "DMY"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "минус", "point": "запятая", "to": "до", "percent": "процентов", "and": "и", "plus": "плюс",
-        "over": "дробь", "dot": "точка", "at": "собака", "slash": "слэш", "colon": "двоеточие", "dash": "дефис",
-        "underscore": "нижнее подчёркивание", "question": "вопросительный знак", "equals": "равно",
-        "hash": "решётка", "tilde": "тильда", "thousand": "тысяч", "million": "миллионов", "billion": "миллиардов",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "и", "+": "плюс", "=": "равно", "@": "собака", "#": "решётка",
-                                         "~": "около", "×": "на", "÷": "разделить на", "°": "градусов", "№": "номер"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "т. е.": "то есть", "т.е.": "то есть", "т. д.": "так далее", "т. п.": "тому подобное",
-        "т. к.": "так как", "т.к.": "так как", "т. н.": "так называемый", "т.н.": "так называемый",
-        "в т. ч.": "в том числе", "в т.ч.": "в том числе", "до н. э.": "до нашей эры",
-        "н. э.": "нашей эры", "ул.": "улица", "пр-т": "проспект", "д.": "дом", "кв.": "квартира", "стр.": "страница",
-        "рис.": "рисунок", "см.": "смотри", "напр.": "например", "проф.": "профессор", "акад.": "академик",
-        "им.": "имени", "г-н": "господин", "г-жа": "госпожа", "тел.": "телефон", "обл.": "область", "р-н": "район",
-        "пос.": "посёлок", "зам.": "заместитель", "гл.": "глава", "руб.": "рублей", "коп.": "копеек",
-        "тыс.": "тысяч", "млн": "миллионов", "млрд": "миллиардов", "мин.": "минут", "сек.": "секунд",
-        "ок.": "около", "прим.": "примечание", "гг.": "годы", "вв.": "века",
-    }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "UEFA", "IKEA", "LEGO", "COVID", "OK",
-                                  "WIFI"})
+    words = word_table(
+        "minus минус; point запятая; to до; percent процентов; and и; plus плюс; over дробь; thousand тысяч; "
+        "million миллионов; billion миллиардов")
+    marks = word_table(
+        ". точка; @ собака; / слэш; : двоеточие; - дефис; _ нижнее подчёркивание; ? вопросительный знак; = равно; "
+        "# решётка; ~ тильда")
+    symbols = word_table(
+        "& и; + плюс; = равно; @ собака; # решётка; ~ около; × на; ÷ разделить на; ° градусов; № номер")
+    abbreviations = word_table(
+        "т. е.: то есть; т.е.: то есть; т. д.: так далее; т. п.: тому подобное; т. к.: так как; т.к.: так как; "
+        "т. н.: так называемый; т.н.: так называемый; в т. ч.: в том числе; в т.ч.: в том числе; "
+        "до н. э.: до нашей эры; н. э.: нашей эры; ул.: улица; пр-т: проспект; д.: дом; кв.: квартира; стр.: страница; "
+        "рис.: рисунок; см.: смотри; напр.: например; проф.: профессор; акад.: академик; им.: имени; г-н: господин; "
+        "г-жа: госпожа; тел.: телефон; обл.: область; р-н: район; пос.: посёлок; зам.: заместитель; гл.: глава; "
+        "руб.: рублей; коп.: копеек; тыс.: тысяч; млн: миллионов; млрд: миллиардов; мин.: минут; сек.: секунд; "
+        "ок.: около; прим.: примечание; гг.: годы; вв.: века", ": ")
+    spelled_as_words = word_set("NASA NATO UNESCO UNICEF FIFA UEFA IKEA LEGO COVID OK WIFI")
 
     def cardinal(self, n: int) -> str:
         return f"минус {g.cardinal(-n)}" if n < 0 else g.cardinal(n)
@@ -103,12 +98,6 @@ class Russian(Language):
         scale = {3: "тыс", 6: "млн", 9: "млрд"}[exponent]
         unit = g.CURRENCIES[code][0].many if code in g.CURRENCIES else self.letters(code)
         return f"{g.counted(num, g.SCALES[scale])} {unit}"
-
-    def currency_words(self, code: str) -> tuple[str, str, str, str] | None:
-        if code not in g.CURRENCIES:
-            return None
-        unit, cent = g.CURRENCIES[code]
-        return unit.one, unit.many, cent.one if cent else "", cent.many if cent else ""
 
     def unit_words(self, unit: str, num: Num) -> str | None:
         forms = g.UNITS.get(unit)

@@ -192,8 +192,6 @@ def _range_rules(number: str, first: str, unit: str, currency: str, units: dict[
     return [Rule("range", ranged, say, 27)]
 
 
-
-
 def _years(a: Num, b: Num) -> bool:
     return all(n.is_integer and not n.negative and len(n.whole) == 4 and 1000 <= int(n.whole) < 2100 for n in (a, b))
 

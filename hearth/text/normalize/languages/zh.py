@@ -20,9 +20,8 @@ Choices where usage varies (the most common reading, tested):
 from __future__ import annotations
 
 import re
-from typing import ClassVar
 
-from hearth.text.normalize.language import Num, Rule
+from hearth.text.normalize.language import Num, Rule, word_table
 from hearth.text.normalize.languages.east_asian import EastAsian
 
 __all__ = ["Chinese"]
@@ -38,24 +37,6 @@ _MEASURE_WORDS = (
     "英镑", "日元", "港元", "韩元", "分", "秒", "届", "座", "道", "包", "盒", "箱", "袋", "片", "组", "户", "口",
     "门",
 )
-
-_UNITS = {
-    "°C": "摄氏度", "°F": "华氏度", "km/h": "公里每小时", "mph": "英里每小时", "m/s": "米每秒", "kWh": "千瓦时",
-    "MWh": "兆瓦时", "Wh": "瓦时", "kW": "千瓦", "MW": "兆瓦", "W": "瓦", "V": "伏", "mA": "毫安", "A": "安",
-    "Hz": "赫兹", "kHz": "千赫", "MHz": "兆赫", "GHz": "吉赫", "km": "公里", "cm": "厘米", "mm": "毫米", "m": "米",
-    "mi": "英里", "ft": "英尺", "in": "英寸", "kg": "公斤", "mg": "毫克", "g": "克", "t": "吨", "lb": "磅",
-    "oz": "盎司", "l": "升", "L": "升", "ml": "毫升", "mL": "毫升", "hPa": "百帕", "mbar": "毫巴", "bar": "巴",
-    "Pa": "帕", "dB": "分贝", "lx": "勒克斯", "µg/m³": "微克每立方米", "m²": "平方米", "m³": "立方米",
-    "km²": "平方公里", "KB": "千字节", "kB": "千字节", "MB": "兆字节", "GB": "吉字节", "TB": "太字节",
-    "ms": "毫秒", "s": "秒", "min": "分钟", "h": "小时", "ppm": "P P M",
-    "mAh": "毫安时",
-}  # no K: in Chinese text 4K is a screen's resolution far more often than kelvins
-
-_CURRENCIES = {
-    "USD": "美元", "EUR": "欧元", "GBP": "英镑", "JPY": "日元", "CNY": "元", "KRW": "韩元", "RUB": "卢布",
-    "BRL": "雷亚尔", "CHF": "瑞士法郎", "INR": "卢比", "CAD": "加元", "AUD": "澳元", "MXN": "墨西哥比索",
-    "SEK": "瑞典克朗", "PLN": "兹罗提",
-}
 
 
 def _group(n: int, first: bool) -> str:
@@ -92,35 +73,31 @@ class Chinese(EastAsian):
     space_between_words = False
     below_zero = "零下"
     degree = "度"
+    zero = "零"
     percent_before = True
     phone_digits = "零幺二三四五六七八九"
     phone_joint = "，"
-    words: ClassVar[dict[str, str]] = {
-        "minus": "负", "point": "点", "to": "到", "percent": "百分之",
-        "plus": "加", "and": "和", "ratio": "比",
-    }
-    marks: ClassVar[dict[str, str]] = {
-        ".": "点", "@": "at", "/": "斜杠", ":": "冒号", "-": "杠", "_": "下划线", "+": "加", "?": "问号",
-        "=": "等于", "&": "和", "#": "井号", "~": "波浪号", "%": "百分号",
-    }
-    symbols: ClassVar[dict[str, str]] = {"&": "和", "+": "加", "=": "等于", "×": "乘", "÷": "除以", "°": "度"}
-    abbreviations: ClassVar[dict[str, str]] = {
-        "TEL": "电话", "Tel": "电话", "FAX": "传真", "Fax": "传真",
-        "PM2.5": "P M二点五", "PM10": "P M十",
-        "e.g.": "例如", "i.e.": "即", "etc.": "等等", "vs.": "对", "vs": "对", "VS": "对",
-    }
-    spelled_as_words = frozenset({"NASA", "NATO", "UNESCO", "UNICEF", "FIFA", "OPEC", "COVID", "IKEA", "LEGO"})
-    currencies = _CURRENCIES
-    units = _UNITS
+    words = word_table("minus 负; point 点; to 到; percent 百分之; plus 加; and 和; ratio 比")
+    marks = word_table(
+        ". 点; @ at; / 斜杠; : 冒号; - 杠; _ 下划线; + 加; ? 问号; = 等于; & 和; # 井号; ~ 波浪号; % 百分号")
+    symbols = word_table("& 和; + 加; = 等于; × 乘; ÷ 除以; ° 度")
+    abbreviations = word_table(
+        "TEL: 电话; Tel: 电话; FAX: 传真; Fax: 传真; PM2.5: P M二点五; PM10: P M十; e.g.: 例如; i.e.: 即; etc.: 等等; "
+        "vs.: 对; vs: 对; VS: 对", ": ")
+    currency_names = word_table(
+        "USD 美元; EUR 欧元; GBP 英镑; JPY 日元; CNY 元; KRW 韩元; RUB 卢布; BRL 雷亚尔; CHF 瑞士法郎; INR 卢比; "
+        "CAD 加元; AUD 澳元; MXN 墨西哥比索; SEK 瑞典克朗; PLN 兹罗提")
+    # no K: in Chinese text 4K is a screen's resolution far more often than kelvins
+    unit_names = word_table(
+        "°C 摄氏度; °F 华氏度; km/h 公里每小时; mph 英里每小时; m/s 米每秒; kWh 千瓦时; MWh 兆瓦时; Wh 瓦时; kW 千瓦; "
+        "MW 兆瓦; W 瓦; V 伏; mA 毫安; A 安; Hz 赫兹; kHz 千赫; MHz 兆赫; GHz 吉赫; km 公里; cm 厘米; mm 毫米; m 米; "
+        "mi 英里; ft 英尺; in 英寸; kg 公斤; mg 毫克; g 克; t 吨; lb 磅; oz 盎司; l 升; L 升; ml 毫升; mL 毫升; "
+        "hPa 百帕; mbar 毫巴; bar 巴; Pa 帕; dB 分贝; lx 勒克斯; µg/m³ 微克每立方米; m² 平方米; m³ 立方米; "
+        "km² 平方公里; KB 千字节; kB 千字节; MB 兆字节; GB 吉字节; TB 太字节; ms 毫秒; s 秒; min 分钟; h 小时; "
+        "ppm P P M; mAh 毫安时")
     code_cues = "代码|编号|号码|验证码|单号|尾号|账号|卡号|房间号|房号|邮编|工号|学号|密码|车次"
 
-    def cardinal(self, n: int) -> str:
-        if n < 0:
-            return "负" + self.cardinal(-n)
-        if n == 0:
-            return "零"
-        if n >= 10**16:
-            return self.digits(str(n))
+    def grouped(self, n: int) -> str:
         words = _grouped(n)
         return "两" + words[1:] if words[:2] in ("二千", "二万", "二亿") else words
 
@@ -142,11 +119,6 @@ class Chinese(EastAsian):
 
     def year(self, year: int) -> str:
         return self.digits(str(year))
-
-    def date(self, year: int | None, month: int | None, day: int | None) -> str:
-        said = f"{self.year(year)}年" if year is not None else ""
-        said += f"{self.cardinal(month)}月" if month else ""
-        return said + (f"{self.cardinal(day)}日" if day else "")
 
     def time(self, hour: int, minute: int, second: int | None, period: str | None) -> str:
         said = ("两" if hour == 2 else self.cardinal(hour)) + "点"
