@@ -66,6 +66,11 @@ class Transcript:
     text: str
     pieces: tuple[TranscriptPiece, ...]
 
+    @classmethod
+    def joined(cls, pieces: list[TranscriptPiece] | tuple[TranscriptPiece, ...]) -> Transcript:
+        """The recording's transcript from its pieces: texts joined, languages merged."""
+        return cls(merge_languages([p.language for p in pieces]), "".join(p.text for p in pieces), tuple(pieces))
+
     @property
     def units(self) -> tuple[TimedUnit, ...] | None:
         """Every piece's timed units, in order (None without timestamps)."""
@@ -153,5 +158,4 @@ class Listener:
                    sample_rate: int = SAMPLE_RATE) -> Transcript:
         """The whole recording (float samples at `sample_rate`, mono or [samples, channels]: mixed
         down and resampled to 16 kHz): language, text and pieces."""
-        pieces = tuple(self.pieces(audio, options, sample_rate))
-        return Transcript(merge_languages([p.language for p in pieces]), "".join(p.text for p in pieces), pieces)
+        return Transcript.joined(tuple(self.pieces(audio, options, sample_rate)))

@@ -5,8 +5,9 @@ reduces to L/M (24 kHz -> 16 kHz is 2/3, 44.1 kHz -> 16 kHz is 160/441), output 
 input position n*M/L; it is the sum of the input around that position weighted by a low-pass sinc
 whose cutoff is the lower rate's Nyquist frequency (less a transition band), windowed over
 `ZERO_CROSSINGS` of its lobes either side. The weights are one table of L rows (computed per
-output instead for ratios with more than `_MAX_PHASES` phases; none to 16 kHz has). Stopband: about 90 dB (Kaiser beta 9); passband flat to 0.1 dB up to 90% of the
-output's Nyquist frequency (tests/test_listen_audio_in.py measures both).
+output instead for ratios with more than `_MAX_PHASES` phases; none to 16 kHz has). Measured
+(tests/test_listen_audio_in.py): a tone at 9 kHz resampled from 22.05 to 48 kHz down to 16 kHz is
+below -90 dB; a 3 kHz tone comes through within 1e-4 of the ideal.
 
 `Resampler` carries its state across chunks (the input still needed by later outputs, and where
 the next output lies), so audio that arrives in pieces (a Wyoming stream) gives exactly the samples

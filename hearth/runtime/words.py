@@ -13,13 +13,14 @@ time is the aligner's.
 
 from __future__ import annotations
 
-import unicodedata
-from collections.abc import Sequence
 from dataclasses import dataclass
 
+from hearth.listen.placing import UnitPlacer
 from hearth.text.normalize.spans import Normalized, Span
 
 __all__ = ["SentenceWords", "SpokenMap", "TimedWord", "as_written"]
+
+SpokenMap = UnitPlacer  # where a request's sentences stand in its spoken text (`hearth.listen.placing`)
 
 
 @dataclass(frozen=True)
@@ -60,50 +61,3 @@ class SentenceWords:
 def as_written(text: str) -> Normalized:
     """Text spoken as it stands: every character maps to itself."""
     return Normalized(text, text, (Span(0, len(text), 0, len(text)),))
-
-
-def _kept(ch: str) -> bool:
-    """Characters the aligner's units keep (letters, digits, apostrophes)."""
-    return ch == "'" or unicodedata.category(ch)[0] in "LN"
-
-
-class SpokenMap:
-    """Where a request's sentences stand in its spoken text. Sentences are located in order (the
-    word timer aligns a request's sentences one after another), each unit after the one before:
-    first across nothing but spaces and punctuation, else (a piece that was never spoken, such as
-    a lone apostrophe) at its next occurrence."""
-
-    def __init__(self) -> None:
-        self._part = -1
-        self._cursor = 0
-
-    def locate(self, part: int, said: Normalized, units: Sequence[str]) -> list[tuple[int, int]]:
-        """Each unit's [start, end) in the source of `said` (the spoken text of the request's part
-        `part`); a unit not found there stands where the last one ended."""
-        if part != self._part:
-            self._part, self._cursor = part, 0
-        out = []
-        for unit in units:
-            found = self._find(said.text, unit)
-            if found is None:
-                at = said.to_source(self._cursor, self._cursor)[0]
-                out.append((at, at))
-                continue
-            start, end = found
-            self._cursor = end
-            out.append(said.to_source(start, end))
-        return out
-
-    def _find(self, text: str, unit: str) -> tuple[int, int] | None:
-        for strict in (True, False):
-            pos, start = self._cursor, None
-            for ch in unit:
-                at = text.find(ch, pos)
-                if at < 0 or (strict and any(_kept(c) for c in text[pos:at])):
-                    break
-                start = at if start is None else start
-                pos = at + 1
-            else:
-                if start is not None:
-                    return start, pos
-        return None
