@@ -45,6 +45,7 @@ from hearth.serve.speech_body import (
     param_of,
     voice_for,
 )
+from hearth.serve.transcription import transcriptions
 from hearth.serve.voice_routes import MAX_UPLOAD_BYTES, add_voice_routes
 from hearth.serve.websocket import speech_stream
 
@@ -78,6 +79,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     app.add_api_route("/metrics", _metrics, methods=["GET"])
     app.add_api_websocket_route("/v1/audio/speech/stream", _speech_ws)
     app.add_api_route("/v1/audio/speech", _speech, methods=["POST"])
+    app.add_api_route("/v1/audio/transcriptions", transcriptions, methods=["POST"])
     return app
 
 
