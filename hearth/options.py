@@ -118,7 +118,7 @@ def check_normalize(value: object, lexicon: Any = None, voice: object = None) ->
     else:
         raise InputError(f"normalize must be true, false, a list of parts to leave as they are, or {{part: false}}; "
                          f"got {value!r}", "normalize")
-    unknown = [str(k) for k in skip if k not in PARTS]
+    unknown = [str(k) for k in skip if not isinstance(k, str) or k not in PARTS]  # ({} is no part: 400, not 500)
     if unknown:
         raise InputError(f"unknown normalize part(s) {', '.join(unknown)}; the parts are {', '.join(PARTS)}",
                          "normalize")

@@ -34,8 +34,8 @@ def captioned_body(body: SpeechBody) -> tuple[SpeechBody, bool]:
     for name, value in (("return_timestamps", wanted), ("stream", streamed)):
         if value is not None and not isinstance(value, bool):
             raise bad_request(f"{name} must be true or false, got {value!r}", name)
-    words = body.options.get("word_timestamps", wanted if wanted is not None else True)
-    return replace(body, options={**body.options, "word_timestamps": bool(words)}), streamed is not False
+    words = body.options.get("word_timestamps", wanted if wanted is not None else True)  # (checked by the scheduler)
+    return replace(body, options={**body.options, "word_timestamps": words}), streamed is not False
 
 
 def _line(audio: bytes, fmt: str, words: list[dict[str, Any]]) -> bytes:

@@ -229,7 +229,7 @@ async def _speak(http: Request, state: ServerState, captioned: bool = False) -> 
     streamed = True
     if captioned:  # Kokoro's captioned speech: return_timestamps (default true) and stream (default true)
         body, streamed = captioned_body(body)
-    elif body.options.get("word_timestamps") and body.stream_format != "sse":
+    elif body.options.get("word_timestamps") is True and body.stream_format != "sse":
         body = body.without_words()  # (said in X-Hearth-Warning: a bare audio stream has nowhere to put them)
     t0 = time.monotonic()
     request = await _submit(state, engine, scheduler, body)
