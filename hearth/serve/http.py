@@ -259,7 +259,8 @@ async def _speak(http: Request, state: ServerState, captioned: bool = False) -> 
     if body.stream_format == "sse":
         return StreamingResponse(_sse(audio, stream, engine, body.input), media_type="text/event-stream",
                                  headers=headers)
-    return StreamingResponse(audio, media_type=stream.encoder.media_type, headers=headers)
+    return StreamingResponse(audio, media_type=stream.encoder.media_type, headers=headers)  # type: ignore[arg-type]
+    # (bytes only: without word_timestamps, which a bare audio stream never asks for, no words come)
 
 
 def _headers(engine: Engine, scheduler: Scheduler, request: SpeechRequest, body: SpeechBody) -> dict[str, str]:
