@@ -222,7 +222,7 @@ def listening_schema(listening):
 
 
 listening_routes = schemathesis.pytest.from_fixture("listening_schema").include(
-    path_regex="^/(v1/audio/transcriptions|dev/captioned_speech|v1/audio/speech)$")
+    path_regex="^/(v1/audio/transcriptions|dev/captioned_speech)$")
 
 
 @listening_routes.parametrize()
