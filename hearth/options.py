@@ -48,6 +48,7 @@ class SpeechOptions:
     speed: float = 1.0
     normalize: NormalizeOptions = NormalizeOptions()
     text_format: str = "text"
+    word_timestamps: bool = False  # each sentence aligned after its audio (a scheduler with an aligner)
 
     def as_spoken(self) -> SpeechOptions:
         """These options for text already made speakable (normalized, SSML read): as it stands."""
@@ -117,11 +118,19 @@ def check_normalize(value: object, lexicon: Any = None, voice: object = None) ->
     else:
         raise InputError(f"normalize must be true, false, a list of parts to leave as they are, or {{part: false}}; "
                          f"got {value!r}", "normalize")
-    unknown = [str(k) for k in skip if k not in PARTS]
+    unknown = [str(k) for k in skip if not isinstance(k, str) or k not in PARTS]  # ({} is no part: 400, not 500)
     if unknown:
         raise InputError(f"unknown normalize part(s) {', '.join(unknown)}; the parts are {', '.join(PARTS)}",
                          "normalize")
     return NormalizeOptions(skip=frozenset(str(k) for k in skip), lexicon=lexicon, voice=name)
+
+
+def check_word_timestamps(value: object) -> bool:
+    if value is None:
+        return False
+    if not isinstance(value, bool):
+        raise InputError(f"word_timestamps must be true or false, got {value!r}", "word_timestamps")
+    return value
 
 
 def check_text_format(value: object) -> str:
@@ -150,6 +159,7 @@ def check_speech_options(
     speed: float = 1.0,
     normalize: object = None,
     text_format: str | None = None,
+    word_timestamps: object = False,
 ) -> SpeechOptions:
     """Every option of one request checked against `engine`'s checkpoint (see the module). Without a
     seed, one is drawn here when anything is sampled, so `seed` always says how to hear the same
@@ -190,16 +200,19 @@ def check_speech_options(
         speed=speed,
         normalize=check_normalize(normalize, engine.lexicon, voice),
         text_format=check_text_format(text_format),
+        word_timestamps=check_word_timestamps(word_timestamps),
     )
 
 
 def speech_for(engine: Checks, voice: Speaker | object, language: str, speech: SpeechOptions | None,
-               keywords: dict[str, object]) -> SpeechOptions:
+               keywords: dict[str, object], aligned: bool = False) -> SpeechOptions:
     """The one place a public call's speech options are made: `speech` (already checked) as given,
     else the voice, language and keywords checked (`check_speech_options`). Both at once is a
-    mistake, said so, not a merge."""
+    mistake, said so, not a merge. Word timestamps are made by a scheduler with an aligner
+    (`aligned`); an engine's own calls refuse them."""
     if speech is None:
-        return check_speech_options(engine, voice, language, **keywords)  # type: ignore[arg-type]
+        checked = check_speech_options(engine, voice, language, **keywords)  # type: ignore[arg-type]
+        return _timed_only_if(aligned, checked)
     if not isinstance(speech, SpeechOptions):
         raise InputError(f"speech must be a SpeechOptions (from engine.speech_options), got {type(speech).__name__}",
                          "speech")
@@ -207,6 +220,14 @@ def speech_for(engine: Checks, voice: Speaker | object, language: str, speech: S
     if given:
         raise InputError(f"speech= holds every option already; leave out {', '.join(given)} (or build the options "
                          "again with engine.speech_options)", given[0])
+    return _timed_only_if(aligned, speech)
+
+
+def _timed_only_if(aligned: bool, speech: SpeechOptions) -> SpeechOptions:
+    if speech.word_timestamps and not aligned:
+        raise InputError("word timestamps are made by a scheduler with a Qwen3-ForcedAligner: "
+                         "hearth.Scheduler(engine, aligner=Aligner.load(...)).submit(text, word_timestamps=True); "
+                         "an engine's own stream gives audio only", "word_timestamps")
     return speech
 
 
@@ -238,6 +259,10 @@ class Field:
     flags: tuple[Flag, ...] = ()
     server_default: bool = False  # `hearth wyoming` takes it as every synthesis's
     text: bool = False  # a string field: "" is taken as not given
+
+
+def _given(value: object) -> bool:
+    return value is not None
 
 
 def _parts_list(text: str) -> list[str]:
@@ -289,6 +314,12 @@ FIELDS: tuple[Field, ...] = (
           (Flag("--ssml", {"action": "store_const", "const": "ssml", "dest": "text_format",
                            "help": "the text is SSML (breaks, say-as, sub, lang, voice, prosody rate, marks: "
                                    "docs/text.md)"}),), False, True),
+    Field("word_timestamps", "word_timestamps", {"type": "boolean", "default": False},
+          "each sentence's words with their times and their place in the text, after its audio (needs a server "
+          "started with --aligner: docs/listen.md)",
+          (Flag("--captions", {"default": None, "metavar": "FILE", "dest": "captions",
+                               "help": "write word timestamps of the speech to FILE: .vtt, .srt or .json (needs "
+                                       "--aligner)"}, _given),), False),
 )
 JSON_FIELDS = {f.json: f for f in FIELDS}
 

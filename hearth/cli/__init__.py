@@ -18,7 +18,7 @@ from typing import NoReturn
 
 import hearth
 from hearth.checkpoint.loading import CheckpointError
-from hearth.cli import chat, export, measure, serve, speak, speech, text, voice, wyoming_server
+from hearth.cli import chat, export, listen, measure, serve, speak, speech, text, voice, wyoming_server
 from hearth.cli.arguments import apply_cpu_mask
 from hearth.errors import InputError
 
@@ -50,7 +50,7 @@ class _Parser(argparse.ArgumentParser):
 
 # `hearth --help` lists the commands in these sections, the ones people speak and serve with first.
 SECTIONS = (
-    ("speak and serve", ("say", "speak", "chat", "serve", "wyoming", "cluster")),
+    ("speak, listen and serve", ("say", "speak", "chat", "transcribe", "serve", "wyoming", "cluster")),
     ("voices, text and models", ("voices", "voice", "normalize", "export", "codes")),
     ("measure and check", ("bench", "doctor", "tune", "accuracy", "soak", "loadtest")),
 )
@@ -79,13 +79,14 @@ class _Commands:
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="hearth", formatter_class=argparse.RawDescriptionHelpFormatter,
-                description="On-device speech synthesis with Qwen3-TTS (CustomVoice, Base voice cloning, VoiceDesign).")
+                description="On-device speech with Qwen3-TTS (CustomVoice, Base voice cloning, VoiceDesign) and "
+                                "Qwen3-ASR.")
     p.add_argument("-v", "--verbose", action="store_true", help="debug logging (and tracebacks) on stderr")
     p.add_argument("--version", action="version", version=f"hearth {hearth.__version__}")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser, metavar="COMMAND",
                            help="one of the commands below; `hearth COMMAND --help` for its options")
     commands = _Commands(sub)
-    for module in (speech, speak, measure, serve, wyoming_server, chat, voice, text, export):
+    for module in (speech, speak, listen, measure, serve, wyoming_server, chat, voice, text, export):
         module.add_parsers(commands)
     p.epilog = commands.sections()
     return p

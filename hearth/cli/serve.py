@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
-from hearth.cli import arguments
+from hearth.cli import arguments, listen
 from hearth.errors import InputError
 from hearth.voices.openai_names import voice_aliases
 
@@ -46,6 +46,7 @@ def add_parsers(sub: Any) -> None:
     arguments.add_voice_alias(serve)
     arguments.add_lexicon(serve)
     arguments.add_model_group(serve)
+    listen.add_hearing_flags(serve)
     serve.set_defaults(run=_serve)
 
     cluster = sub.add_parser("cluster", help="hearth serve on a Ray cluster: replicas behind Ray Serve's HTTP proxy "
@@ -174,6 +175,9 @@ def _serve(args: argparse.Namespace) -> int:
         raise InputError(f"hearth serve needs the 'serve' extra ({e.name} is missing): "
                          "pip install 'hearth-tts[serve]'") from None
     checkpoint = _checked(args, "server")
+    from hearth.serve.hearing import HearingModels
+
+    hearing = HearingModels(**listen.hearing_models(args))
     sock = _bind(args.host, args.port)
     port = sock.getsockname()[1]
     name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
@@ -208,7 +212,7 @@ def _serve(args: argparse.Namespace) -> int:
         server.should_exit = True
 
     state.load_in_background(checkpoint.path, arguments.load_flags(args), args.max_active, args.max_queue, on_failure,
-                             max_batch=args.max_batch)
+                             max_batch=args.max_batch, hearing=hearing)
     host = f"[{args.host}]" if ":" in args.host else args.host
     log.info("listening on http://%s:%d (the model is loading; GET /health says when it is ready)", host, port)
     try:

@@ -14,7 +14,7 @@ from typing import Any
 
 from hearth.checkpoint.loading import open_checkpoint
 from hearth.checkpoint.sampling import FrameBudget
-from hearth.cli import arguments
+from hearth.cli import arguments, listen
 from hearth.engine import Engine, load
 from hearth.errors import InputError
 from hearth.frames import FRAME_S
@@ -37,12 +37,14 @@ def add_parsers(sub: Any) -> None:
     out.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
     out.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
     arguments.add_speed(out)
+    arguments.add_option_flags(out, ("word_timestamps",))
     arguments.add_playback(out)
     out.add_argument("--chunk-frames", type=arguments.count(), default=None, metavar="N",
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")
     out.add_argument("--first-chunk-frames", type=arguments.count(), default=None, metavar="N",
                      help="frames in the first chunk (default 1 with the OpenVINO vocoder, 2 with the torch one)")
     arguments.add_model_group(say)
+    listen.add_hearing_flags(say, transcribe=False)
     say.set_defaults(run=_say)
 
     codes = sub.add_parser("codes", help="print the generated codec frames as JSON")
@@ -107,9 +109,10 @@ def _say(args: argparse.Namespace) -> int:
         arguments.check_output(out)
         log.warning("no audio output device (or sounddevice not installed); writing %s instead", out)
     arguments.check_output(out)
+    aligner = _aligner(args)
     # The same path as `hearth serve` and `hearth speak`: sentence by sentence through a scheduler,
     # so a request to the server with this seed gives these samples.
-    with _load(args) as engine, Scheduler(engine, max_active=1, max_waiting=0) as scheduler:
+    with _load(args) as engine, Scheduler(engine, max_active=1, max_waiting=0, aligner=aligner) as scheduler:
         options: dict[str, Any] = {
             **arguments.option_values(args), "greedy": args.greedy, "budget": None if args.no_guard else FrameBudget(),
             "chunk_frames": args.chunk_frames, "first_chunk_frames": args.first_chunk_frames, "on_failure": "raise",
@@ -140,6 +143,8 @@ def _say(args: argparse.Namespace) -> int:
                     log.info("sentence %d of %d spoken", chunk.sentence + 1, request.total_sentences)
             if live and not request.sentences:  # inside: an empty WAV is not left behind
                 raise InputError("the text is empty: stdin gave no words to speak")
+    if args.captions is not None:
+        _write_captions(args.captions, request)
     frames = sum(s.frames for s in request.sentences)
     stops = sorted({s.stop_reason for s in request.sentences})
     log.info("%.2f s of audio to %s; first audio after %.2f s; %d sentence%s, %d frames, stopped by %s%s",
@@ -147,6 +152,37 @@ def _say(args: argparse.Namespace) -> int:
              "" if len(request.sentences) == 1 else "s", frames, "/".join(stops),
              f", seed {request.seed}" if request.seed is not None else ", greedy")
     return 0
+
+
+def _aligner(args: argparse.Namespace) -> Any:  # noqa: ANN401 - a hearth.listen.Aligner, or None
+    """--captions: the aligner (`--aligner`, else the released one), loaded now."""
+    if args.captions is None:
+        return None
+    if Path(args.captions).suffix.lower() not in (".vtt", ".srt", ".json"):
+        raise InputError(f"--captions {args.captions}: give a .vtt, .srt or .json file name")
+    from hearth.listen import Aligner
+
+    keywords = {k: v for k, v in (("backend", args.listen_backend), ("dtype", args.listen_dtype)) if v is not None}
+    return Aligner.load(args.aligner or listen.DEFAULT_ALIGNER, **keywords)
+
+
+def _write_captions(path: str, request: Any) -> None:  # noqa: ANN401 - a scheduler's Request
+    """The words of the speech (times from its start, places in the text) as WebVTT, SubRip or JSON."""
+    from hearth.listen.captions import TimedSpan, cues, srt, vtt
+
+    words = request.words
+    failed = [s.words_error for s in request.sentences if s.words_error]
+    if failed:
+        log.warning("%d sentence(s) have no word times: %s", len(failed), failed[0])
+    suffix = Path(path).suffix.lower()
+    if suffix == ".json":
+        body = json.dumps({"text": request.text, "words": [w.to_json() for w in words]}, ensure_ascii=False) + "\n"
+    else:
+        made = cues([TimedSpan(w.source_start, w.source_end, w.start_time, w.end_time, w.sentence) for w in words],
+                    request.text)
+        body = vtt(made) if suffix == ".vtt" else srt(made)
+    Path(path).write_text(body, encoding="utf-8")
+    log.info("%d words' times written to %s", len(words), path)
 
 
 def _codes(args: argparse.Namespace) -> int:

@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, open_checkpoint
-from hearth.cli import arguments
+from hearth.cli import arguments, listen
 from hearth.errors import InputError
 from hearth.voices.openai_names import voice_aliases
 from hearth.voices.rules import VoiceRules
@@ -53,6 +53,7 @@ def add_parsers(sub: Any) -> None:
                         "model's name (english) (default: auto)")
     arguments.add_voice_alias(p)
     arguments.add_model_group(p)
+    listen.add_hearing_flags(p)
     p.set_defaults(run=_wyoming)
 
 
@@ -104,6 +105,13 @@ def _wyoming(args: argparse.Namespace) -> int:
         service.default_voice, service.default_language = service.defaults(args.voice, args.language)
     except InputError as e:
         raise InputError(f"--{e.param or 'voice'}: {e}") from None
+    service.hearing_models = listen.hearing_models(args)  # (checked now: JSON only)
+    if args.listen is not None:  # `describe` lists an asr program beside tts, also while loading
+        from hearth.checkpoint.asr_loading import open_asr_checkpoint
+        from hearth.listen.languages import LANGUAGES
+
+        config = open_asr_checkpoint(args.listen, expect="asr").config
+        service.listening = (str(args.listen).rstrip("/").rsplit("/", 1)[-1], config.support_languages or LANGUAGES)
     try:
         return asyncio.run(_run(args, service, checkpoint.path, kind, where, port))
     finally:
@@ -151,8 +159,10 @@ async def _run(args: argparse.Namespace, service: Any, path: Path, kind: str, wh
         failed.append(e)
         loop.call_soon_threadsafe(stop.set)
 
+    from hearth.serve.hearing import HearingModels
+
     service.load_in_background(path, arguments.load_flags(args), args.max_active, args.max_queue, on_failure,
-                               max_batch=args.max_batch)
+                               max_batch=args.max_batch, hearing=HearingModels(**service.hearing_models))
     log.info("listening on %s (the model is loading; describe is answered already)", shown)
     announcer = await _announce(args.zeroconf, where, port) if args.zeroconf is not None else None
     try:

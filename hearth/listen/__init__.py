@@ -6,7 +6,8 @@ the official qwen-asr package (docs/listen.md).
     t = listener.transcribe(samples_16k, ListenOptions(language="English", timestamps=True))
     t.language, t.text, t.units
 
-The run-time side, numpy only: the audio checks and cuts (`audio`), the log-mel front end
+The run-time side, numpy only: recordings decoded, mixed down and resampled to 16 kHz
+(`audio_in`, `resample`), the audio checks and cuts (`audio`), the log-mel front end
 (`features`), the prompts (`prompt`), greedy decoding over a backend's session (`decoding`), the
 output's parsing (`transcript`), the aligner's units and times (`units`, `timestamps`). The
 networks run behind `hearth.backends.asr_interfaces`; the checkpoint's configs are
@@ -17,9 +18,11 @@ from __future__ import annotations
 
 from hearth.listen.aligner import MAX_ALIGN_SECONDS, Aligner
 from hearth.listen.audio import SAMPLE_RATE, AudioPiece, prepare_audio, split_long_audio
+from hearth.listen.audio_in import Recording, decode_audio, listening_audio
 from hearth.listen.features import LogMel
 from hearth.listen.languages import LANGUAGES, canonical_language
 from hearth.listen.listener import MAX_PIECE_SECONDS, Listener, ListenOptions, Transcript, TranscriptPiece
+from hearth.listen.resample import Resampler, resample
 from hearth.listen.timestamps import TimedUnit
 
 __all__ = [
@@ -32,10 +35,15 @@ __all__ = [
     "ListenOptions",
     "Listener",
     "LogMel",
+    "Recording",
+    "Resampler",
     "TimedUnit",
     "Transcript",
     "TranscriptPiece",
     "canonical_language",
+    "decode_audio",
+    "listening_audio",
     "prepare_audio",
+    "resample",
     "split_long_audio",
 ]

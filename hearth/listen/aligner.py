@@ -11,6 +11,7 @@ from hearth.backends.asr_interfaces import AlignerModel
 from hearth.checkpoint.asr_loading import AsrCheckpoint, open_asr_checkpoint
 from hearth.errors import InputError
 from hearth.listen.audio import SAMPLE_RATE, prepare_audio
+from hearth.listen.audio_in import listening_audio
 from hearth.listen.features import LogMel
 from hearth.listen.languages import LANGUAGES, canonical_language
 from hearth.listen.prompt import aligner_prompt
@@ -47,12 +48,13 @@ class Aligner:
 
     def align(self, audio: np.ndarray, text: str, language: str | None,
               sample_rate: int = SAMPLE_RATE) -> tuple[TimedUnit, ...]:
-        """The units of `text` with their start and end in `audio` (mono, 16 kHz, at most 180 s).
+        """The units of `text` with their start and end in `audio` (at most 180 s; at `sample_rate`,
+        mono or [samples, channels], mixed down and resampled to 16 kHz).
         `language` picks how the text is cut into units (Japanese and Korean have their own rules;
         None cuts at spaces and CJK characters)."""
         if not isinstance(text, str):
             raise InputError("text must be a string", "text")
-        samples = prepare_audio(audio, sample_rate, self.features.min_samples)
+        samples = prepare_audio(listening_audio(audio, sample_rate), SAMPLE_RATE, self.features.min_samples)
         if samples.shape[0] > MAX_ALIGN_SECONDS * SAMPLE_RATE:
             raise InputError(f"audio of {samples.shape[0] / SAMPLE_RATE:.1f} s: align at most {MAX_ALIGN_SECONDS:.0f} "
                              "s at once (cut it, or transcribe it with timestamps, which cuts it)", "audio")

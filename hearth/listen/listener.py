@@ -21,6 +21,7 @@ from hearth.checkpoint.asr_loading import AsrCheckpoint, open_asr_checkpoint
 from hearth.errors import InputError
 from hearth.listen.aligner import MAX_ALIGN_SECONDS, Aligner
 from hearth.listen.audio import SAMPLE_RATE, AudioPiece, prepare_audio, split_long_audio
+from hearth.listen.audio_in import listening_audio
 from hearth.listen.decoding import greedy_tokens
 from hearth.listen.features import LogMel
 from hearth.listen.languages import LANGUAGES, canonical_language
@@ -64,6 +65,11 @@ class Transcript:
     language: str  # the pieces' languages merged: "English", "Chinese,English", or ""
     text: str
     pieces: tuple[TranscriptPiece, ...]
+
+    @classmethod
+    def joined(cls, pieces: list[TranscriptPiece] | tuple[TranscriptPiece, ...]) -> Transcript:
+        """The recording's transcript from its pieces: texts joined, languages merged."""
+        return cls(merge_languages([p.language for p in pieces]), "".join(p.text for p in pieces), tuple(pieces))
 
     @property
     def units(self) -> tuple[TimedUnit, ...] | None:
@@ -144,12 +150,12 @@ class Listener:
         """The recording's pieces transcribed, in order, each as soon as it is done (the audio and
         the options are checked now, before the first)."""
         o = self.check_options(options)
-        samples = prepare_audio(audio, sample_rate, self.features.min_samples)
+        samples = prepare_audio(listening_audio(audio, sample_rate), SAMPLE_RATE, self.features.min_samples)
         limit = MAX_ALIGN_SECONDS if o.timestamps else MAX_PIECE_SECONDS
         return (self._piece(piece, o) for piece in split_long_audio(samples, limit))
 
     def transcribe(self, audio: np.ndarray, options: ListenOptions | None = None,
                    sample_rate: int = SAMPLE_RATE) -> Transcript:
-        """The whole recording (mono float samples at 16 kHz): language, text and pieces."""
-        pieces = tuple(self.pieces(audio, options, sample_rate))
-        return Transcript(merge_languages([p.language for p in pieces]), "".join(p.text for p in pieces), pieces)
+        """The whole recording (float samples at `sample_rate`, mono or [samples, channels]: mixed
+        down and resampled to 16 kHz): language, text and pieces."""
+        return Transcript.joined(tuple(self.pieces(audio, options, sample_rate)))

@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from hearth.errors import InputError
+from hearth.runtime.words import SentenceWords
 
 __all__ = ["Channel", "RequestChunk", "SentenceFailure", "TextFeed"]
 
@@ -71,8 +72,10 @@ class Channel:
 
     def __init__(self, lock: threading.RLock | None = None, scheduler_cond: threading.Condition | None = None):
         self.texts: deque[str] = deque()  # sentences not started yet
-        self._items: deque[RequestChunk | SentenceFailure] = deque()  # for the consumer, in order
+        self._items: deque[RequestChunk | SentenceFailure | SentenceWords] = deque()  # for the consumer, in order
         self.outstanding = 0  # sentences started, not yet wholly taken
+        self.words_pending = 0  # sentences whose words are being timed: the request ends after them
+        self.samples = 0  # audio samples delivered so far
         self._taken = 0  # sentences wholly taken by the consumer
         self._release_next = False  # the chunk just taken ended a sentence
         self.generated = False  # no sentence left to start or running
@@ -145,6 +148,14 @@ class Channel:
         """A piece of the running sentence's audio, for the consumer."""
         self._items.append(RequestChunk(samples, sample_rate, self._chunks, sentence, frames, codes, sentence_end))
         self._chunks += 1
+        self.samples += len(samples)
+        self.notify()
+
+    def deliver_words(self, words: SentenceWords) -> None:
+        """A sentence's words (`words_pending` counted it), for the consumer after what it has."""
+        self.words_pending -= 1
+        if not self.ended.is_set():
+            self._items.append(words)
         self.notify()
 
     def sentence_failed(self, sentence: int, error: BaseException, *, drop_rest: bool = False) -> None:
@@ -206,7 +217,7 @@ class Channel:
         """Sentences wholly taken by the consumer."""
         return self._taken
 
-    def take(self, deadline: float | None) -> RequestChunk | SentenceFailure | bool:
+    def take(self, deadline: float | None) -> RequestChunk | SentenceFailure | SentenceWords | bool:
         """Under the lock: the next chunk or failure; True at the end (all taken), False when the
         deadline (a `time.monotonic()`) passes first. A failure counts its sentence as taken."""
         if self._release_next:
@@ -217,10 +228,10 @@ class Channel:
                 item = self._items.popleft()
                 if isinstance(item, RequestChunk):
                     self._release_next = item.sentence_end
-                else:
+                elif isinstance(item, SentenceFailure):
                     self._sentence_taken()
                 return item
-            if self.ended.is_set() or self.generated and not self.outstanding:
+            if self.ended.is_set() or self.generated and not self.outstanding and not self.words_pending:
                 return True
             remaining = None if deadline is None else deadline - time.monotonic()
             if remaining is not None and remaining <= 0:

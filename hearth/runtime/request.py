@@ -10,13 +10,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
 from hearth.options import SpeechOptions
 from hearth.runtime.channel import Channel, RequestChunk, SentenceFailure
+from hearth.runtime.words import SentenceWords, TimedWord
 from hearth.text.normalize import Normalized
 from hearth.text.prompt import Speaker
 
@@ -36,7 +37,8 @@ class Owner(Protocol):
     def end_input(self, request: Request) -> None: ...  # no more text for it
 
 
-__all__ = ["Busy", "Channel", "Request", "RequestChunk", "SentenceFailed", "SentenceFailure", "SentenceResult"]
+__all__ = ["Busy", "Channel", "Request", "RequestChunk", "SentenceFailed", "SentenceFailure", "SentenceResult",
+           "SentenceWords", "TimedWord"]
 
 
 class Busy(RuntimeError):
@@ -62,6 +64,8 @@ class SentenceResult:
     stop_reason: str = ""
     ttfa_s: float | None = None  # from the start of this sentence's generation to its first audio
     codes: np.ndarray | None = None  # kept when the request asks for them
+    words: tuple[TimedWord, ...] | None = None  # with word_timestamps, once aligned (after its audio)
+    words_error: str | None = None  # why it has none, if it has none
 
 
 @dataclass(eq=False)  # identity, not field-wise equality
@@ -90,10 +94,29 @@ class Request:
     plan: list[tuple[SpeechOptions, float]] = field(default_factory=list, repr=False)
     marks: list[tuple[str, int, int]] = field(default_factory=list)
     spoken: list[Normalized] = field(default_factory=list, repr=False)
+    part_of: list[int] = field(default_factory=list, repr=False)  # sentence i's part in `spoken`
+    spoken_map: object = field(default=None, repr=False)  # where its sentences stand (`words.SpokenMap`)
 
     def sentence_options(self, index: int) -> SpeechOptions:
-        """Sentence `index`'s options, for its text as it stands (made speakable at admission)."""
-        return (self.plan[index][0] if index < len(self.plan) else self.options).as_spoken().sentence(index)
+        """Sentence `index`'s options for the engine, for its text as it stands (made speakable at
+        admission; its words are timed here, not by the engine)."""
+        said = (self.plan[index][0] if index < len(self.plan) else self.options).as_spoken().sentence(index)
+        return replace(said, word_timestamps=False) if said.word_timestamps else said
+
+    def chain_outstanding(self) -> int:
+        """Sentences made but not taken, of this request and those it follows (`after`)."""
+        total: int = 0
+        r: Request | None = self
+        while r is not None and not r.finished:
+            total += r.channel.outstanding
+            r = r.after
+        return total
+
+    @property
+    def words(self) -> tuple[TimedWord, ...]:
+        """With word_timestamps: every word aligned so far, in order (all of them once the request
+        has ended); times from the start of its audio, places in its text."""
+        return tuple(w for s in self.sentences for w in s.words or ())
 
     def pause_before(self, index: int) -> float:
         return self.plan[index][1] if index < len(self.plan) else 0.0
@@ -192,12 +215,23 @@ class Request:
     def get(self, timeout: float | None = None) -> RequestChunk | None:
         """The next chunk; None at the end (or when `timeout` passes first: check `finished`).
         With `on_failure="raise"`, a failed sentence raises `SentenceFailed` and ends the request."""
+        event = self.next_event(timeout, words=False)
+        assert not isinstance(event, SentenceWords)
+        return event
+
+    def next_event(self, timeout: float | None = None, words: bool = True) -> RequestChunk | SentenceWords | None:
+        """`get`, with each sentence's words (word_timestamps) as a `SentenceWords` event among the
+        chunks: after the sentence's last chunk, as soon as they are aligned."""
         deadline = None if timeout is None else time.monotonic() + timeout
         with self.channel.cond:
             while True:
                 item = self.channel.take(deadline)
                 if isinstance(item, RequestChunk):
                     return item
+                if isinstance(item, SentenceWords):
+                    if words:
+                        return item
+                    continue
                 if isinstance(item, SentenceFailure):  # a failed sentence: its end, for the consumer
                     if self.on_failure == "raise":
                         self.finish("failed")
@@ -211,23 +245,34 @@ class Request:
         while (chunk := self.get()) is not None:
             yield chunk
 
-    async def aget(self) -> RequestChunk | None:
-        """`get` for asyncio: the next chunk, or None at the end, awaited without holding a thread
-        (the scheduler wakes the loop when a chunk lands or the request ends)."""
+    def events(self) -> Iterator[RequestChunk | SentenceWords]:
+        """Its chunks, and each sentence's words after them (`next_event`)."""
+        while (event := self.next_event()) is not None:
+            yield event
+
+    async def aget(self, words: bool = False) -> RequestChunk | SentenceWords | None:
+        """`get` for asyncio (`next_event` with `words`): the next chunk, or None at the end, awaited
+        without holding a thread (the scheduler wakes the loop when a chunk lands or the request ends)."""
         loop = asyncio.get_running_loop()
         while True:
             waiter = loop.create_future()
             self.channel.watch(loop, waiter)  # watched before looking, so no wake-up is missed
             try:
-                chunk = self.get(timeout=0)
-                if chunk is not None or self.finished:
-                    return chunk
+                event = self.next_event(timeout=0, words=words)
+                if event is not None or self.finished:
+                    return event
                 await waiter
             finally:
                 self.channel.watch(loop, None)
 
     async def __aiter__(self) -> AsyncIterator[RequestChunk]:
         while (chunk := await self.aget()) is not None:
+            assert isinstance(chunk, RequestChunk)
             yield chunk
+
+    async def aevents(self) -> AsyncIterator[RequestChunk | SentenceWords]:
+        """`events` for asyncio."""
+        while (event := await self.aget(words=True)) is not None:
+            yield event
 
 

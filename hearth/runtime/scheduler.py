@@ -55,6 +55,7 @@ from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.generation.batch import FrameBatcher
 from hearth.generation.turn_taking import Turns
+from hearth.listen.aligner import Aligner
 from hearth.options import SpeechOptions, speech_for
 from hearth.platform.process import trim_heap
 from hearth.reliability import faults
@@ -63,6 +64,7 @@ from hearth.runtime.request import Busy, Channel, Request, RequestChunk, Sentenc
 from hearth.runtime.sentence_plan import plan_sentences
 from hearth.runtime.sentence_run import SentenceRun
 from hearth.runtime.text_feed import LiveSentence, TextFeed
+from hearth.runtime.word_timer import WordTimer, time_words, words_unavailable
 from hearth.streaming.chunks import AudioChunk, StreamEnd
 from hearth.streaming.pacing import SpeechRate
 from hearth.text.normalize.document import normalizer_language
@@ -81,7 +83,8 @@ _AHEAD = 2  # sentences made but not yet taken, per consumer: the one being take
 class Scheduler:
     """Owns an engine's generation: requests in, one audio channel per request out."""
 
-    def __init__(self, engine: Engine, *, max_active: int = 4, max_waiting: int = 16, max_batch: int = 1):
+    def __init__(self, engine: Engine, *, max_active: int = 4, max_waiting: int = 16, max_batch: int = 1,
+                 aligner: Aligner | None = None):
         if max_active < 1 or max_waiting < 0 or max_batch < 1:
             raise ValueError("max_active and max_batch must be at least 1, and max_waiting at least 0")
         self.engine = engine
@@ -105,6 +108,7 @@ class Scheduler:
         self._ids = 0
         self._closed = False
         self._turns = Turns(self._wake)  # the running sentences' frame turns
+        self.words = WordTimer(aligner) if aligner is not None else None  # word timestamps, with an aligner
         self._supervisor = Supervisor("scheduler", self._serve, self.health, self._died)
         self._supervisor.start()
 
@@ -129,13 +133,14 @@ class Scheduler:
         cleaned = clean_text(text)
         if not cleaned.strip():
             raise InputError("the text is empty; give some words to speak", "text")
-        checked = speech_for(self.engine, voice, language, speech, options)
+        checked = speech_for(self.engine, voice, language, speech, options, aligned=True)
         plan = plan_sentences(self.engine, cleaned, checked, split)  # normalized, SSML read, cut into sentences
         if not plan.texts:
             raise InputError("nothing to speak: the text has no letters or digits (only punctuation or symbols)",
                              "text")
         request = self._request(cleaned, checked, keep_codes, on_failure, after)
         request.plan, request.marks, request.spoken = plan.options, plan.marks, plan.spoken
+        request.part_of = plan.part_of
         return self._admit(request, plan.texts)
 
     def open(self, voice: Speaker = None, language: str = "auto", *, speech: SpeechOptions | None = None,
@@ -149,7 +154,7 @@ class Scheduler:
         With `text_mode="interleaved"` a sentence starts before it ends: as soon as its first words
         are certain, then it takes in its text as it arrives (the codes are still those of the
         whole sentence)."""
-        checked = speech_for(self.engine, voice, language, speech, options)
+        checked = speech_for(self.engine, voice, language, speech, options, aligned=True)
         if checked.text_format == "ssml":
             raise InputError("an SSML document is read whole: submit it (text that arrives in pieces is plain text)",
                              "text_format")
@@ -171,6 +176,8 @@ class Scheduler:
         """A request (not yet admitted) for options already checked."""
         if on_failure not in ("skip", "raise"):
             raise InputError(f"on_failure must be 'skip' or 'raise', got {on_failure!r}", "on_failure")
+        if options.word_timestamps and self.words is None:
+            raise words_unavailable()
         after = after if after is not None and not after.finished else None
         return Request(id=0, text=text, options=options, keep_codes=keep_codes, on_failure=on_failure, after=after,
                        scheduler=self,
@@ -225,6 +232,8 @@ class Scheduler:
             self._cond.notify_all()  # the scheduler thread sees it is closed (each cancel woke its consumer)
         self._supervisor.stop()
         self._supervisor.thread.join(timeout=30)
+        if self.words is not None:
+            self.words.close()
         if self._batcher is not None:
             self._batcher.close()
 
@@ -273,22 +282,13 @@ class Scheduler:
     def _active(self) -> int:
         return sum(1 for r in self._requests if r.status == "active")
 
-    @staticmethod
-    def _chain_outstanding(request: Request) -> int:
-        total: int = 0
-        r: Request | None = request
-        while r is not None and not r.finished:
-            total += r.channel.outstanding
-            r = r.after
-        return total
-
     def _eligible(self, request: Request) -> bool:
         if request.status not in ("waiting", "active") or not request.channel.startable():
             return False
         before = request.after
         if before is not None and not before.finished and not before.channel.generated:
             return False  # a chained request starts once its predecessor is generated
-        if self._chain_outstanding(request) >= _AHEAD:
+        if request.chain_outstanding() >= _AHEAD:
             return False
         return request.status == "active" or self._active() < self.max_active
 
@@ -354,7 +354,7 @@ class Scheduler:
         sentence.text, partial = request.channel.begin(run)  # partial: a sentence still being written
         request.sentences.append(sentence)
         request.status = "active"
-        request.max_ahead = max(request.max_ahead, self._chain_outstanding(request))
+        request.max_ahead = max(request.max_ahead, request.chain_outstanding())
         if partial:
             feed = request.channel.feed
             assert isinstance(feed, TextFeed)  # (the channel knows it by its protocol)
@@ -422,6 +422,8 @@ class Scheduler:
                                                         drop_rest=request.on_failure == "raise")
                 elif sentence.status == "generating":
                     sentence.status = "cancelled" if request.cancelled else "done"
+                    if sentence.status == "done" and self.words is not None and run.heard is not None:
+                        time_words(self.words, run)  # on the word timer's thread, after the audio
                     if sentence.status == "done" and sentence.frames and item.stats is not None:
                         # The engine's own pace: its compute (not the time a live sentence waited for text).
                         g = item.stats

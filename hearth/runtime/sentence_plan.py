@@ -23,6 +23,7 @@ class SentencePlan:
     options: list[tuple[SpeechOptions, float]] = field(default_factory=list)  # each sentence's, and its pause
     marks: list[tuple[str, int, int]] = field(default_factory=list)  # (name, sentence, offset in it)
     spoken: list[Normalized] = field(default_factory=list)  # each part, with its span map
+    part_of: list[int] = field(default_factory=list)  # each sentence's part (an index into `spoken`)
 
 
 def plan_sentences(engine: Any, text: str, opts: SpeechOptions, split: bool) -> SentencePlan:  # noqa: ANN401
@@ -50,6 +51,7 @@ def plan_sentences(engine: Any, text: str, opts: SpeechOptions, split: bool) -> 
         for i, sentence in enumerate(sentences):
             plan.texts.append(sentence)
             plan.options.append((said, pause if i == 0 else 0.0))
+            plan.part_of.append(len(plan.spoken) - 1)
         pause = 0.0
         plan.marks += [_mark(name, at, spoken, sentences, first) for name, at in part.marks]
     return plan

@@ -40,6 +40,9 @@ class SentenceRun:
         speed = request.sentence_options(sentence.index).speed
         self.stretcher = Stretcher(speed, sample_rate) if speed != 1.0 else None
         self.pause = np.zeros(int(round(request.pause_before(sentence.index) * sample_rate)), np.float32)
+        self.sample_rate = sample_rate
+        # With word timestamps: its audio as delivered, kept for the word timer (`runtime.word_timer`).
+        self.heard: list[np.ndarray] | None = [] if request.options.word_timestamps else None
 
     def at_speed(self, chunk: AudioChunk) -> np.ndarray:
         """`chunk`'s samples at the sentence's speed: the sentence is stretched as one stream (its
@@ -49,6 +52,8 @@ class SentenceRun:
         samples = chunk.samples if self.stretcher is None else self.stretcher.chunk(chunk.samples, chunk.is_last)
         if self.pause.size:
             samples, self.pause = np.concatenate((self.pause, samples)), self.pause[:0]
+        if self.heard is not None:
+            self.heard.append(samples)
         return samples
 
     def landed(self, item: AudioChunk | StreamEnd) -> None:

@@ -34,6 +34,8 @@ from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.runtime.scheduler import Busy, RequestChunk, Scheduler, SentenceFailed
 from hearth.runtime.scheduler import Request as SpeechRequest
+from hearth.runtime.words import SentenceWords
+from hearth.serve.captioned import captioned_body, captioned_response
 from hearth.serve.encoders import encoder
 from hearth.serve.openapi import allowed, document
 from hearth.serve.server_state import ApiError, ServerState, bad_request, state_of
@@ -45,6 +47,7 @@ from hearth.serve.speech_body import (
     param_of,
     voice_for,
 )
+from hearth.serve.transcription import transcriptions
 from hearth.serve.voice_routes import MAX_UPLOAD_BYTES, add_voice_routes
 from hearth.serve.websocket import speech_stream
 
@@ -78,6 +81,8 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     app.add_api_route("/metrics", _metrics, methods=["GET"])
     app.add_api_websocket_route("/v1/audio/speech/stream", _speech_ws)
     app.add_api_route("/v1/audio/speech", _speech, methods=["POST"])
+    app.add_api_route("/v1/audio/transcriptions", transcriptions, methods=["POST"])
+    app.add_api_route("/dev/captioned_speech", _captioned, methods=["POST"])
     return app
 
 
@@ -102,7 +107,7 @@ def _allow(http: Request, headers: Mapping[str, str] | None) -> dict[str, str]:
     if "Allow" in headers and state.engine is not None:
         if not state.methods:  # the routes a checkpoint offers do not change while it serves
             state.methods.update(allowed(document(state.engine, state.model_names, MAX_INPUT_CHARS,
-                                                  MAX_UPLOAD_BYTES >> 20)))
+                                                  MAX_UPLOAD_BYTES >> 20, state.hearing)))
         for route in http.app.routes:
             if isinstance(route, Route) and route.path_regex.match(http.url.path):
                 if route.path in state.methods:
@@ -158,7 +163,7 @@ async def _openapi(http: Request) -> JSONResponse:
     # For the loaded checkpoint (its voices, languages and routes): 503 while it loads.
     state = state_of(http)
     engine, _ = state.loaded()
-    return JSONResponse(document(engine, state.model_names, MAX_INPUT_CHARS, MAX_UPLOAD_BYTES >> 20))
+    return JSONResponse(document(engine, state.model_names, MAX_INPUT_CHARS, MAX_UPLOAD_BYTES >> 20, state.hearing))
 
 
 async def _metrics(http: Request) -> Response:
@@ -176,6 +181,17 @@ async def _speech(http: Request) -> Response:
     state = state_of(http)
     try:
         response = await _speak(http, state)
+    except ApiError as e:
+        state.metrics.request(e.status)
+        raise
+    state.metrics.request(response.status_code)
+    return response
+
+
+async def _captioned(http: Request) -> Response:
+    state = state_of(http)
+    try:
+        response = await _speak(http, state, captioned=True)
     except ApiError as e:
         state.metrics.request(e.status)
         raise
@@ -206,10 +222,15 @@ async def _submit(state: ServerState, engine: Engine, scheduler: Scheduler, body
                        headers={"Retry-After": str(max(1, round(e.retry_after_s)))}) from None
 
 
-async def _speak(http: Request, state: ServerState) -> Response:
+async def _speak(http: Request, state: ServerState, captioned: bool = False) -> Response:
     state.authorize(http)
     engine, scheduler = state.loaded()
     body = await _read_body(http, engine)
+    streamed = True
+    if captioned:  # Kokoro's captioned speech: return_timestamps (default true) and stream (default true)
+        body, streamed = captioned_body(body)
+    elif body.options.get("word_timestamps") is True and body.stream_format != "sse":
+        body = body.without_words()  # (said in X-Hearth-Warning: a bare audio stream has nowhere to put them)
     t0 = time.monotonic()
     request = await _submit(state, engine, scheduler, body)
     stream = _Stream(state, request, body.response_format, engine.sample_rate)
@@ -233,10 +254,13 @@ async def _speak(http: Request, state: ServerState) -> Response:
              len(body.input), first_byte_s)
     audio = _audio(state, stream, first, watcher, t0)
     headers = _headers(engine, scheduler, request, body)
+    if captioned:
+        return await captioned_response(audio, body.response_format, streamed, headers)
     if body.stream_format == "sse":
         return StreamingResponse(_sse(audio, stream, engine, body.input), media_type="text/event-stream",
                                  headers=headers)
-    return StreamingResponse(audio, media_type=stream.encoder.media_type, headers=headers)
+    return StreamingResponse(audio, media_type=stream.encoder.media_type, headers=headers)  # type: ignore[arg-type]
+    # (bytes only: without word_timestamps, which a bare audio stream never asks for, no words come)
 
 
 def _headers(engine: Engine, scheduler: Scheduler, request: SpeechRequest, body: SpeechBody) -> dict[str, str]:
@@ -250,11 +274,14 @@ def _headers(engine: Engine, scheduler: Scheduler, request: SpeechRequest, body:
     if body.instructions and not engine.config.honours_instruct:
         headers["X-Hearth-Warning"] = f"instructions are ignored: the {engine.config.model_size} model does " \
                                       "not take them (1.7B does)"
+    if body.words_dropped:
+        headers["X-Hearth-Warning"] = "word_timestamps come with stream_format sse (or POST /dev/captioned_speech); " \
+                                      "a bare audio stream carries none"
     return headers
 
 
 async def _audio(state: ServerState, stream: _Stream, first: RequestChunk | None, watcher: asyncio.Task[None],
-                 t0: float) -> AsyncIterator[bytes]:
+                 t0: float) -> AsyncIterator[bytes | SentenceWords]:
     """The response's bytes; at its end (or when the client leaves) the request is over."""
     request = stream.request
     try:
@@ -284,7 +311,9 @@ class _Stream:
         self.encoder = encoder(fmt, sample_rate)
         self.inline = fmt in ("pcm", "wav")  # a copy and a byte swap: not worth a thread hop
         self.frames = 0
-        self.chunks = aiter(request)  # its chunks as they land; the first is awaited before the response starts
+        # its chunks as they land (and, with word timestamps, each sentence's words after its audio);
+        # the first chunk is awaited before the response starts
+        self.chunks = request.aevents() if request.options.word_timestamps else aiter(request)
 
     async def _run(self, fn: Any, *args: Any) -> Any:
         if self.inline:
@@ -292,19 +321,23 @@ class _Stream:
         return await asyncio.get_running_loop().run_in_executor(self.state.pool, fn, *args)
 
     async def first(self) -> RequestChunk | None:
-        return await anext(self.chunks, None)  # returns at the first chunk, the end, or a cancel
+        first = await anext(self.chunks, None)  # returns at the first chunk, the end, or a cancel
+        assert not isinstance(first, SentenceWords)  # (words come after a sentence's audio)
+        return first
 
     async def _encode(self, chunk: RequestChunk) -> bytes:
         self.frames += chunk.frames
         return await self._run(self.encoder.encode, chunk.samples)
 
-    async def pieces(self, first: RequestChunk | None) -> AsyncIterator[bytes]:
-        """Encoded bytes as chunks come; the tail of the encoder at the end."""
+    async def pieces(self, first: RequestChunk | None) -> AsyncIterator[bytes | SentenceWords]:
+        """Encoded bytes as chunks come (and sentences' words); the tail of the encoder at the end."""
         if first is not None:
             if data := await self._encode(first):
                 yield data
             async for chunk in self.chunks:
-                if data := await self._encode(chunk):
+                if isinstance(chunk, SentenceWords):
+                    yield chunk
+                elif data := await self._encode(chunk):
                     yield data
         if self.request.cancelled:
             return
@@ -326,11 +359,16 @@ async def _watch_disconnect(http: Request, request: SpeechRequest) -> None:
             return
 
 
-async def _sse(audio: AsyncIterator[bytes], stream: _Stream, engine: Engine, text: str) -> AsyncIterator[bytes]:
-    """OpenAI's server-sent events: audio deltas (base64), then `speech.audio.done` with the usage."""
+async def _sse(audio: AsyncIterator[bytes | SentenceWords], stream: _Stream, engine: Engine, text: str
+               ) -> AsyncIterator[bytes]:
+    """OpenAI's server-sent events: audio deltas (base64), each sentence's words after its audio
+    (`speech.audio.timestamps`, with word_timestamps), then `speech.audio.done` with the usage."""
     async for piece in audio:
-        event = {"type": "speech.audio.delta", "audio": base64.b64encode(piece).decode("ascii")}
-        yield f"data: {json.dumps(event)}\n\n".encode()
+        if isinstance(piece, SentenceWords):
+            event = {"type": "speech.audio.timestamps", **piece.to_json()}
+        else:
+            event = {"type": "speech.audio.delta", "audio": base64.b64encode(piece).decode("ascii")}
+        yield f"data: {json.dumps(event, ensure_ascii=False)}\n\n".encode()
     if stream.request.cancelled:
         return
     input_tokens = len(engine.tokenizer.encode(text))

@@ -16,6 +16,8 @@ from typing import Any
 from hearth.engine import Engine
 from hearth.options import FIELDS
 from hearth.serve.encoders import FORMATS, MEDIA_TYPES
+from hearth.serve.openapi_listen import captioned_path, sentence_words, transcription_path
+from hearth.serve.transcription import MAX_AUDIO_BYTES
 
 __all__ = ["allowed", "document"]
 
@@ -45,12 +47,20 @@ def _absent_allowed(schema: dict[str, Any], empty: bool = False) -> dict[str, An
     return {"anyOf": [schema, {"type": "null"}, *([{"const": ""}] if empty else [])]}
 
 
-def _option_properties(config: Any, max_input: int) -> dict[str, Any]:  # noqa: ANN401
+def _option_schema(f: Any, aligned: bool) -> dict[str, Any]:  # noqa: ANN401
+    """A request option's schema; word timestamps only true on a server with an aligner."""
+    schema = {**f.schema, "description": f.help}
+    if f.keyword == "word_timestamps" and not aligned:
+        schema = {"const": False, "description": f.help}
+    return schema
+
+
+def _option_properties(config: Any, max_input: int, aligned: bool) -> dict[str, Any]:  # noqa: ANN401
     """The request options (hearth.options.FIELDS) by their JSON names: null (and "" for text) leaves
     one out; the language's choices are the checkpoint's."""
     out = {}
     for f in FIELDS:
-        schema = {**f.schema, "description": f.help}
+        schema = _option_schema(f, aligned)
         if f.keyword == "language":
             schema["enum"] = list(config.languages)
             schema.pop("type", None)
@@ -60,7 +70,7 @@ def _option_properties(config: Any, max_input: int) -> dict[str, Any]:  # noqa: 
     return out
 
 
-def _speech_body(engine: Engine, max_input: int) -> dict[str, Any]:
+def _speech_body(engine: Engine, max_input: int, aligned: bool) -> dict[str, Any]:
     config = engine.config
     kind = config.model_type
     names = sorted(set(engine.voices) | set(engine.voice_aliases)) if kind != "voice_design" else []
@@ -76,7 +86,7 @@ def _speech_body(engine: Engine, max_input: int) -> dict[str, Any]:
                   "description": "a voice or an alias (GET /v1/audio/voices); ignored by VoiceDesign"},
         "response_format": _absent_allowed({"enum": list(FORMATS), "default": "mp3"}, empty=True),
         "stream_format": _absent_allowed({"enum": ["audio", "sse"], "default": "audio"}, empty=True),
-        **_option_properties(config, max_input),
+        **_option_properties(config, max_input, aligned),
         "task_type": _absent_allowed({"enum": [config.kind]}),
     }
     required = ["input", "voice"] if kind != "voice_design" else ["input", "instructions"]
@@ -90,7 +100,7 @@ def _speech_body(engine: Engine, max_input: int) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required}
 
 
-def _websocket_messages() -> dict[str, Any]:
+def _websocket_messages(aligned: bool) -> dict[str, Any]:
     def message(kind: str, properties: dict[str, Any] | None = None, required: list[str] | None = None
                 ) -> dict[str, Any]:
         return {"type": "object", "properties": {"type": {"const": kind}, **(properties or {})},
@@ -100,13 +110,14 @@ def _websocket_messages() -> dict[str, Any]:
     return {
         "WsSessionConfig": message("session.config", {
             "voice": string, "response_format": {"enum": ["pcm", "wav"]}, "model": string, "stream_format": string,
-            **{f.json: {**f.schema, "description": f.help} for f in FIELDS}}),
+            **{f.json: _option_schema(f, aligned) for f in FIELDS}}),
         "WsInputText": message("input.text", {"text": string}, ["text"]),
         "WsInputDone": message("input.done"),
         "WsInputCancel": message("input.cancel"),
         "WsAudioStart": message("audio.start", {"sentence_index": integer, "sentence_text": string,
                                                 "format": string, "sample_rate": integer, "realtime": number}),
         "WsAudioDone": message("audio.done", {"sentence_index": integer, "sentence_text": string}),
+        "WsTimestamps": message("timestamps", sentence_words(), ["sentence_index", "words"]),
         "WsSessionDone": message("session.done", {"total_sentences": integer}),
         "WsSessionCancelled": message("session.cancelled", {"audio_s_sent": number, "text_consumed": string}),
         "WsError": message("error", {"message": string, "code": string}, ["message"]),
@@ -125,10 +136,13 @@ def _speech_audio() -> dict[str, Any]:
             "type": "string", "contentMediaType": "application/json", "contentSchema": {"oneOf": [
                 {"type": "object", "required": ["type", "audio"], "properties": {
                     "type": {"const": "speech.audio.delta"}, "audio": {"type": "string", "contentEncoding": "base64"}}},
+                {"type": "object", "required": ["type", "sentence_index", "words"], "properties": {
+                    "type": {"const": "speech.audio.timestamps"}, **sentence_words()}},
                 {"type": "object", "required": ["type", "usage"], "properties": {
                     "type": {"const": "speech.audio.done"}, "usage": usage}}]}}}},
         "description": "stream_format sse: speech.audio.delta events (the audio in response_format, base64), "
-                       "then speech.audio.done with the usage (output_tokens: frames)"}
+                       "with word_timestamps a speech.audio.timestamps event after each sentence, then "
+                       "speech.audio.done with the usage (output_tokens: frames)"}
     return audio
 
 
@@ -155,8 +169,9 @@ def _model_lists(model_names: list[str]) -> dict[str, Any]:
     }
 
 
-def document(engine: Engine, model_names: list[str], max_input: int, max_upload_mb: int) -> dict[str, Any]:
-    """The OpenAPI document of a server running `engine`."""
+def document(engine: Engine, model_names: list[str], max_input: int, max_upload_mb: int,
+             hearing: Any = None) -> dict[str, Any]:  # noqa: ANN401 - a `serve.hearing.Hearing`, or None
+    """The OpenAPI document of a server running `engine` (and the listening models of `hearing`)."""
     audio = _speech_audio()
     speech_headers = {name: {"schema": {"type": "string"}}
                       for name in ("X-Hearth-Request", "X-Request-Id", "X-Hearth-Seed", "X-Hearth-Warning",
@@ -195,7 +210,13 @@ def document(engine: Engine, model_names: list[str], max_input: int, max_upload_
     }
     if engine.config.model_type == "base":  # (elsewhere they answer 405, saying a Base checkpoint is needed)
         _voice_store_routes(paths, max_upload_mb)
-    return _finish(engine, paths, max_input)
+    aligned = hearing is not None and hearing.aligner is not None
+    if hearing is not None and hearing.listener is not None:  # (elsewhere: 400, saying how to start with it)
+        paths["/v1/audio/transcriptions"] = transcription_path(_errors("400", "401", "413", "500", "503"),
+                                                               hearing.listener.languages, MAX_AUDIO_BYTES >> 20)
+    if aligned:
+        paths["/dev/captioned_speech"] = captioned_path(_errors("400", "401", "413", "500", "503"))
+    return _finish(engine, paths, max_input, aligned)
 
 
 def _voice_store_routes(paths: dict[str, Any], max_upload_mb: int) -> None:
@@ -225,14 +246,14 @@ def allowed(document: dict[str, Any]) -> dict[str, list[str]]:
     return {path: sorted(method.upper() for method in operations) for path, operations in document["paths"].items()}
 
 
-def _finish(engine: Engine, paths: dict[str, Any], max_input: int) -> dict[str, Any]:
+def _finish(engine: Engine, paths: dict[str, Any], max_input: int, aligned: bool) -> dict[str, Any]:
     schemas = {
-        "Speech": _speech_body(engine, max_input),
+        "Speech": _speech_body(engine, max_input, aligned),
         "Error": {"type": "object", "required": ["error"], "properties": {"error": {
             "type": "object", "required": ["message", "type", "param", "code"], "properties": {
                 "message": {"type": "string"}, "type": {"type": "string"},
                 "param": {"type": ["string", "null"]}, "code": {"type": ["string", "null"]}}}}},
-        **_websocket_messages(),
+        **_websocket_messages(aligned),
     }
     return {
         "openapi": "3.1.0",
@@ -242,6 +263,6 @@ def _finish(engine: Engine, paths: dict[str, Any], max_input: int) -> dict[str, 
         "components": {"schemas": schemas},
         "x-websocket": {"/v1/audio/speech/stream": {
             "client": ["WsSessionConfig", "WsInputText", "WsInputDone", "WsInputCancel"],
-            "server": ["WsAudioStart", "binary audio frames", "WsAudioDone", "WsSessionDone",
+            "server": ["WsAudioStart", "binary audio frames", "WsAudioDone", "WsTimestamps", "WsSessionDone",
                        "WsSessionCancelled", "WsError"]}},
     }

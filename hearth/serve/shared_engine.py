@@ -17,6 +17,7 @@ from typing import Any
 from hearth.backends import settings
 from hearth.engine import Engine, load
 from hearth.runtime.scheduler import Scheduler
+from hearth.serve.hearing import Hearing, HearingModels
 
 __all__ = ["SharedEngine"]
 
@@ -27,6 +28,7 @@ log = logging.getLogger("hearth")
 class SharedEngine:
     engine: Engine | None = None
     scheduler: Scheduler | None = None
+    hearing: Hearing | None = None  # the listening models (`--listen`, `--aligner`), when started with them
     error: str | None = None  # why loading failed
     ready: threading.Event = field(default_factory=threading.Event)  # loading has ended, well or not
     # Blocking work kept off the event loop: encoding the compressed formats, cloning, the voice
@@ -36,17 +38,21 @@ class SharedEngine:
     )
 
     def load_in_background(self, path: Path | str, flags: dict[str, Any], max_active: int, max_waiting: int,
-                           on_failure: Callable[[BaseException], None], max_batch: int | None = None) -> None:
-        """Load the engine and start its scheduler on a thread; `on_failure` is called with what
-        went wrong (the server should then stop, with a non-zero exit code): loading failed, or later
-        a worker thread died too often to be started again (`hearth.reliability.health`). `max_batch` None:
-        `settings.max_batch()`."""
+                           on_failure: Callable[[BaseException], None], max_batch: int | None = None,
+                           hearing: HearingModels | None = None) -> None:
+        """Load the engine (and the listening models `hearing` names) and start its scheduler on a
+        thread; `on_failure` is called with what went wrong (the server should then stop, with a
+        non-zero exit code): loading failed, or later a worker thread died too often to be started
+        again (`hearth.reliability.health`). `max_batch` None: `settings.max_batch()`."""
 
         def run() -> None:
             try:
                 batch = min(max_batch if max_batch is not None else settings.max_batch(), max_active)
                 engine = load(path, **{**flags, "batch_rows": batch})  # (compiled for that many rows)
-                scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting, max_batch=batch)
+                self.hearing = hearing.load() if hearing is not None else None
+                aligner = self.hearing.aligner if self.hearing is not None else None
+                scheduler = Scheduler(engine, max_active=max_active, max_waiting=max_waiting, max_batch=batch,
+                                      aligner=aligner)
                 scheduler.health.on_fatal = lambda reason: on_failure(RuntimeError(reason))
                 self.scheduler = scheduler
                 self.engine = engine

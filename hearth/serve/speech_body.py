@@ -4,7 +4,7 @@ vLLM-Omni's names for Qwen3-TTS (task_type, and an inline clone: ref_audio, ref_
 from __future__ import annotations
 
 import base64
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from hearth.engine import Engine
@@ -36,6 +36,8 @@ class SpeechBody:
     ref_audio: str | None = None  # vLLM-Omni's inline clone (Base): a base64 data URL
     ref_text: str | None = None
     x_vector_only: bool | None = None
+    raw: dict[str, Any] | None = None  # the body as sent (a route's own fields: /dev/captioned_speech's)
+    words_dropped: bool = False  # word_timestamps asked where the answer cannot carry them
 
     @classmethod
     def parse(cls, raw: bytes) -> SpeechBody:
@@ -82,7 +84,12 @@ class SpeechBody:
         instructions = options.get("instruct")
         if instructions is not None and (not isinstance(instructions, str) or len(instructions) > MAX_INPUT_CHARS):
             raise _bad(f"instructions must be a string of at most {MAX_INPUT_CHARS} characters", "instructions")
-        return cls(text, voice, fmt, stream_format, options, task_type, ref_audio, ref_text, x_vector_only)
+        return cls(text, voice, fmt, stream_format, options, task_type, ref_audio, ref_text, x_vector_only, body)
+
+    def without_words(self) -> SpeechBody:
+        """This body with its word timestamps left out (and said to be)."""
+        options = {k: v for k, v in self.options.items() if k != "word_timestamps"}
+        return replace(self, options=options, words_dropped=True)
 
     @property
     def instructions(self) -> str | None:

@@ -12,6 +12,8 @@ The messages are vLLM-Omni's for Qwen3-TTS (JSON text frames, fields at the top 
              "realtime"?: seconds of audio the server makes per second lately (below 1: buffer)}
             binary frames of the sentence's audio as they are decoded
             {"type": "audio.done", "sentence_index", "sentence_text"}
+            {"type": "timestamps", "sentence_index", "offset", "duration", "words": [{word, start_time,
+             end_time, source_start, source_end}]}   (word_timestamps: after the sentence's audio)
             {"type": "session.done", "total_sentences"}
             {"type": "session.cancelled", "audio_s_sent", "text_consumed"}
             {"type": "error", "message", "code"?}
@@ -40,6 +42,7 @@ from hearth.options import JSON_FIELDS, json_name, json_options
 from hearth.runtime.request import RequestChunk
 from hearth.runtime.scheduler import MAX_REQUEST_CHARS, Busy, SentenceFailed
 from hearth.runtime.scheduler import Request as SpeechRequest
+from hearth.runtime.words import SentenceWords
 from hearth.serve import jsonbody
 from hearth.serve.encoders import encoder
 
@@ -84,7 +87,10 @@ class _Session:
         wav = None
         reported = 0  # sentences whose failure, if any, has been told
         try:
-            async for chunk in request:  # awaited: no thread waits for it
+            async for chunk in request.aevents():  # awaited: no thread waits for it
+                if isinstance(chunk, SentenceWords):  # times from the start of the session's audio
+                    await ws.send_json({"type": "timestamps", **chunk.to_json()})
+                    continue
                 reported = await self._report_failures(reported, chunk.sentence)
                 if chunk.sentence != current:
                     current = chunk.sentence
@@ -180,11 +186,11 @@ class _SsmlDocument:
             return [] if name == "sentences" else None
         return getattr(self.request, name)
 
-    async def __aiter__(self) -> AsyncIterator[RequestChunk]:
+    async def aevents(self) -> AsyncIterator[RequestChunk | SentenceWords]:
         await self._given.wait()
         if self.request is not None:
-            async for chunk in self.request:
-                yield chunk
+            async for event in self.request.aevents():
+                yield event
 
 
 def _parse(raw: str | None) -> dict[str, Any]:

@@ -23,6 +23,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from wyoming.asr import Transcribe
 from wyoming.audio import AudioChunk, AudioStart, AudioStop
 from wyoming.error import Error
 from wyoming.event import Event, async_write_event
@@ -38,6 +39,7 @@ from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.runtime.scheduler import Busy, Request, Scheduler, SentenceFailed
 from hearth.serve.shared_engine import SharedEngine
+from hearth.serve.wyoming_asr import AsrExchange, asr_program
 from hearth.serve.wyoming_events import Malformed, read_event
 from hearth.streaming.pacing import PacedChunks, Pacer, SpeechRate
 from hearth.streaming.sinks import to_pcm
@@ -122,6 +124,8 @@ class WyomingState(SharedEngine):
     default_voice: str | None = None  # a synthesis that names no voice: this one (None: the first)
     default_language: str | None = None  # ... and no language: this one (None: auto)
     sessions: set[Session] = field(default_factory=set)
+    listening: tuple[str, tuple[str, ...]] | None = None  # (the ASR model's name, its languages): an asr program
+    hearing_models: dict[str, Any] = field(default_factory=dict)  # --listen, --aligner, ... as given
 
     def defaults(self, voice: str | None, language: str | None) -> tuple[str | None, str | None]:
         """(the voice, the model's language) that `--voice` and `--language` name, checked."""
@@ -154,7 +158,10 @@ class WyomingState(SharedEngine):
         return VoiceStore().names()  # while loading: before the checkpoint's own are known
 
     def info(self) -> Info:
-        return describe(self.config, self.model_name, self.voices())
+        info = describe(self.config, self.model_name, self.voices())
+        if self.listening is not None:
+            info.asr = [asr_program(*self.listening)]
+        return info
 
 
 class Session(AsyncEventHandler):
@@ -168,6 +175,7 @@ class Session(AsyncEventHandler):
         self._requests: set[Request] = set()
         self._task: asyncio.Task[None] | None = None  # the newest synthesis; each waits for the one before
         self._closed = False
+        self._heard: AsrExchange | None = None  # speech to text, when the server listens
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -280,10 +288,35 @@ class Session(AsyncEventHandler):
                 self._streamed = None
             else:
                 self._task = asyncio.create_task(self._stopped(self._task))
+        elif any(t.is_type(event.type) for t in (Transcribe, AudioStart, AudioChunk, AudioStop)):
+            await self._hear(event)
         else:
             raise InputError(f"unknown event {event.type!r}; this server answers describe, synthesize, "
-                             "synthesize-start/-chunk/-stop and ping")
+                             "synthesize-start/-chunk/-stop, transcribe, audio-start/-chunk/-stop and ping")
         return True
+
+    async def _hear(self, event: Event) -> None:  # speech to text (`wyoming_asr`): the transcript after audio-stop
+        if self.service.listening is None:
+            raise InputError("this server transcribes nothing: start hearth wyoming with --listen "
+                             "Qwen/Qwen3-ASR-0.6B (docs/home-assistant.md)")
+        heard = self._heard = self._heard or AsrExchange(self.service.listening[1])
+        if Transcribe.is_type(event.type):
+            heard.transcribe(event.data)
+        elif AudioStart.is_type(event.type):
+            heard.start(AudioStart.from_event(event))
+        elif AudioChunk.is_type(event.type):
+            heard.chunk(AudioChunk.from_event(event))
+        else:
+            samples, before = heard.stop(), self._task
+            self._task = asyncio.create_task(self._transcript(heard, samples, before))
+
+    async def _transcript(self, heard: AsrExchange, samples: Any, before: asyncio.Task[None] | None) -> None:  # noqa: ANN401
+        await asyncio.gather(*(t for t in (before,) if t is not None), return_exceptions=True)  # answers in order
+        try:
+            await self._scheduler()  # (loaded: the listening models load with the speech model)
+            await self._write((await heard.answer(samples, self.service.hearing, self.service.pool)).event())
+        except (InputError, Busy) as e:
+            await self._error(str(e), "busy" if isinstance(e, Busy) else "bad-request")
 
     # -- requests --------------------------------------------------------------------------------
 

@@ -1,0 +1,138 @@
+"""`hearth transcribe`: a recording's text (Qwen3-ASR), with word times (Qwen3-ForcedAligner); and
+the flags that load the listening models beside the speech model in `hearth serve`, `hearth
+wyoming` and `hearth say` (`add_hearing_flags`)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from hearth.backends.asr_factory import ASR_BACKENDS, ASR_DTYPES
+from hearth.checkpoint.loading import CheckpointError
+from hearth.cli import arguments
+from hearth.errors import InputError
+from hearth.listen.audio_in import decode_audio
+from hearth.listen.captions import srt, vtt
+from hearth.listen.formats import transcript_cues, transcript_words
+from hearth.listen.languages import LANGUAGES, language_named
+
+__all__ = ["DEFAULT_ALIGNER", "DEFAULT_ASR", "add_hearing_flags", "add_parsers", "hearing_models"]
+
+log = logging.getLogger("hearth")
+
+DEFAULT_ASR = "Qwen/Qwen3-ASR-0.6B"
+DEFAULT_ALIGNER = "Qwen/Qwen3-ForcedAligner-0.6B"
+_MAX_INPUT_BYTES = 1 << 30
+
+
+def add_parsers(sub: Any) -> None:
+    p = sub.add_parser("transcribe", help="a recording's text (Qwen3-ASR), and with --timestamps each word's times")
+    p.add_argument("audio", help="an audio file (WAV, FLAC, MP3, OGG, ...), or - to read it from stdin")
+    p.add_argument("--json", action="store_true", help="print JSON: language, text, duration and (with --timestamps) "
+                                                       "words with their times and places in the text")
+    p.add_argument("--timestamps", action="store_true", help="time each word with the aligner (--aligner)")
+    p.add_argument("--captions", type=Path, default=None, metavar="FILE",
+                   help="also write captions to FILE (.vtt or .srt; timed by word with --timestamps)")
+    p.add_argument("--language", default=None, help="the language spoken (a code such as en, or a name); default: "
+                                                     "the model tells")
+    p.add_argument("--context", default="", help="text the model may use: names, terms, the topic")
+    p.add_argument("--max-new-tokens", type=arguments.count(), default=512, metavar="N",
+                   help="upper bound on generated tokens per piece of the recording (default 512)")
+    g = p.add_argument_group("models")
+    g.add_argument("--model", default=DEFAULT_ASR,
+                   help=f"Qwen3-ASR checkpoint directory or hub id (default {DEFAULT_ASR})")
+    g.add_argument("--aligner", default=None, metavar="MODEL",
+                   help=f"Qwen3-ForcedAligner checkpoint for --timestamps (default {DEFAULT_ALIGNER} when asked)")
+    g.add_argument("--backend", choices=ASR_BACKENDS, default=None, help="the runtime of the listening models")
+    g.add_argument("--dtype", choices=ASR_DTYPES, default=None, help="compute precision (default float32)")
+    p.set_defaults(run=_transcribe)
+
+
+def add_hearing_flags(p: argparse.ArgumentParser, transcribe: bool = True) -> None:
+    """A server's (or `hearth say`'s) listening models, loaded beside its speech model."""
+    g = p.add_argument_group("listening (docs/listen.md)")
+    if transcribe:
+        g.add_argument("--listen", default=None, metavar="MODEL",
+                       help=f"also transcribe speech with this Qwen3-ASR checkpoint (e.g. {DEFAULT_ASR})")
+    g.add_argument("--aligner", default=None, metavar="MODEL",
+                   help=f"a Qwen3-ForcedAligner (e.g. {DEFAULT_ALIGNER}): word timestamps of the speech"
+                        + (" and of transcripts" if transcribe else ""))
+    g.add_argument("--listen-backend", choices=ASR_BACKENDS, default=None, help="the listening models' runtime")
+    g.add_argument("--listen-dtype", choices=ASR_DTYPES, default=None, help="their precision (default float32)")
+
+
+def hearing_models(args: argparse.Namespace) -> dict[str, Any]:
+    """The listening models the flags ask for (checked now: a wrong path fails before any loading)."""
+    from hearth.checkpoint.asr_loading import open_asr_checkpoint
+
+    listen, aligner = getattr(args, "listen", None), getattr(args, "aligner", None)
+    for flag, model, kind in (("--listen", listen, "asr"), ("--aligner", aligner, "aligner")):
+        if model is not None:
+            try:
+                open_asr_checkpoint(model, expect=kind)
+            except (CheckpointError, InputError) as e:
+                raise InputError(f"{flag}: {e}") from None
+    return {"listen": listen, "aligner": aligner, "backend": getattr(args, "listen_backend", None),
+            "dtype": getattr(args, "listen_dtype", None)}
+
+
+def _read(source: str) -> bytes:
+    if source == "-":
+        data = sys.stdin.buffer.read(_MAX_INPUT_BYTES + 1)
+    else:
+        path = Path(source)
+        if not path.is_file():
+            raise InputError(f"{source}: no such file (give an audio file, or - for stdin)")
+        with path.open("rb") as f:
+            data = f.read(_MAX_INPUT_BYTES + 1)
+    if len(data) > _MAX_INPUT_BYTES:
+        raise InputError(f"{source}: over {_MAX_INPUT_BYTES >> 20} MB; cut the recording into parts")
+    return data
+
+
+def _transcribe(args: argparse.Namespace) -> int:
+    from hearth.listen import Listener, ListenOptions, Transcript
+
+    language = language_named(args.language, LANGUAGES)  # checked before anything loads
+    if args.captions is not None and args.captions.suffix.lower() not in (".vtt", ".srt"):
+        raise InputError(f"--captions {args.captions}: give a .vtt or .srt file name")
+    recording = decode_audio(_read(args.audio))
+    log.info("%.1f s of audio at %d Hz", recording.seconds, recording.sample_rate)
+    keywords = {k: v for k, v in (("backend", args.backend), ("dtype", args.dtype)) if v is not None}
+    t0 = time.perf_counter()
+    aligner = (args.aligner or DEFAULT_ALIGNER) if args.timestamps else None
+    if args.aligner is not None and not args.timestamps:
+        log.warning("--aligner is used with --timestamps only; transcribing without word times")
+    listener = Listener.load(args.model, aligner=aligner, **keywords)
+    log.info("loaded %s%s in %.1f s", listener.checkpoint.path, " and the aligner" if aligner else "",
+             time.perf_counter() - t0)
+    options = ListenOptions(context=args.context, language=language, max_new_tokens=args.max_new_tokens,
+                            timestamps=args.timestamps)
+    pieces = []
+    t0 = time.perf_counter()
+    for piece in listener.pieces(recording.samples, options, recording.sample_rate):
+        pieces.append(piece)
+        log.info("transcribed up to %.0f s of %.0f s (%.1f s so far)", piece.offset + piece.duration,
+                 recording.seconds, time.perf_counter() - t0)
+        if not args.json:
+            sys.stdout.write(piece.text)
+            sys.stdout.flush()
+    transcript = Transcript.joined(pieces)
+    if args.json:
+        words = transcript_words(transcript)
+        json.dump({"language": transcript.language, "text": transcript.text, "duration": round(recording.seconds, 3),
+                   **({"words": [w.to_json() for w in words]} if words is not None else {})}, sys.stdout,
+                  ensure_ascii=False)
+    sys.stdout.write("\n")
+    if args.captions is not None:
+        made = transcript_cues(transcript)
+        args.captions.write_text(vtt(made) if args.captions.suffix.lower() == ".vtt" else srt(made), encoding="utf-8")
+        log.info("%d captions written to %s", len(made), args.captions)
+    log.info("language %s; %d piece(s) in %.1f s", transcript.language or "unknown", len(pieces),
+             time.perf_counter() - t0)
+    return 0
