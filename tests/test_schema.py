@@ -6,7 +6,9 @@ no 5xx, every answer (status, content type, headers, body, each SSE event) as do
 violating input refused with a 4xx and valid input accepted, no hang (each call times out at 60 s).
 The one exception is written down: on the Base server, a schema-valid upload or speech request whose
 recording (the upload's file, `ref_audio`) is not audio, or whose voice is not stored (none is), is
-refused with a 400: no schema can say "a recording" or "a voice stored by then".
+refused with a 400: no schema can say "a recording" or "a voice stored by then". On both, a speech
+request with text_format "ssml" whose input is not an SSML document Hearth speaks is a 400: no schema
+can say "well-formed SSML".
 
 Speech requests keep max_new_tokens at most 3 (a schema-valid value, set when the case has none or
 a larger one) so that a 4096-character input of many sentences stays seconds on the tiny model.
@@ -56,7 +58,8 @@ def call(case, kind: str) -> None:
     bounded(case)
     CALLS[kind] += 1
     # Base: a recording that is not audio, or a voice not stored, is refused, schema-valid or not.
-    excluded = [positive_data_acceptance] if kind == "base" and case.method == "POST" else []
+    ssml = isinstance(case.body, dict) and case.body.get("text_format") == "ssml"  # the input must be SSML
+    excluded = [positive_data_acceptance] if (kind == "base" and case.method == "POST") or ssml else []
     case.call_and_validate(timeout=60, excluded_checks=excluded)
 
 

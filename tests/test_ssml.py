@@ -68,6 +68,7 @@ def test_the_span_map_points_into_the_document():
     ("<speak>unclosed", "not well-formed: no element found at line 1, column 16"),
     ("<speak><blink/></speak>", "<blink> at line 1, column 8"),
     ("<p>not the root</p>", "one <speak> element"),
+    ("Hello there.", "wrap it in <speak>...</speak>, or send it as plain text"),
     ('<speak>\n<break time="later"/></speak>', "break time 'later' at line 2, column 1"),
     ('<speak><say-as interpret-as="cipher">x</say-as></speak>', "say-as interpret-as='cipher'"),
     ('<speak><prosody pitch="high">x</prosody></speak>', "only rate is supported"),

@@ -244,6 +244,9 @@ class _Reader:
 
 def parse_ssml(document: str) -> list[SsmlPart]:
     """The parts of an SSML document. Raises SsmlError for markup Hearth cannot speak."""
+    if not document.lstrip().startswith("<"):
+        raise SsmlError("SSML is one <speak> element and this text starts with no markup: wrap it in "
+                        "<speak>...</speak>, or send it as plain text (text_format plain)")
     reader = _Reader(document)
     try:
         reader.parser.Parse(document.encode("utf-8"), True)
