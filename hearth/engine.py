@@ -63,27 +63,27 @@ class ConvertOnFirstUse:
 
     def openvino_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
                                 key_source: dict[str, object]) -> ConvertedModel:
-        from hearth.convert.builders import BUILDERS
+        from hearth.convert import to_openvino
 
-        return BUILDERS.openvino_language_model(ckpt, weights, directory, key_source)
+        return to_openvino.build_language_model(ckpt, weights, directory, key_source)
 
     def openvino_vocoder(self, ckpt: Checkpoint, stored: str, frames: int, directory: Path,
                          key_source: dict[str, object]) -> ConvertedModel:
-        from hearth.convert.builders import BUILDERS
+        from hearth.convert import to_openvino
 
-        return BUILDERS.openvino_vocoder(ckpt, stored, frames, directory, key_source)
+        return to_openvino.build_vocoder(ckpt, stored, frames, directory, key_source)
 
     def onnxruntime_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
                                    key_source: dict[str, object]) -> ConvertedModel:
-        from hearth.convert.builders import BUILDERS
+        from hearth.convert import to_onnxruntime
 
-        return BUILDERS.onnxruntime_language_model(ckpt, weights, directory, key_source)
+        return to_onnxruntime.build_language_model(ckpt, weights, directory, key_source)
 
     def onnxruntime_vocoder(self, ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object],
                             weights: str) -> ConvertedModel:
-        from hearth.convert.builders import BUILDERS
+        from hearth.convert import to_onnxruntime
 
-        return BUILDERS.onnxruntime_vocoder(ckpt, frames, directory, key_source, weights)
+        return to_onnxruntime.build_vocoder(ckpt, frames, directory, key_source, weights)
 
 
 CONVERT_ON_FIRST_USE = ConvertOnFirstUse()

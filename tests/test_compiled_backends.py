@@ -179,7 +179,7 @@ import json, sys
 import hearth
 from hearth.backends import create, prepare_side_by_side
 from hearth.checkpoint.loading import open_checkpoint
-from hearth.convert.builders import BUILDERS
+from hearth.engine import CONVERT_ON_FIRST_USE
 from hearth.backends.settings import backend_options
 
 def libraries():
@@ -188,9 +188,9 @@ def libraries():
 ckpt = open_checkpoint(sys.argv[1])
 options = backend_options(**json.loads(sys.argv[2]))
 assert options.loads_side_by_side, options
-prepare_side_by_side(ckpt, options, BUILDERS)
+prepare_side_by_side(ckpt, options, CONVERT_ON_FIRST_USE)
 before = libraries()
-backend = create(ckpt, options, BUILDERS)
+backend = create(ckpt, options, CONVERT_ON_FIRST_USE)
 print(json.dumps(sorted(libraries() - before)))
 """
 

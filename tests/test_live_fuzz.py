@@ -207,8 +207,9 @@ def test_text_in_pieces_equals_text_sent_whole(fuzzed_server, group):
         assert len(results[i]) == len(sentences), (name, s, sentences)
         if len(group) == 1 or not alone_only:
             whole = speak(server.port, s, whole=True)
-            assert len(whole) == len(results[i]) and all(a.same_as(b) for a, b in zip(results[i], whole, strict=True)), \
-                (name, s, [a.chunks for a in results[i]], [b.chunks for b in whole])
+            heard = results[i]
+            assert len(whole) == len(heard) and all(a.same_as(b) for a, b in zip(heard, whole, strict=True)), \
+                (name, s, [a.chunks for a in heard], [b.chunks for b in whole])
         else:
             assert all(h.audio for h in results[i]), (name, s)  # batched beside others: audio for every sentence
 

@@ -196,10 +196,10 @@ def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8
     """weights "mix": the talker (and the first codebook) as int8 converts it, the predictor (the
     other 15 codebooks) as int4 does, byte for byte; it speaks, and OpenVINO refuses it by name."""
     from hearth.backends.ort import convert_language_model
-    from hearth.convert.builders import BUILDERS
+    from hearth.engine import CONVERT_ON_FIRST_USE
 
     ckpt = hearth.checkpoint.loading.open_checkpoint(tiny_dir)
-    int4 = convert_language_model(ckpt, "int4", converter=BUILDERS).directory
+    int4 = convert_language_model(ckpt, "int4", converter=CONVERT_ON_FIRST_USE).directory
     mix = hearth.load(tiny_dir, backend="onnxruntime", weights="mix", threads=2)
     here = mix.lm.converted.directory
     assert here not in (int4, ort_int8.lm.converted.directory)
@@ -251,9 +251,9 @@ def ort_vocoder(tiny_dir):
     """The vocoder on ONNX Runtime (the default with the ONNX Runtime language model where the CPU
     has no bf16 arithmetic)."""
     from hearth.backends.ort_vocoder import ORTVocoder
-    from hearth.convert.builders import BUILDERS
+    from hearth.engine import CONVERT_ON_FIRST_USE
 
-    return ORTVocoder(hearth.checkpoint.loading.open_checkpoint(tiny_dir), threads=2, converter=BUILDERS)
+    return ORTVocoder(hearth.checkpoint.loading.open_checkpoint(tiny_dir), threads=2, converter=CONVERT_ON_FIRST_USE)
 
 
 def test_the_onnxruntime_vocoder_is_the_torch_decoder_in_any_chunking(engine, ort_vocoder):

@@ -46,16 +46,16 @@ def test_streaming_vocoder_matches_torch_decoder(engine, ov_fp32, ov_int8, preci
 
 def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
     from hearth.backends.openvino import convert_language_model
-    from hearth.convert.builders import BUILDERS
+    from hearth.engine import CONVERT_ON_FIRST_USE as converter
 
     first = ov_fp32.lm.converted
-    again = convert_language_model(ov_fp32.checkpoint, "fp32", converter=BUILDERS)
+    again = convert_language_model(ov_fp32.checkpoint, "fp32", converter=converter)
     assert again.directory == first.directory
     assert again.manifest == first.manifest  # read back, not rebuilt
-    assert convert_language_model(ov_fp32.checkpoint, "int8", converter=BUILDERS).directory != first.directory
+    assert convert_language_model(ov_fp32.checkpoint, "int8", converter=converter).directory != first.directory
     parts = first.manifest["parts"]
     assert parts["talker"]["stored_bytes"] == parts["talker"]["fp32_bytes"]
-    int8 = convert_language_model(ov_fp32.checkpoint, "int8", converter=BUILDERS).manifest["parts"]
+    int8 = convert_language_model(ov_fp32.checkpoint, "int8", converter=converter).manifest["parts"]
     assert int8["talker"]["stored_bytes"] < 0.3 * int8["talker"]["fp32_bytes"]
     # A different checkpoint (here: the same files, rewritten) gets a new key.
     import shutil
@@ -63,7 +63,7 @@ def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
     copy = tmp_path / "copy"
     shutil.copytree(tiny_dir, copy)
     (copy / "model.safetensors").touch()
-    other = convert_language_model(hearth.checkpoint.loading.open_checkpoint(copy), "fp32", converter=BUILDERS)
+    other = convert_language_model(hearth.checkpoint.loading.open_checkpoint(copy), "fp32", converter=converter)
     assert other.directory != first.directory
 
 

@@ -128,13 +128,13 @@ def _convert(ckpt: Checkpoint, runtime: str, weights: str | None, vocoder: str |
     when it was made before."""
     from hearth.backends import openvino, ort, ort_vocoder
     from hearth.backends.formats import ORT_VOCODERS
-    from hearth.convert.builders import BUILDERS
+    from hearth.engine import CONVERT_ON_FIRST_USE as converter
 
     if weights:
-        return (openvino if runtime == "openvino" else ort).convert_language_model(ckpt, weights, converter=BUILDERS)
+        return (openvino if runtime == "openvino" else ort).convert_language_model(ckpt, weights, converter=converter)
     if runtime == "openvino":
-        return openvino.convert_vocoder(ckpt, cast(str, vocoder), converter=BUILDERS)
-    return ort_vocoder.convert_vocoder(ckpt, weights=ORT_VOCODERS[cast(str, vocoder)], converter=BUILDERS)
+        return openvino.convert_vocoder(ckpt, cast(str, vocoder), converter=converter)
+    return ort_vocoder.convert_vocoder(ckpt, weights=ORT_VOCODERS[cast(str, vocoder)], converter=converter)
 
 
 def _preset_runtimes(preset: str, runtimes: Iterable[str]) -> tuple[Any, list[str]]:

@@ -11,6 +11,7 @@ from hearth.checkpoint.asr_config import AsrConfig
 from hearth.checkpoint.asr_loading import AsrCheckpoint
 from hearth.checkpoint.loading import CheckpointError
 from hearth.checkpoint.safetensors_mmap import SafetensorsError, SafetensorsFile
+from hearth.model.weights import mismatches
 
 if TYPE_CHECKING:
     import torch
@@ -66,23 +67,8 @@ class AsrWeights:
                 if name in self.files:
                     raise CheckpointError(f"{path}: tensor {name} is stored twice (also in {self.files[name].path})")
                 self.files[name] = f
-        present = set(self.files)
-        missing = sorted(set(self.expected) - present)
-        extra = sorted(present - set(self.expected) - set(optional))
-        problems = []
-        if missing:
-            problems.append(f"{len(missing)} tensors missing (first: {', '.join(missing[:3])})")
-        if extra:
-            problems.append(f"{len(extra)} unexpected tensors (first: {', '.join(extra[:3])})")
-        for name in sorted(present & (set(self.expected) | set(optional))):
-            info = self.files[name].tensors[name]
-            want = self.expected.get(name, optional.get(name))
-            if info.shape != want:
-                problems.append(f"tensor {name} has shape {list(info.shape)}, the config implies {list(want or ())}")
-                break
-            if not info.is_floating_point:
-                problems.append(f"tensor {name} has dtype {info.dtype}, expected a floating-point type")
-                break
+        tensors = {name: f.tensors[name] for name, f in self.files.items()}
+        problems = mismatches(tensors, self.expected, optional)
         if problems:
             raise CheckpointError(
                 f"{self.path}: the weights do not match config.json: {'; '.join(problems)}. The weights and the "

@@ -4,7 +4,7 @@ that assign the memory-mapped weights (torch; the converters and the torch backe
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -12,7 +12,7 @@ import numpy as np
 
 from hearth.checkpoint.config import CodecDecoderConfig, CodecEncoderConfig, ModelConfig
 from hearth.checkpoint.loading import Checkpoint, CheckpointError
-from hearth.checkpoint.safetensors_mmap import SafetensorsError, SafetensorsFile
+from hearth.checkpoint.safetensors_mmap import SafetensorsError, SafetensorsFile, TensorInfo
 
 if TYPE_CHECKING:
     import torch
@@ -62,29 +62,38 @@ def codec_tensor_shapes(codec: CodecDecoderConfig, encoder: CodecEncoderConfig |
     return shapes
 
 
+def mismatches(tensors: Mapping[str, TensorInfo], expected: Mapping[str, tuple[int, ...]],
+               optional: Mapping[str, tuple[int, ...]] | None = None) -> list[str]:
+    """What is wrong with a tensor table against `expected` (and `optional`, which may be absent):
+    names missing and unexpected, then the first wrong shape or a type that is not floating-point."""
+    optional = optional or {}
+    present = set(tensors)
+    missing = sorted(set(expected) - present)
+    extra = sorted(present - set(expected) - set(optional))
+    problems = []
+    if missing:
+        problems.append(f"{len(missing)} tensors missing (first: {', '.join(missing[:3])})")
+    if extra:
+        problems.append(f"{len(extra)} unexpected tensors (first: {', '.join(extra[:3])})")
+    for name in sorted(present & (set(expected) | set(optional))):
+        info, want = tensors[name], expected.get(name, optional.get(name))
+        if info.shape != want:
+            problems.append(f"tensor {name} has shape {list(info.shape)}, the config implies {list(want or ())}")
+            break
+        if not info.is_floating_point:
+            problems.append(f"tensor {name} has dtype {info.dtype}, expected a floating-point type")
+            break
+    return problems
+
+
 def open_verified(path: Path, expected: dict[str, tuple[int, ...]], ignore_prefix: str | None) -> SafetensorsFile:
     """The weights file, its tensor table checked against `expected` (names, shapes, float dtypes)."""
     try:
         f = SafetensorsFile(path)
     except SafetensorsError as e:
         raise CheckpointError(f"{e}") from e
-    present = {n for n in f.tensors if ignore_prefix is None or not n.startswith(ignore_prefix)}
-    missing = sorted(set(expected) - present)
-    extra = sorted(present - set(expected))
-    problems = []
-    if missing:
-        problems.append(f"{len(missing)} tensors missing (first: {', '.join(missing[:3])})")
-    if extra:
-        problems.append(f"{len(extra)} unexpected tensors (first: {', '.join(extra[:3])})")
-    for name in sorted(set(expected) & present):
-        info = f.tensors[name]
-        if info.shape != expected[name]:
-            problems.append(f"tensor {name} has shape {list(info.shape)}, the config implies {list(expected[name])}")
-            break
-        if not info.is_floating_point:
-            problems.append(f"tensor {name} has dtype {info.dtype}, expected a floating-point type")
-            break
-    if problems:
+    kept = {n: t for n, t in f.tensors.items() if ignore_prefix is None or not n.startswith(ignore_prefix)}
+    if problems := mismatches(kept, expected):
         raise CheckpointError(
             f"{path} does not match its config: {'; '.join(problems)}. The weights and config.json come from "
             "different models, or the file is damaged; re-download the checkpoint"

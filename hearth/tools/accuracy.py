@@ -16,7 +16,7 @@ import numpy as np
 from hearth.checkpoint.loading import Checkpoint
 from hearth.checkpoint.safetensors_mmap import SafetensorsFile
 from hearth.checkpoint.sampling import SamplingOptions
-from hearth.convert.builders import BUILDERS
+from hearth.engine import CONVERT_ON_FIRST_USE
 from hearth.streaming.sinks import snr_db
 from hearth.text.prompt import PromptEmbeds
 
@@ -71,7 +71,7 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
         from hearth.backends.ort import ORTLanguageModel, SlotBatch, part_formats, session_options
         from hearth.convert import ort_graphs
 
-        lm = ORTLanguageModel(ckpt, weights, threads=threads, converter=BUILDERS)
+        lm = ORTLanguageModel(ckpt, weights, threads=threads, converter=CONVERT_ON_FIRST_USE)
         model = ort_graphs.build_predictor_loop(cfg, source, part_formats(weights)[1], teacher_forced=True)[0]
         session = ort.InferenceSession(model.SerializeToString(), session_options(threads),
                                        providers=["CPUExecutionProvider"])
@@ -86,7 +86,7 @@ def _teacher_forced(ckpt: Checkpoint, weights: str, source: Callable[[str], np.n
 
     compressed = compress_int4(int4_candidates(cfg), source, INT4_RATIO) if weights == "int4" else None
     props = runtime_properties("CPU", weights, threads, precise=weights == "fp32")  # as the engine runs them
-    ov_lm = OpenVINOLanguageModel(ckpt, weights, threads=threads, converter=BUILDERS)
+    ov_lm = OpenVINOLanguageModel(ckpt, weights, threads=threads, converter=CONVERT_ON_FIRST_USE)
     paged_row = PagedBatch(ov_lm, 1).open(SamplingOptions().greedy(), None, prompt_length)
     request = ov.Core().compile_model(
         build_predictor_loop(cfg, source, weights, teacher_forced=True, compressed=compressed)[0], "CPU", props
@@ -143,9 +143,9 @@ def main_accuracy(model: str, weights: str, frames: int, vocoder: str, as_json: 
         expected = decoder(torch.from_numpy(codes)).numpy()
     compiled: SteppedVocoder
     if vocoder in ORT_VOCODERS:
-        compiled = ORTVocoder(engine.checkpoint, weights=ORT_VOCODERS[vocoder], converter=BUILDERS)
+        compiled = ORTVocoder(engine.checkpoint, weights=ORT_VOCODERS[vocoder], converter=CONVERT_ON_FIRST_USE)
     else:
-        compiled = OpenVINOVocoder(engine.checkpoint, vocoder, converter=BUILDERS)
+        compiled = OpenVINOVocoder(engine.checkpoint, vocoder, converter=CONVERT_ON_FIRST_USE)
     if call_frames is not None:
         compiled.call_frames = call_frames
     state = compiled.start()
