@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import faulthandler
+import functools
+import importlib
 import importlib.util
 import json
 import os
@@ -157,25 +159,22 @@ def any_engine(request, engine, fast_engine):
     return engine if request.param == "torch" else fast_engine
 
 
-@pytest.fixture(scope="session")
-def engine17(tiny17_dir):
-    import hearth
+def _loaded(checkpoint: str, how: str, **kwargs: object):
+    """A session fixture: `how` ("module:name.attr", imported when first asked for) called on the
+    checkpoint the fixture named `checkpoint` writes, with `kwargs`."""
 
-    return hearth.load(tiny17_dir, backend="torch")
+    @pytest.fixture(scope="session")
+    def loaded(request):
+        module, _, name = how.partition(":")
+        load = functools.reduce(getattr, name.split("."), importlib.import_module(module))
+        return load(request.getfixturevalue(checkpoint), **kwargs)
+
+    return loaded
 
 
-@pytest.fixture(scope="session")
-def official(tiny_dir):
-    from official import load_official
-
-    return load_official(tiny_dir)
-
-
-@pytest.fixture(scope="session")
-def official17(tiny17_dir):
-    from official import load_official
-
-    return load_official(tiny17_dir)
+engine17 = _loaded("tiny17_dir", "hearth:load", backend="torch")
+official = _loaded("tiny_dir", "official:load_official")
+official17 = _loaded("tiny17_dir", "official:load_official")
 
 
 @pytest.fixture(scope="session")
@@ -235,32 +234,10 @@ def own_aligner_dir(tmp_path_factory) -> Path:
     return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7))
 
 
-@pytest.fixture(scope="session")
-def listener(asr_dir):
-    from hearth.listen import Listener
-
-    return Listener.load(asr_dir)
-
-
-@pytest.fixture(scope="session")
-def official_asr(asr_dir):
-    from official_asr import load_official_asr
-
-    return load_official_asr(asr_dir)
-
-
-@pytest.fixture(scope="session")
-def aligner(aligner_dir):
-    from hearth.listen import Aligner
-
-    return Aligner.load(aligner_dir)
-
-
-@pytest.fixture(scope="session")
-def official_aligner(aligner_dir):
-    from official_asr import load_official_aligner
-
-    return load_official_aligner(aligner_dir)
+listener = _loaded("asr_dir", "hearth.listen:Listener.load")
+official_asr = _loaded("asr_dir", "official_asr:load_official_asr")
+aligner = _loaded("aligner_dir", "hearth.listen:Aligner.load")
+official_aligner = _loaded("aligner_dir", "official_asr:load_official_aligner")
 
 
 @pytest.fixture(scope="module")

@@ -33,6 +33,13 @@ def official_decoder(path):
     return model.decoder
 
 
+def official_audio(path, frames: int, seed: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Random codes of `frames` frames (from `seed`) and the official decoder's audio of them."""
+    codes = torch.randint(0, 2048, (frames, 16), generator=torch.Generator().manual_seed(seed))
+    with torch.inference_mode():
+        return codes, official_decoder(path)(codes.T[None])[0, 0]
+
+
 @pytest.fixture(scope="module")
 def small_window_dir(tmp_path_factory):
     config, codec = tiny_configs("0b6", hidden=32, layers=1, window=8)
@@ -41,25 +48,18 @@ def small_window_dir(tmp_path_factory):
 
 @pytest.mark.parametrize("frames", [1, 7, 160])
 def test_matches_official_forward(tiny_dir, frames):
-    ref_dec = official_decoder(tiny_dir)
-    ours = load_codec(open_checkpoint(tiny_dir))
-    gen = torch.Generator().manual_seed(frames)
-    codes = torch.randint(0, 2048, (frames, 16), generator=gen)
+    codes, ref = official_audio(tiny_dir, frames, seed=frames)
     with torch.inference_mode():
-        ref = ref_dec(codes.T[None])[0, 0]
-        got = ours(codes)
+        got = load_codec(open_checkpoint(tiny_dir))(codes)
     assert got.shape == (frames * 1920,)
     assert ref.abs().max() < 1.0, "fixture audio clips; the comparison would be weak"
     assert snr_db(ref, got) >= 100
 
 
 def test_window_crossed_many_times(small_window_dir):
-    ref_dec = official_decoder(small_window_dir)
-    ours = load_codec(open_checkpoint(small_window_dir))
-    codes = torch.randint(0, 2048, (60, 16), generator=torch.Generator().manual_seed(1))
+    codes, ref = official_audio(small_window_dir, 60, seed=1)
     with torch.inference_mode():
-        ref = ref_dec(codes.T[None])[0, 0]
-        got = ours(codes)
+        got = load_codec(open_checkpoint(small_window_dir))(codes)
     assert snr_db(ref, got) >= 100
 
 
@@ -97,12 +97,8 @@ def test_chunked_equals_whole(tiny_dir, small_window_dir, sizes, which):
 
 
 def test_chunked_equals_official_whole(small_window_dir):
-    ref_dec = official_decoder(small_window_dir)
-    ours = load_codec(open_checkpoint(small_window_dir))
-    codes = torch.randint(0, 2048, (45, 16), generator=torch.Generator().manual_seed(3))
-    with torch.inference_mode():
-        ref = ref_dec(codes.T[None])[0, 0]
-    assert snr_db(ref, decode_in_chunks(ours, codes, [5])) >= 100
+    codes, ref = official_audio(small_window_dir, 45, seed=3)
+    assert snr_db(ref, decode_in_chunks(load_codec(open_checkpoint(small_window_dir)), codes, [5])) >= 100
 
 
 def test_prefix_output_is_output_prefix(tiny_dir):
