@@ -14,17 +14,16 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from hearth.backends import Backend, BackendOptions, create, prepare_side_by_side, settings
-from hearth.backends.conversions import ConvertedModel
 from hearth.checkpoint.config import ModelConfig
 from hearth.checkpoint.exported import export_options
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
 from hearth.checkpoint.sampling import SamplingOptions
+from hearth.convert import CONVERT_ON_FIRST_USE
 from hearth.errors import InputError
 from hearth.generation.batch import FrameBatcher
 from hearth.generation.frame_loop import Audio, FrameGenerator, Generation, TurnTaking
@@ -54,39 +53,6 @@ log = logging.getLogger(__name__)
 # Prefill plus generated frames must stay inside the talker's 32768 positions; longer texts belong
 # to the sentence splitter of the scheduler, not to one prompt.
 MAX_TEXT_TOKENS = 4096
-
-
-class ConvertOnFirstUse:
-    """The converter the engine hands to the backends (`hearth.backends.conversions.Converter`):
-    `hearth.convert`'s builders, imported only when a conversion is missing, so that a runtime-only
-    install (exports and cached conversions) never imports the converting code."""
-
-    def openvino_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
-                                key_source: dict[str, object]) -> ConvertedModel:
-        from hearth.convert import to_openvino
-
-        return to_openvino.build_language_model(ckpt, weights, directory, key_source)
-
-    def openvino_vocoder(self, ckpt: Checkpoint, stored: str, frames: int, directory: Path,
-                         key_source: dict[str, object]) -> ConvertedModel:
-        from hearth.convert import to_openvino
-
-        return to_openvino.build_vocoder(ckpt, stored, frames, directory, key_source)
-
-    def onnxruntime_language_model(self, ckpt: Checkpoint, weights: str, directory: Path,
-                                   key_source: dict[str, object]) -> ConvertedModel:
-        from hearth.convert import to_onnxruntime
-
-        return to_onnxruntime.build_language_model(ckpt, weights, directory, key_source)
-
-    def onnxruntime_vocoder(self, ckpt: Checkpoint, frames: int, directory: Path, key_source: dict[str, object],
-                            weights: str) -> ConvertedModel:
-        from hearth.convert import to_onnxruntime
-
-        return to_onnxruntime.build_vocoder(ckpt, frames, directory, key_source, weights)
-
-
-CONVERT_ON_FIRST_USE = ConvertOnFirstUse()
 
 
 class Engine:

@@ -179,7 +179,7 @@ import json, sys
 import hearth
 from hearth.backends import create, prepare_side_by_side
 from hearth.checkpoint.loading import open_checkpoint
-from hearth.engine import CONVERT_ON_FIRST_USE
+from hearth.convert import CONVERT_ON_FIRST_USE
 from hearth.backends.settings import backend_options
 
 def libraries():

@@ -196,7 +196,7 @@ def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8
     """weights "mix": the talker (and the first codebook) as int8 converts it, the predictor (the
     other 15 codebooks) as int4 does, byte for byte; it speaks, and OpenVINO refuses it by name."""
     from hearth.backends.ort import convert_language_model
-    from hearth.engine import CONVERT_ON_FIRST_USE
+    from hearth.convert import CONVERT_ON_FIRST_USE
 
     ckpt = hearth.checkpoint.loading.open_checkpoint(tiny_dir)
     int4 = convert_language_model(ckpt, "int4", converter=CONVERT_ON_FIRST_USE).directory
@@ -251,7 +251,7 @@ def ort_vocoder(tiny_dir):
     """The vocoder on ONNX Runtime (the default with the ONNX Runtime language model where the CPU
     has no bf16 arithmetic)."""
     from hearth.backends.ort_vocoder import ORTVocoder
-    from hearth.engine import CONVERT_ON_FIRST_USE
+    from hearth.convert import CONVERT_ON_FIRST_USE
 
     return ORTVocoder(hearth.checkpoint.loading.open_checkpoint(tiny_dir), threads=2, converter=CONVERT_ON_FIRST_USE)
 

@@ -46,7 +46,7 @@ def test_streaming_vocoder_matches_torch_decoder(engine, ov_fp32, ov_int8, preci
 
 def test_converted_models_are_cached_and_keyed(tiny_dir, ov_fp32, tmp_path):
     from hearth.backends.openvino import convert_language_model
-    from hearth.engine import CONVERT_ON_FIRST_USE as converter
+    from hearth.convert import CONVERT_ON_FIRST_USE as converter
 
     first = ov_fp32.lm.converted
     again = convert_language_model(ov_fp32.checkpoint, "fp32", converter=converter)

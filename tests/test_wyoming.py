@@ -189,7 +189,8 @@ BAD = [
     (Event("synthesize", {"voice": {"name": "ryan"}}), 'needs "text"', ""),
     (Event("synthesize", {"text": 5}), 'needs "text"', ""),
     (Event("synthesize", {"text": "Hi.", "voice": "ryan"}), '"voice" must be an object', ""),
-    (Event("transcribe", {}), "unknown event 'transcribe'", "synthesize"),
+    (Event("transcribe", {}), "transcribes nothing", "--listen"),
+    (Event("frobnicate", {}), "unknown event 'frobnicate'", "synthesize"),
     (Event("synthesize-chunk", {"text": "x"}), "between synthesize-start and synthesize-stop", ""),
     (Event("synthesize-stop", {}), "without synthesize-start", ""),
 ]

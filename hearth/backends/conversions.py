@@ -82,7 +82,7 @@ def tool_version(package: str) -> str | None:
 
 class Converter(Protocol):
     """What builds a conversion the cache lacks, handed in by whoever loads: the backends never
-    import the converter (`hearth.convert`, which needs torch); `hearth.engine.ConvertOnFirstUse`
+    import the converter (`hearth.convert`, which needs torch); `hearth.convert.ConvertOnFirstUse`
     imports it only when something must be converted. Each writes into `directory` (staged) and
     returns the published conversion."""
 

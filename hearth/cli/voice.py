@@ -79,7 +79,7 @@ def _prime(ckpt: Any, codes: Any) -> None:  # noqa: ANN401
     sentence in any later process starts as fast as the next ones."""
     from hearth.backends import create_vocoder
     from hearth.backends.settings import backend_options
-    from hearth.engine import CONVERT_ON_FIRST_USE
+    from hearth.convert import CONVERT_ON_FIRST_USE
     from hearth.voices.primed_states import prime_on_disk
 
     options = backend_options()

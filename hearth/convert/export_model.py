@@ -128,7 +128,7 @@ def _convert(ckpt: Checkpoint, runtime: str, weights: str | None, vocoder: str |
     when it was made before."""
     from hearth.backends import openvino, ort, ort_vocoder
     from hearth.backends.formats import ORT_VOCODERS
-    from hearth.engine import CONVERT_ON_FIRST_USE as converter
+    from hearth.convert import CONVERT_ON_FIRST_USE as converter
 
     if weights:
         return (openvino if runtime == "openvino" else ort).convert_language_model(ckpt, weights, converter=converter)

@@ -16,7 +16,7 @@ import numpy as np
 from hearth.checkpoint.loading import Checkpoint
 from hearth.checkpoint.safetensors_mmap import SafetensorsFile
 from hearth.checkpoint.sampling import SamplingOptions
-from hearth.engine import CONVERT_ON_FIRST_USE
+from hearth.convert import CONVERT_ON_FIRST_USE
 from hearth.streaming.sinks import snr_db
 from hearth.text.prompt import PromptEmbeds
 
