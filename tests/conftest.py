@@ -239,7 +239,7 @@ def own_aligner_dir(tmp_path_factory) -> Path:
 def listener(asr_dir):
     from hearth.listen import Listener
 
-    return Listener.load(asr_dir)
+    return Listener.load(asr_dir, backend="torch")  # the reference: equal to qwen-asr
 
 
 @pytest.fixture(scope="session")
@@ -253,7 +253,7 @@ def official_asr(asr_dir):
 def aligner(aligner_dir):
     from hearth.listen import Aligner
 
-    return Aligner.load(aligner_dir)
+    return Aligner.load(aligner_dir, backend="torch")
 
 
 @pytest.fixture(scope="session")
