@@ -94,7 +94,8 @@ def test_pieces_arrive_one_by_one(listener, monkeypatch):
 
 def test_bfloat16_runs(asr_dir):
     """Half the memory; not equal to the fp32 official (bf16 rounds every layer), but it transcribes."""
-    piece = Listener.load(asr_dir, backend="torch", dtype="bfloat16").transcribe(noise(1.5, 3), ListenOptions(max_new_tokens=6))
+    listener = Listener.load(asr_dir, backend="torch", dtype="bfloat16")
+    piece = listener.transcribe(noise(1.5, 3), ListenOptions(max_new_tokens=6))
     assert 1 <= len(piece.pieces[0].token_ids) <= 6
 
 
