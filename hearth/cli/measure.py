@@ -93,6 +93,14 @@ def add_parsers(sub: Any) -> None:
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
                           "gets on this CPU)")
     acc.add_argument("--frames", type=count(), default=20)
+    acc.add_argument("--listen", action="store_true",
+                     help="the listening models instead: int8 against fp32 on the runtime of --listen-backend "
+                          "(drift on the true-shape random Qwen3-ASR and aligner, or --asr / --aligner)")
+    acc.add_argument("--listen-backend", choices=[b for b in ASR_BACKENDS if b != "torch"], default=None)
+    acc.add_argument("--asr", default=None, metavar="DIR")
+    acc.add_argument("--aligner", default=None, metavar="DIR")
+    acc.add_argument("--against-torch", action="store_true",
+                     help="with --listen: also that runtime's fp32 against the torch reference")
     acc.add_argument("--json", action="store_true")
     acc.set_defaults(run=_accuracy)
 
@@ -215,6 +223,10 @@ def _accuracy(args: argparse.Namespace) -> int:
     from hearth.tools.accuracy import main_accuracy
     from hearth.tools.bench import bench_checkpoint
 
+    if args.listen:
+        from hearth.tools.listen_drift import main_listen_drift
+
+        return main_listen_drift(args.asr, args.aligner, args.listen_backend, args.against_torch, args.json)
     if not openvino_available():
         raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "
                          "pip install openvino")

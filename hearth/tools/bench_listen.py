@@ -17,7 +17,7 @@ What is measured (medians of `runs` runs after a warm-up):
 Random weights never choose to stop, so each transcription decodes a fixed number of tokens:
 `tokens_for(seconds)` = 5 (the "language X<asr_text>" head and the stop token) + 3.5 a second
 (English at 150 words a minute is 2.5 words, about 3.3 tokens, a second; Mandarin at about 4
-characters a second is 3 to 4 tokens): 22 tokens for 5 s, 75 for 20 s. Compute cost does not depend
+characters a second is 3 to 4 tokens): 23 tokens for 5 s, 75 for 20 s. Compute cost does not depend
 on the weights' values, so these figures hold for the released models; how well they transcribe is
 another matter, which random weights cannot show.
 """
