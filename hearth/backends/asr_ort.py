@@ -82,6 +82,7 @@ class ORTSession(CompiledSession):
         super().__init__(model, capacity)
         self.ort_model = model
         self.buffers: dict[str, np.ndarray] = {}
+        self.views: list[tuple[str, Any]] = []  # the buffers as the runtime's values, made once per size
         self._grow(self.capacity)
 
     def _grow(self, capacity: int) -> None:
@@ -94,10 +95,11 @@ class ORTSession(CompiledSession):
                     new[:, :, : self.position] = self.buffers[name][:, :, : self.position]
                 self.buffers[name] = new
         self.capacity = capacity
-
-    def run(self, embeds: np.ndarray, select: np.ndarray) -> np.ndarray:
         import onnxruntime as ort
 
+        self.views = [(name, ort.OrtValue.ortvalue_from_numpy(b)) for name, b in self.buffers.items()]
+
+    def run(self, embeds: np.ndarray, select: np.ndarray) -> np.ndarray:
         n = embeds.shape[1]
         self._check(n)
         if self.position + n > self.capacity:
@@ -109,10 +111,7 @@ class ORTSession(CompiledSession):
         io.bind_cpu_input("seqlens_k", np.array([length - 1], np.int32))
         io.bind_cpu_input("total", np.array(length, np.int32))
         io.bind_output("logits")
-        views = []
-        for name, buffer in self.buffers.items():
-            view = ort.OrtValue.ortvalue_from_numpy(buffer)
-            views.append(view)  # (kept alive until the run is done)
+        for name, view in self.views:  # (each view wraps its buffer's memory: written in place)
             io.bind_ortvalue_input(name, view)
             io.bind_ortvalue_output("present_" + name, view)
         self.ort_model.decoder.run_with_iobinding(io)
@@ -120,5 +119,5 @@ class ORTSession(CompiledSession):
         return io.get_outputs()[0].numpy().copy()
 
     def close(self) -> None:
-        self.buffers = {}
+        self.buffers, self.views = {}, []
         super().close()
