@@ -163,6 +163,31 @@ def _speech_model(s: ListenBenchSettings) -> tuple[Any, float]:  # noqa: ANN401
     return engine, rss_mb()[0] - before
 
 
+def _load_average() -> float | None:
+    """The machine's 1-minute load average: above the core count, other work shared the CPU meanwhile."""
+    import os
+
+    try:
+        return os.getloadavg()[0]
+    except OSError:
+        return None
+
+
+def _cpu_name() -> str:
+    """The CPU's model name and core count, to name beside every figure."""
+    import os
+
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} vCPUs"
+    except OSError:
+        pass
+    import platform
+
+    return f"{platform.processor() or platform.machine()}, {os.cpu_count()} vCPUs"
+
+
 def run_listen(s: ListenBenchSettings) -> dict[str, Any]:
     from hearth.listen import Aligner, Listener
     from hearth.platform.topology import simd
@@ -173,7 +198,8 @@ def run_listen(s: ListenBenchSettings) -> dict[str, Any]:
         print("hearth bench: preparing the listening models (converted once, then read from the cache) ...",
               file=sys.stderr)
         _prepare(s, asr_path, aligner_path)
-    out: dict[str, Any] = {"simd": simd(), "asr": str(asr_path), "aligner": str(aligner_path), "runs": s.runs}
+    out: dict[str, Any] = {"simd": simd(), "cpu": _cpu_name(), "asr": str(asr_path), "aligner": str(aligner_path),
+                           "runs": s.runs, "load_average_before": _load_average()}
     engine = None
     if s.speech is not None:
         engine, out["speech_rss_mb"] = _speech_model(s)
@@ -199,6 +225,7 @@ def run_listen(s: ListenBenchSettings) -> dict[str, Any]:
     out["aligner_ms_per_s"] = 1000 * statistics.median(times) / long_s
     out["aligner_words"] = words
     out["peak_rss_mb"] = peak_rss_mb()
+    out["load_average_after"] = _load_average()
     weights: dict[str, dict[str, float]] = getattr(listener.model, "weights_mb", dict)()
     if "decoder" in weights:
         gbs = memory_bandwidth_gbs(s.threads)
@@ -212,8 +239,9 @@ def run_listen(s: ListenBenchSettings) -> dict[str, Any]:
 
 def format_listen(r: dict[str, Any]) -> str:
     b = r["backend"]
-    lines = [f"hearing on {b.get('backend')} ({b.get('weights', b.get('dtype', ''))}), simd {r['simd']}, "
-             f"medians of {r['runs']} runs"]
+    lines = [f"hearing on {b.get('backend')} ({b.get('weights', b.get('dtype', ''))}), {r['cpu']}, simd "
+             f"{r['simd']}, medians of {r['runs']} runs, load average {r['load_average_before']} -> "
+             f"{r['load_average_after']}"]
     for key in (f"{s:g}s" for s in SPEECH_SECONDS):
         f = r[key]
         lines.append(f"{key:>4} of audio, {f['tokens']} tokens: {f['wall_s']:.3f} s to the transcript, RTF "
