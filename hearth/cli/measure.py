@@ -46,16 +46,8 @@ def add_parsers(sub: Any) -> None:
                             "checkout)")
     bench.add_argument("--pairs", type=count(), default=3, help="with --against: alternating pairs of runs (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
-    listen = bench.add_argument_group("hearing (--listen)")
-    listen.add_argument("--listen", action="store_true",
-                        help="measure hearing instead: transcription of 5 s and 20 s (fixed token counts), the "
-                             "aligner, memory beside the speech model (--model, --backend, ... choose it)")
-    listen.add_argument("--asr", default=None, metavar="DIR",
-                        help="Qwen3-ASR checkpoint (default: a random one of the true 0.6B shapes, made once)")
-    listen.add_argument("--aligner", default=None, metavar="DIR",
-                        help="Qwen3-ForcedAligner checkpoint (default: a random true-shape 0.6B)")
-    listen.add_argument("--listen-backend", choices=ASR_BACKENDS, default=None,
-                        help="runtime of the listening models (default: this machine's, as for speech)")
+    listen = _add_listen_group(bench, "measure hearing instead: transcription of 5 s and 20 s (fixed token counts), "
+                                      "the aligner, memory beside the speech model (--model, --backend, ... choose it)")
     listen.add_argument("--listen-weights", choices=ASR_WEIGHTS, default=None, help="int8 (default) or fp32")
     listen.add_argument("--no-speech", action="store_true", help="without the speech model resident")
     add_model_group(bench, None, "checkpoint directory or hub id (default: a random one of the true 0.6B shapes, "
@@ -93,14 +85,9 @@ def add_parsers(sub: Any) -> None:
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
                           "gets on this CPU)")
     acc.add_argument("--frames", type=count(), default=20)
-    acc.add_argument("--listen", action="store_true",
-                     help="the listening models instead: int8 against fp32 on the runtime of --listen-backend "
-                          "(drift on the true-shape random Qwen3-ASR and aligner, or --asr / --aligner)")
-    acc.add_argument("--listen-backend", choices=[b for b in ASR_BACKENDS if b != "torch"], default=None)
-    acc.add_argument("--asr", default=None, metavar="DIR")
-    acc.add_argument("--aligner", default=None, metavar="DIR")
-    acc.add_argument("--against-torch", action="store_true",
-                     help="with --listen: also that runtime's fp32 against the torch reference")
+    _add_listen_group(acc, "the listening models instead: int8 against fp32 on the runtime of --listen-backend "
+                           "(drift on random weights: not quality)").add_argument(
+        "--against-torch", action="store_true", help="also that runtime's fp32 against the torch reference")
     acc.add_argument("--json", action="store_true")
     acc.set_defaults(run=_accuracy)
 
@@ -131,6 +118,19 @@ def _counts(text: str) -> tuple[int, ...]:
     if not counts or any(not 1 <= n <= 64 for n in counts):
         raise argparse.ArgumentTypeError(f"stream counts must be from 1 to 64, got {text!r}")
     return counts
+
+
+def _add_listen_group(p: argparse.ArgumentParser, what: str) -> Any:  # noqa: ANN401 - an argparse group
+    """--listen and the listening checkpoints (bench, accuracy)."""
+    listen = p.add_argument_group("hearing (--listen)")
+    listen.add_argument("--listen", action="store_true", help=what)
+    listen.add_argument("--asr", default=None, metavar="DIR",
+                        help="Qwen3-ASR checkpoint (default: a random one of the true 0.6B shapes, made once)")
+    listen.add_argument("--aligner", default=None, metavar="DIR",
+                        help="Qwen3-ForcedAligner checkpoint (default: a random true-shape 0.6B)")
+    listen.add_argument("--listen-backend", choices=ASR_BACKENDS, default=None,
+                        help="runtime of the listening models (default: this machine's, as for speech)")
+    return listen
 
 
 def _check_model(model: str | None) -> None:
