@@ -51,12 +51,13 @@ def create_asr_model(ckpt: AsrCheckpoint, backend: str | None = None, dtype: str
     """The networks of `ckpt` on `backend` (None: this machine's default, see the module's
     docstring): an `AsrModel` for Qwen3-ASR, an `AlignerModel` for Qwen3-ForcedAligner (each
     implementation is both). `weights` (compiled backends: int8, the default, or fp32), `dtype`
-    (torch: float32 or bfloat16), `threads` (None: the runtime's choice, as the speaking side's).
+    (torch: float32 or bfloat16), `threads` (None: as the speaking side's, tuned or the runtime's choice).
     A compiled backend reads its conversion from the cache, or makes it with `converter`."""
-    from hearth.backends.settings import listening_backend
+    from hearth.backends.settings import listening_backend, listening_threads
 
     backend = backend or listening_backend()
     _check(backend, dtype, weights, threads)
+    threads = threads or listening_threads(backend)
     if backend == "openvino":
         from hearth.backends.asr_openvino import OpenVINOAsrModel
         from hearth.backends.choices import openvino_available

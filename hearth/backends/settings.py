@@ -28,6 +28,7 @@ __all__ = [
     "chunk_frames",
     "configure_process",
     "listening_backend",
+    "listening_threads",
     "load_tuned",
     "max_batch",
     "save_tuned",
@@ -90,6 +91,14 @@ def _default_backend(given: Mapping[str, Any]) -> str:
     log.warning("OpenVINO is not installed, so the slow torch reference runs; pip install openvino to get "
                 "the fast path (or pass backend='torch' to choose the reference and silence this)")
     return "torch"
+
+
+def listening_threads(backend: str) -> int | None:
+    """Threads of the hearing models on `backend` unless given: the speech model's tuned count where
+    `hearth tune` measured this backend, else None (the runtime's choice: one per physical core)."""
+    tuned = load_tuned()
+    threads = tuned.get("threads")
+    return threads if tuned.get("backend", "openvino") == backend and isinstance(threads, int) else None
 
 
 def listening_backend() -> str:
