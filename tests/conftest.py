@@ -234,9 +234,9 @@ def own_aligner_dir(tmp_path_factory) -> Path:
     return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7))
 
 
-listener = _loaded("asr_dir", "hearth.listen:Listener.load")
+listener = _loaded("asr_dir", "hearth.listen:Listener.load", backend="torch")  # the reference: equal to qwen-asr
 official_asr = _loaded("asr_dir", "official_asr:load_official_asr")
-aligner = _loaded("aligner_dir", "hearth.listen:Aligner.load")
+aligner = _loaded("aligner_dir", "hearth.listen:Aligner.load", backend="torch")
 official_aligner = _loaded("aligner_dir", "official_asr:load_official_aligner")
 
 

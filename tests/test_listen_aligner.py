@@ -98,7 +98,7 @@ def test_our_writer_s_aligner_equals_the_official(own_aligner_dir):
 
     from hearth.listen import Aligner
 
-    ours, theirs = Aligner.load(own_aligner_dir), load_official_aligner(own_aligner_dir)
+    ours, theirs = Aligner.load(own_aligner_dir, backend="torch"), load_official_aligner(own_aligner_dir)
     for language in ("English", "Chinese", "Korean"):
         samples = noise(2.7, 8)
         got = [(u.text, u.start, u.end) for u in ours.align(samples, TEXTS[language], language)]
@@ -116,7 +116,7 @@ def test_transcripts_with_timestamps_equal_the_official(asr_dir, aligner, offici
     monkeypatch.setattr(listener_module, "MAX_ALIGN_SECONDS", 6.0)
     official = load_official_asr(asr_dir, max_new_tokens=10)
     official.forced_aligner = official_aligner
-    listener = Listener.load(asr_dir, aligner=aligner)
+    listener = Listener.load(asr_dir, backend="torch", aligner=aligner)
     samples = np.concatenate([SIGNALS["bursts"](5.5), SIGNALS["silence"](0.6), SIGNALS["noise"](2.2)])
     for language in (None, "Chinese"):
         ours = listener.transcribe(samples, ListenOptions(language=language, max_new_tokens=10, timestamps=True))

@@ -94,7 +94,8 @@ def test_pieces_arrive_one_by_one(listener, monkeypatch):
 
 def test_bfloat16_runs(asr_dir):
     """Half the memory; not equal to the fp32 official (bf16 rounds every layer), but it transcribes."""
-    piece = Listener.load(asr_dir, dtype="bfloat16").transcribe(noise(1.5, 3), ListenOptions(max_new_tokens=6))
+    listener = Listener.load(asr_dir, backend="torch", dtype="bfloat16")
+    piece = listener.transcribe(noise(1.5, 3), ListenOptions(max_new_tokens=6))
     assert 1 <= len(piece.pieces[0].token_ids) <= 6
 
 
@@ -121,7 +122,7 @@ def test_the_run_time_side_needs_no_torch(own_asr_dir, tmp_path):
         "p = asr_prompt(tok, special, c.config.encoder.tokens_for(f.shape[1]), 'ctx', 'English')\n"
         "assert split_units('你好 world', None) == ['你', '好', 'world']\n"
         "assert parse_transcript('language English<asr_text>hi') == ('English', 'hi')\n"
-        "try:\n    Listener.load(c.path)\nexcept InputError as e:\n    print('refused:', e)\n"
+        "try:\n    Listener.load(c.path, backend='torch')\nexcept InputError as e:\n    print('refused:', e)\n"
         "print(len(p.ids), sorted(m for m in sys.modules if m.split('.')[0] == 'torch'))\n"
     )
     env = {**os.environ, "HEARTH_TEST_WITHOUT": "torch,onnx,onnxscript,nncf", "HEARTH_CACHE": str(tmp_path)}

@@ -128,7 +128,7 @@ def other(request):
     """A 1.7B-style checkpoint (untied head, 8-second windows, 3 layers) and one from Hearth's
     writer: (Hearth's listener, the official model)."""
     path = request.getfixturevalue("asr17_dir" if request.param == "asr17" else "own_asr_dir")
-    return Listener.load(path), load_official_asr(path, max_new_tokens=MAX_NEW)
+    return Listener.load(path, backend="torch"), load_official_asr(path, max_new_tokens=MAX_NEW)
 
 
 @pytest.mark.parametrize("signal, seconds", [("noise", 1.0), ("sweep", 3.3), ("bursts", 9.1), ("silence", 0.5)])

@@ -1,6 +1,7 @@
 """What a backend provides to hear: the interfaces `hearth.listen` drives Qwen3-ASR and
-Qwen3-ForcedAligner through, numpy in and out, so a runtime (the torch reference today; OpenVINO or
-ONNX Runtime graphs later) is a module implementing them and nothing else.
+Qwen3-ForcedAligner through, numpy in and out, so a runtime (the torch reference, `asr_torch`; the
+OpenVINO and ONNX Runtime graphs, `asr_openvino` and `asr_ort`) is a module implementing them and
+nothing else.
 
 Shapes: features [mel, frames] float32 (hearth.listen.features); audio embeddings [tokens, hidden]
 float32, one per `<|audio_pad|>` of the prompt; token ids int64; logits float32.

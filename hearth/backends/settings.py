@@ -27,6 +27,8 @@ __all__ = [
     "cache_dir",
     "chunk_frames",
     "configure_process",
+    "listening_backend",
+    "listening_threads",
     "load_tuned",
     "max_batch",
     "save_tuned",
@@ -89,6 +91,22 @@ def _default_backend(given: Mapping[str, Any]) -> str:
     log.warning("OpenVINO is not installed, so the slow torch reference runs; pip install openvino to get "
                 "the fast path (or pass backend='torch' to choose the reference and silence this)")
     return "torch"
+
+
+def listening_threads(backend: str) -> int | None:
+    """Threads of the hearing models on `backend` unless given: the speech model's tuned count where
+    `hearth tune` measured this backend, else None (the runtime's choice: one per physical core)."""
+    tuned = load_tuned()
+    threads = tuned.get("threads")
+    return threads if tuned.get("backend", "openvino") == backend and isinstance(threads, int) else None
+
+
+def listening_backend() -> str:
+    """The runtime of the hearing models (Qwen3-ASR, the aligner) unless one is named: the one
+    `hearth tune` measured for speech, else the speaking side's default rule (`_default_backend`),
+    so that both sides of a process run on the same runtime and thread plan."""
+    tuned = load_tuned().get("backend")
+    return tuned if isinstance(tuned, str) else _default_backend({})
 
 
 def backend_options(**explicit: Any) -> BackendOptions:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from hearth.backends.asr_factory import ASR_BACKENDS, ASR_DTYPES
+from hearth.backends.asr_factory import ASR_BACKENDS, ASR_DTYPES, ASR_WEIGHTS
 from hearth.checkpoint.loading import CheckpointError
 from hearth.cli import arguments
 from hearth.errors import InputError
@@ -49,7 +49,10 @@ def add_parsers(sub: Any) -> None:
     g.add_argument("--aligner", default=None, metavar="MODEL",
                    help=f"Qwen3-ForcedAligner checkpoint for --timestamps (default {DEFAULT_ALIGNER} when asked)")
     g.add_argument("--backend", choices=ASR_BACKENDS, default=None, help="the runtime of the listening models")
-    g.add_argument("--dtype", choices=ASR_DTYPES, default=None, help="compute precision (default float32)")
+    g.add_argument("--weights", choices=ASR_WEIGHTS, default=None,
+                   help="the compiled runtimes' weights (default int8; fp32 is the reference's arithmetic)")
+    g.add_argument("--dtype", choices=ASR_DTYPES, default=None,
+                   help="the torch reference's precision (default float32)")
     p.set_defaults(run=_transcribe)
 
 
@@ -63,7 +66,10 @@ def add_hearing_flags(p: argparse.ArgumentParser, transcribe: bool = True) -> No
                    help=f"a Qwen3-ForcedAligner (e.g. {DEFAULT_ALIGNER}): word timestamps of the speech"
                         + (" and of transcripts" if transcribe else ""))
     g.add_argument("--listen-backend", choices=ASR_BACKENDS, default=None, help="the listening models' runtime")
-    g.add_argument("--listen-dtype", choices=ASR_DTYPES, default=None, help="their precision (default float32)")
+    g.add_argument("--listen-weights", choices=ASR_WEIGHTS, default=None,
+                   help="their weights on OpenVINO or ONNX Runtime (default int8)")
+    g.add_argument("--listen-dtype", choices=ASR_DTYPES, default=None,
+                   help="their precision on the torch reference (default float32)")
 
 
 def hearing_models(args: argparse.Namespace) -> dict[str, Any]:
@@ -78,7 +84,7 @@ def hearing_models(args: argparse.Namespace) -> dict[str, Any]:
             except (CheckpointError, InputError) as e:
                 raise InputError(f"{flag}: {e}") from None
     return {"listen": listen, "aligner": aligner, "backend": getattr(args, "listen_backend", None),
-            "dtype": getattr(args, "listen_dtype", None)}
+            "dtype": getattr(args, "listen_dtype", None), "weights": getattr(args, "listen_weights", None)}
 
 
 def _read(source: str) -> bytes:
@@ -103,12 +109,11 @@ def _transcribe(args: argparse.Namespace) -> int:
         raise InputError(f"--captions {args.captions}: give a .vtt or .srt file name")
     recording = decode_audio(_read(args.audio))
     log.info("%.1f s of audio at %d Hz", recording.seconds, recording.sample_rate)
-    keywords = {k: v for k, v in (("backend", args.backend), ("dtype", args.dtype)) if v is not None}
     t0 = time.perf_counter()
     aligner = (args.aligner or DEFAULT_ALIGNER) if args.timestamps else None
     if args.aligner is not None and not args.timestamps:
         log.warning("--aligner is used with --timestamps only; transcribing without word times")
-    listener = Listener.load(args.model, aligner=aligner, **keywords)
+    listener = Listener.load(args.model, args.backend, args.dtype or "float32", aligner, args.weights)
     log.info("loaded %s%s in %.1f s", listener.checkpoint.path, " and the aligner" if aligner else "",
              time.perf_counter() - t0)
     options = ListenOptions(context=args.context, language=language, max_new_tokens=args.max_new_tokens,

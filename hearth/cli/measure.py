@@ -6,6 +6,7 @@ import argparse
 from typing import Any
 
 from hearth.backends import BACKENDS, COMPILED_VOCODERS, LM_WEIGHTS
+from hearth.backends.asr_factory import ASR_BACKENDS, ASR_WEIGHTS
 from hearth.checkpoint.loading import open_checkpoint
 from hearth.cli.arguments import add_model_group, backend_flags, check_backend, count, seconds
 from hearth.errors import InputError
@@ -45,6 +46,10 @@ def add_parsers(sub: Any) -> None:
                             "checkout)")
     bench.add_argument("--pairs", type=count(), default=3, help="with --against: alternating pairs of runs (default 3)")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
+    listen = _add_listen_group(bench, "measure hearing instead: transcription of 5 s and 20 s (fixed token counts), "
+                                      "the aligner, memory beside the speech model (--model, --backend, ... choose it)")
+    listen.add_argument("--listen-weights", choices=ASR_WEIGHTS, default=None, help="int8 (default) or fp32")
+    listen.add_argument("--no-speech", action="store_true", help="without the speech model resident")
     add_model_group(bench, None, "checkpoint directory or hub id (default: a random one of the true 0.6B shapes, "
                                  "made once)")
     bench.set_defaults(run=_bench)
@@ -80,6 +85,9 @@ def add_parsers(sub: Any) -> None:
                      help="the compiled vocoder to compare with the torch decoder (default: the one the backend "
                           "gets on this CPU)")
     acc.add_argument("--frames", type=count(), default=20)
+    _add_listen_group(acc, "the listening models instead: int8 against fp32 on the runtime of --listen-backend "
+                           "(drift on random weights: not quality)").add_argument(
+        "--against-torch", action="store_true", help="also that runtime's fp32 against the torch reference")
     acc.add_argument("--json", action="store_true")
     acc.set_defaults(run=_accuracy)
 
@@ -112,6 +120,19 @@ def _counts(text: str) -> tuple[int, ...]:
     return counts
 
 
+def _add_listen_group(p: argparse.ArgumentParser, what: str) -> Any:  # noqa: ANN401 - an argparse group
+    """--listen and the listening checkpoints (bench, accuracy)."""
+    listen = p.add_argument_group("hearing (--listen)")
+    listen.add_argument("--listen", action="store_true", help=what)
+    listen.add_argument("--asr", default=None, metavar="DIR",
+                        help="Qwen3-ASR checkpoint (default: a random one of the true 0.6B shapes, made once)")
+    listen.add_argument("--aligner", default=None, metavar="DIR",
+                        help="Qwen3-ForcedAligner checkpoint (default: a random true-shape 0.6B)")
+    listen.add_argument("--listen-backend", choices=ASR_BACKENDS, default=None,
+                        help="runtime of the listening models (default: this machine's, as for speech)")
+    return listen
+
+
 def _check_model(model: str | None) -> None:
     if model is not None:
         open_checkpoint(model)  # JSON only: a wrong path fails now, with the command that fetches one
@@ -126,6 +147,8 @@ def _bench(args: argparse.Namespace) -> int:
         return _against(args)
     check_backend(args)
     _check_model(args.model)
+    if args.listen:
+        return _bench_listen(args)
     if args.text is not None and not args.text.strip():
         raise InputError("--text is empty; give a sentence to speak, or leave it out for the standard one")
     if args.clone is not None and not MIN_REFERENCE_S <= args.clone <= MAX_REFERENCE_S:
@@ -138,6 +161,16 @@ def _bench(args: argparse.Namespace) -> int:
         clone_s=args.clone,
     )
     return main_bench(settings, args.compare_official, args.json)
+
+
+def _bench_listen(args: argparse.Namespace) -> int:
+    from hearth.tools.bench_listen import ListenBenchSettings, main_listen
+
+    speech = None if args.no_speech else {k: v for k, v in backend_flags(args).items() if v is not None}
+    settings = ListenBenchSettings(asr=args.asr, aligner=args.aligner, backend=args.listen_backend,
+                                   weights=args.listen_weights, threads=args.threads, runs=args.runs, speech=speech,
+                                   speech_model=args.model)
+    return main_listen(settings, args.json)
 
 
 def _against(args: argparse.Namespace) -> int:
@@ -190,6 +223,10 @@ def _accuracy(args: argparse.Namespace) -> int:
     from hearth.tools.accuracy import main_accuracy
     from hearth.tools.bench import bench_checkpoint
 
+    if args.listen:
+        from hearth.tools.listen_drift import main_listen_drift
+
+        return main_listen_drift(args.asr, args.aligner, args.listen_backend, args.against_torch, args.json)
     if not openvino_available():
         raise InputError("hearth accuracy compares OpenVINO formats, and OpenVINO is not installed: "
                          "pip install openvino")

@@ -162,8 +162,8 @@ def _aligner(args: argparse.Namespace) -> Any:  # noqa: ANN401 - a hearth.listen
         raise InputError(f"--captions {args.captions}: give a .vtt, .srt or .json file name")
     from hearth.listen import Aligner
 
-    keywords = {k: v for k, v in (("backend", args.listen_backend), ("dtype", args.listen_dtype)) if v is not None}
-    return Aligner.load(args.aligner or listen.DEFAULT_ALIGNER, **keywords)
+    return Aligner.load(args.aligner or listen.DEFAULT_ALIGNER, args.listen_backend, args.listen_dtype or "float32",
+                        args.listen_weights)
 
 
 def _write_captions(path: str, request: Any) -> None:  # noqa: ANN401 - a scheduler's Request

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from hearth.backends.conversions import ConvertedModel
+    from hearth.checkpoint.asr_loading import AsrCheckpoint
     from hearth.checkpoint.loading import Checkpoint
 
 
@@ -47,6 +48,19 @@ class ConvertOnFirstUse:
         from hearth.convert import to_onnxruntime
 
         return to_onnxruntime.build_vocoder(ckpt, frames, directory, key_source, weights)
+
+
+
+    def asr_networks(self, ckpt: AsrCheckpoint, runtime: str, weights: str, directory: Path,
+                     key_source: dict[str, object]) -> ConvertedModel:
+        """A hearing model's graphs (`hearth.backends.asr_compiled.AsrConverter`)."""
+        if runtime == "openvino":
+            from hearth.convert import asr_ov
+
+            return asr_ov.build(ckpt, weights, directory, key_source)
+        from hearth.convert import asr_ort
+
+        return asr_ort.build(ckpt, weights, directory, key_source)
 
 
 CONVERT_ON_FIRST_USE = ConvertOnFirstUse()

@@ -9,6 +9,7 @@ import numpy as np
 from hearth.backends.asr_factory import create_asr_model
 from hearth.backends.asr_interfaces import AlignerModel
 from hearth.checkpoint.asr_loading import AsrCheckpoint, open_asr_checkpoint
+from hearth.convert import CONVERT_ON_FIRST_USE
 from hearth.errors import InputError
 from hearth.listen.audio import SAMPLE_RATE, prepare_audio
 from hearth.listen.audio_in import listening_audio
@@ -37,10 +38,13 @@ class Aligner:
         self.features = LogMel(checkpoint.features)
 
     @classmethod
-    def load(cls, model: str | os.PathLike[str], backend: str = "torch", dtype: str = "float32") -> Aligner:
-        """A checkpoint directory or hub id of Qwen3-ForcedAligner, on `backend`."""
+    def load(cls, model: str | os.PathLike[str], backend: str | None = None, dtype: str = "float32",
+             weights: str | None = None, threads: int | None = None) -> Aligner:
+        """A checkpoint directory or hub id of Qwen3-ForcedAligner; the other arguments as
+        `Listener.load`'s."""
         ckpt = open_asr_checkpoint(model, expect="aligner")
-        return cls(ckpt, create_asr_model(ckpt, backend, dtype))  # type: ignore[arg-type]
+        network = create_asr_model(ckpt, backend, dtype, weights, threads, CONVERT_ON_FIRST_USE)
+        return cls(ckpt, network)  # type: ignore[arg-type]
 
     def units(self, text: str, language: str | None) -> list[str]:
         """The units `align` times: `text` cut by the rule of `language`."""

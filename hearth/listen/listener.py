@@ -18,6 +18,7 @@ import numpy as np
 from hearth.backends.asr_factory import create_asr_model
 from hearth.backends.asr_interfaces import AsrModel
 from hearth.checkpoint.asr_loading import AsrCheckpoint, open_asr_checkpoint
+from hearth.convert import CONVERT_ON_FIRST_USE
 from hearth.errors import InputError
 from hearth.listen.aligner import MAX_ALIGN_SECONDS, Aligner
 from hearth.listen.audio import SAMPLE_RATE, AudioPiece, prepare_audio, split_long_audio
@@ -96,14 +97,20 @@ class Listener:
         self.stop_ids = frozenset({self.special.im_end, self.special.end_of_text})
 
     @classmethod
-    def load(cls, model: str | os.PathLike[str], backend: str = "torch", dtype: str = "float32",
-             aligner: str | os.PathLike[str] | Aligner | None = None) -> Listener:
-        """A Qwen3-ASR checkpoint directory or hub id on `backend`, with an aligner (a checkpoint or
-        a loaded `Aligner`) if timestamps are wanted."""
+    def load(cls, model: str | os.PathLike[str], backend: str | None = None, dtype: str = "float32",
+             aligner: str | os.PathLike[str] | Aligner | None = None, weights: str | None = None,
+             threads: int | None = None) -> Listener:
+        """A Qwen3-ASR checkpoint directory or hub id, with an aligner (a checkpoint, loaded the same
+        way, or a loaded `Aligner`) if timestamps are wanted. `backend`: "openvino", "onnxruntime"
+        or "torch" (None: this machine's default, as for speech: `hearth.backends.asr_factory`);
+        `weights` for the compiled ones ("int8", the default, or "fp32"); `dtype` for torch
+        ("float32", equal to qwen-asr, or "bfloat16"); `threads` (None: the runtime's choice). A
+        compiled backend converts the checkpoint on first use (with torch) and reads the cache after."""
         ckpt = open_asr_checkpoint(model, expect="asr")
         if aligner is not None and not isinstance(aligner, Aligner):
-            aligner = Aligner.load(aligner, backend, dtype)
-        return cls(ckpt, create_asr_model(ckpt, backend, dtype), aligner)  # type: ignore[arg-type]
+            aligner = Aligner.load(aligner, backend, dtype, weights, threads)
+        network = create_asr_model(ckpt, backend, dtype, weights, threads, CONVERT_ON_FIRST_USE)
+        return cls(ckpt, network, aligner)  # type: ignore[arg-type]
 
     @property
     def languages(self) -> tuple[str, ...]:

@@ -31,20 +31,22 @@ T = TypeVar("T")
 
 @dataclass(frozen=True)
 class HearingModels:
-    """What the command line asked for: `--listen`, `--aligner`, `--listen-backend`, `--listen-dtype`."""
+    """What the command line asked for: `--listen`, `--aligner`, `--listen-backend`, `--listen-dtype`,
+    `--listen-weights`."""
 
     listen: str | None = None
     aligner: str | None = None
     backend: str | None = None
     dtype: str | None = None
+    weights: str | None = None
 
     def load(self) -> Hearing | None:
         if self.listen is None and self.aligner is None:
             return None
-        keywords = {k: v for k, v in (("backend", self.backend), ("dtype", self.dtype)) if v is not None}
+        how = (self.backend, self.dtype or "float32")
         t0 = time.perf_counter()
-        aligner = Aligner.load(self.aligner, **keywords) if self.aligner is not None else None
-        listener = Listener.load(self.listen, aligner=aligner, **keywords) if self.listen is not None else None
+        aligner = Aligner.load(self.aligner, *how, self.weights) if self.aligner is not None else None
+        listener = Listener.load(self.listen, *how, aligner, self.weights) if self.listen is not None else None
         log.info("listening models loaded in %.1f s: %s", time.perf_counter() - t0,
                  ", ".join(str(m.checkpoint.path) for m in (listener, aligner) if m is not None))
         return Hearing(listener, aligner)

@@ -35,6 +35,14 @@ FIGURES: list[tuple[str, tuple[str, ...], str]] = [
     ("text front end, p95 (ms/200 chars)", ("stages_ms", "normalize_p95_ms"), "{:.2f}"),
     ("peak RSS (MB)", ("peak_rss_mb",), "{:.0f}"),
     ("start to ready (s)", ("load_s",), "{:.2f}"),
+    # hearth bench --listen
+    ("listen: 5 s to transcript (s)", ("listen", "5s", "wall_s"), "{:.3f}"),
+    ("listen: RTF, 20 s", ("listen", "20s", "rtf"), "{:.3f}"),
+    ("listen: encoder, 5 s (ms)", ("listen", "5s", "encoder_ms"), "{:.0f}"),
+    ("listen: prefill, 5 s (ms)", ("listen", "5s", "prefill_ms"), "{:.0f}"),
+    ("listen: decoder step (ms)", ("listen", "5s", "step_ms"), "{:.1f}"),
+    ("aligner (ms per audio-s)", ("listen", "aligner_ms_per_s"), "{:.1f}"),
+    ("listen: peak RSS (MB)", ("listen", "peak_rss_mb"), "{:.0f}"),
 ]
 
 
