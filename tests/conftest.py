@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import functools
 import importlib
@@ -46,7 +47,14 @@ _spec = importlib.util.spec_from_file_location("hearth_test_audit", AUDIT_DIR / 
 assert _spec is not None and _spec.loader is not None
 _spec.loader.exec_module(importlib.util.module_from_spec(_spec))
 
+from hearth.listen.units import import_nagisa  # noqa: E402
 from hearth.tools.random_checkpoint import tiny_configs, write_checkpoint  # noqa: E402
+
+# qwen-asr imports nagisa, whose library sets flush-to-zero and denormals-are-zero in the thread
+# that loads it: loaded here on a thread of its own first, so that no test's thread computes
+# without subnormals (hypothesis refuses to generate floats then).
+with contextlib.suppress(ImportError):
+    import_nagisa()
 
 # A test process that ends on a signal says which, and where every thread was: pytest's fault
 # handler covers the fatal ones (SIGSEGV, SIGFPE, SIGABRT, SIGBUS, SIGILL); these end a process as

@@ -4,6 +4,7 @@ timestamps themselves, alone and inside a transcription."""
 
 from __future__ import annotations
 
+import subprocess
 import sys
 from importlib.resources import files
 
@@ -138,3 +139,16 @@ def test_bad_requests_say_what_to_do(aligner, listener, monkeypatch):
     with pytest.raises(InputError, match="pip install nagisa"):
         aligner.align(noise(1.0), "東京は晴れです", "Japanese")
     assert aligner.align(noise(1.0), "...", "English") == ()
+
+
+def test_japanese_units_leave_the_callers_arithmetic_as_it_was():
+    """nagisa's library sets flush-to-zero when it loads: Hearth loads it on a thread of its own, so
+    the thread that aligns Japanese keeps subnormal numbers (a fresh process: this one has it loaded)."""
+    script = ("from hearth.listen.units import split_units\n"
+              "tiny = 5e-324\n"
+              "assert tiny * 1.0 != 0.0\n"
+              "print(split_units('東京は晴れです', 'Japanese'))\n"
+              "assert tiny * 1.0 != 0.0, 'subnormals flushed to zero in the aligning thread'\n")
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    assert "東京" in r.stdout.decode()

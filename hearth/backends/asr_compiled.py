@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from hearth.backends.asr_formats import ASR_GRAPH_VERSION, ASR_WEIGHTS, MAX_ASR_POSITIONS
-from hearth.backends.conversions import ConvertedModel, cache_entry, tool_version, weights_mb
+from hearth.backends.conversions import ConvertedModel, cache_entry, release_mapped_files, tool_version, weights_mb
 from hearth.checkpoint.safetensors_mmap import SafetensorsFile, widen
 from hearth.errors import CONVERT_EXTRA, ConversionUnavailable, InputError
 
@@ -98,6 +98,7 @@ class CompiledAsrModel:
     """`AsrModel` and `AlignerModel` over a runtime's three calls (see the module's docstring)."""
 
     runtime = ""
+    session_type: type[CompiledSession]  # the runtime's session
 
     def __init__(self, ckpt: AsrCheckpoint, converted: ConvertedModel, weights: str):
         self.config = ckpt.config
@@ -117,7 +118,7 @@ class CompiledAsrModel:
         raise NotImplementedError
 
     def session(self, capacity: int) -> CompiledSession:
-        raise NotImplementedError
+        return self.session_type(self, capacity)
 
     # -- shared -----------------------------------------------------------------------------------------
 
@@ -169,11 +170,12 @@ class CompiledAsrModel:
         ids = np.zeros(audio.shape[0] + 2, np.int64)
         if self.config.aligner is not None:
             self.timestamp_logits(ids, audio, 1, np.array([1, 2]))
-            return
-        s = self.session(len(ids) + 1)
-        s.prefill(ids, audio, 1)
-        s.step(0)
-        s.close()
+        else:
+            s = self.session(len(ids) + 1)
+            s.prefill(ids, audio, 1)
+            s.step(0)
+            s.close()
+        release_mapped_files([self.converted.directory])  # the graphs' weights are the runtime's own now
 
     def weights_mb(self) -> dict[str, dict[str, float]]:
         return weights_mb(self.converted)

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hearth.backends.asr_compiled import AsrConverter, CompiledAsrModel, CompiledSession, convert_asr
-from hearth.backends.conversions import bounded_mapping, compiled_dir, release_mapped_files
+from hearth.backends.conversions import bounded_mapping, compiled_dir
 from hearth.backends.openvino import open_runtime, runtime_properties
 from hearth.backends.rotary import RotaryTable
 from hearth.platform.topology import simd
@@ -76,12 +76,6 @@ class OpenVINOAsrModel(CompiledAsrModel):
     def _transform(self, windows: np.ndarray) -> np.ndarray:
         return self._once("windows", windows)
 
-    def session(self, capacity: int) -> OpenVINOSession:
-        return OpenVINOSession(self, capacity)
-
-    def warm_up(self) -> None:
-        super().warm_up()
-        release_mapped_files([self.converted.directory])
 
 
 class OpenVINOSession(CompiledSession):
@@ -105,3 +99,6 @@ class OpenVINOSession(CompiledSession):
             self.ov_model._give_back("decoder", self.request)
             self.request = None
         super().close()
+
+
+OpenVINOAsrModel.session_type = OpenVINOSession

@@ -69,12 +69,6 @@ class ORTAsrModel(CompiledAsrModel):
     def _transform(self, windows: np.ndarray) -> np.ndarray:
         return self.windows.run(["embeddings"], {"windows": np.ascontiguousarray(windows, np.float32)})[0]
 
-    def session(self, capacity: int) -> ORTSession:
-        return ORTSession(self, capacity)
-
-    def warm_up(self) -> None:
-        super().warm_up()
-        release_mapped_files([self.converted.directory])
 
 
 class ORTSession(CompiledSession):
@@ -121,3 +115,6 @@ class ORTSession(CompiledSession):
     def close(self) -> None:
         self.buffers, self.views = {}, []
         super().close()
+
+
+ORTAsrModel.session_type = ORTSession

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
-from hearth.backends.conversions import ConvertedModel, progress, publish, staging
+from hearth.backends.conversions import ConvertedModel
 from hearth.checkpoint.asr_config import AudioEncoderConfig, conv_output_length
 from hearth.checkpoint.asr_loading import AsrCheckpoint
 from hearth.convert import networks as recipe
@@ -119,15 +119,8 @@ def build_asr(ckpt: AsrCheckpoint, weights: str, directory: Path, key_source: di
     t0 = time.perf_counter()
     source = asr_weights(ckpt)  # (checks every tensor before anything is built)
     log.info("converting %s to %s (%s weights) into %s; once per checkpoint", ckpt.kind, runtime, weights, directory)
-    with staging(directory) as tmp, progress(f"converting {ckpt.kind}", log):
-        manifest: dict[str, Any] = {"key": key_source, "weights": weights, "kind": ckpt.kind, "parts": {}}
-        for network, model, writer in networks(source, manifest):
-            save(model, tmp, network)
-            manifest["parts"][network] = {"fp32_bytes": writer.bytes_fp32, "stored_bytes": writer.bytes_stored}
-            del model, writer
-        manifest["convert_s"] = time.perf_counter() - t0
-        log.info("converted in %.1f s", manifest["convert_s"])
-        return publish(tmp, directory, manifest)
+    manifest: dict[str, Any] = {"key": key_source, "weights": weights, "kind": ckpt.kind, "parts": {}}
+    return recipe.write_networks(source, manifest, directory, networks, save, f"converting {ckpt.kind}", log, t0)
 
 
 def int8_if(fmt: str, values: np.ndarray) -> tuple[np.ndarray, np.ndarray | None]:

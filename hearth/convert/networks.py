@@ -194,9 +194,17 @@ def convert_language_model(ckpt: Checkpoint, weights: str, directory: Path, key_
     t0 = time.perf_counter()
     log.info("converting the language model to %s (%s weights) into %s; once per checkpoint", runtime, weights,
              directory)
-    source = talker_weights(ckpt)
-    with staging(directory) as tmp, progress("converting the language model", log):
-        manifest: dict[str, Any] = {"key": key_source, "weights": weights, "parts": {}}
+    manifest: dict[str, Any] = {"key": key_source, "weights": weights, "parts": {}}
+    return write_networks(talker_weights(ckpt), manifest, directory, networks, save,
+                          "converting the language model", log, t0)
+
+
+def write_networks(source: WeightSource, manifest: dict[str, Any], directory: Path, networks: Networks,
+                   save: Callable[[Any, Path, str], None], title: str, log: logging.Logger,
+                   t0: float) -> ConvertedModel:
+    """Each of `networks` built from `source` and `save`d into the cache entry `directory` (staged,
+    then published with `manifest`, which gets each one's sizes (fp32, stored) and the time since `t0`)."""
+    with staging(directory) as tmp, progress(title, log):
         for network, model, writer in networks(source, manifest):
             save(model, tmp, network)
             manifest["parts"][network] = {"fp32_bytes": writer.bytes_fp32, "stored_bytes": writer.bytes_stored}

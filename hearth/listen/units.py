@@ -10,13 +10,17 @@ digits and apostrophes are kept, and units left empty are dropped.
 
 from __future__ import annotations
 
+import importlib
+import sys
+import threading
 import unicodedata
 from functools import cache
 from importlib.resources import files
+from types import ModuleType
 
 from hearth.errors import InputError
 
-__all__ = ["is_cjk", "korean_words", "split_units"]
+__all__ = ["import_nagisa", "is_cjk", "korean_words", "split_units"]
 
 # The CJK Unified Ideographs blocks (and their Extensions A to E, and the compatibility block).
 _CJK = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F), (0x2B740, 0x2B81F),
@@ -71,11 +75,35 @@ def _korean(text: str) -> list[str]:
 
 def _japanese(text: str) -> list[str]:
     try:
-        import nagisa
+        nagisa = import_nagisa()
     except ImportError as e:
         raise InputError("aligning Japanese needs nagisa, its word splitter: pip install nagisa==0.2.11",
                          "language") from e
     return [c for c in (_clean(w) for w in nagisa.tagging(text).words) if c]
+
+
+def import_nagisa() -> ModuleType:
+    """nagisa, imported on a thread of its own. Its DyNet library is built with fast math: loading
+    it sets flush-to-zero and denormals-are-zero in the thread that loads it (the processor's
+    MXCSR, one per thread), which would change the arithmetic of whatever that thread computes
+    afterwards (speech, numpy, a caller's own code). The loading thread then ends; the module,
+    once imported, runs correctly on any thread."""
+    if "nagisa" in sys.modules:
+        return importlib.import_module("nagisa")  # (None there, as when blocked, raises ImportError)
+    failed: list[BaseException] = []
+
+    def load() -> None:
+        try:
+            importlib.import_module("nagisa")
+        except BaseException as e:  # noqa: BLE001 - handed to the caller's thread
+            failed.append(e)
+
+    loader = threading.Thread(target=load, name="hearth-load-nagisa")
+    loader.start()
+    loader.join()
+    if failed:
+        raise failed[0]
+    return sys.modules["nagisa"]
 
 
 def split_units(text: str, language: str | None) -> list[str]:
