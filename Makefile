@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: setup test test-fast test-cpus image image-check addon-check lint
+.PHONY: setup test test-fast test-cpus image image-check addon-check compose-check lint
 
 # Everything a fresh machine needs: the package, its test tools, and the official qwen-tts 0.1.1
 # and qwen-asr 0.0.6 (test-only references; --no-deps because of their gradio/torchaudio/transformers
@@ -52,6 +52,9 @@ image-check: image
 
 addon-check:
 	ARCH=$(ARCH) PYTHON=$(PYTHON) sh scripts/image.sh addon
+
+compose-check:
+	PYTHON=$(PYTHON) sh scripts/image.sh compose
 
 lint:
 	$(PYTHON) -m ruff check hearth tests

@@ -9,8 +9,10 @@
 #                               is): ghcr.io/hearth-tts/hearth:VERSION and :latest (-arm64 for ARCH=arm64)
 #   scripts/image.sh check      that image run: a tiny export served to the wyoming package's client
 #                               and the OpenAI SDK, a checkpoint exported on the first start, a
-#                               SIGTERM (scripts/image_check.py), and compose.yaml brought up with
-#                               podman-compose (amd64)
+#                               SIGTERM (scripts/image_check.py), then `compose` (amd64)
+#   scripts/image.sh compose    `docker compose up` of compose.yaml and compose.wyoming.yaml with
+#                               podman-compose, answered by the OpenAI SDK and the wyoming client
+#                               (scripts/compose_check.py; runc with lowered rlimits, this sandbox's)
 #   scripts/image.sh addon      the add-on as a Supervisor builds and runs it (scripts/addon_check.py)
 #   scripts/image.sh all        the four in order
 #
@@ -40,7 +42,7 @@ IMAGE=ghcr.io/hearth-tts/hearth
 # The stand-ins under names of their own; `use_stand_ins` tags them with the public names.
 DEBIAN_STAND_IN=localhost/stand-in/debian:bookworm-slim-$ARCH
 HA_STAND_IN=localhost/stand-in/home-assistant-base-debian:bookworm-$ARCH
-export BUILDAH_ISOLATION=chroot STORAGE_DRIVER=${STORAGE_DRIVER:-vfs}
+export BUILDAH_ISOLATION=chroot STORAGE_DRIVER="${STORAGE_DRIVER:-vfs}"
 
 say() { echo "image: $*" >&2; }
 secs() { echo $(( $(date +%s) - $1 )); }
@@ -108,6 +110,12 @@ build() {
 check() {
     podman image exists "$IMAGE:$VERSION$SUFFIX" || build
     ${PYTHON:-python3} scripts/image_check.py "$IMAGE:$VERSION$SUFFIX"
+    [ "$ARCH" != "$HOST_ARCH" ] || compose
+}
+
+compose() {
+    podman image exists "$IMAGE:$VERSION$SUFFIX" || build
+    ${PYTHON:-python3} scripts/compose_check.py "$VERSION"
 }
 
 addon() {
@@ -119,6 +127,7 @@ case ${1:-all} in
 stand-ins) stand_ins ;;
 build) build ;;
 check) check ;;
+compose) compose ;;
 addon) addon ;;
 all) start=$(date +%s); stand_ins; build; check; addon; say "all done in $(secs "$start") s" ;;
 *) sed -n '2,30p' "$0" >&2; exit 2 ;;

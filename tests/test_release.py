@@ -105,10 +105,14 @@ def test_a_compose_implementation_reads_them_and_keeps_the_key_guard():
     assert hearth_service["environment"]["HEARTH_API_KEY"] == "k-1" and hearth_service["command"] == ["serve"]
     assert Path(hearth_service["build"]["context"]).resolve() == ROOT.resolve()
     assert config["services"]["open-webui"]["environment"]["AUDIO_TTS_OPENAI_API_KEY"] == "k-1"
+    assert hearth_service["ports"] == ["8000:8000"]
     assert compose("-f", "compose.yaml", env={**env, "HEARTH_API_KEY": "k", "HEARTH_VERSION": "0.1.0"}).returncode == 0
     pinned = yaml.safe_load(compose("-f", "compose.yaml", env={**env, "HEARTH_API_KEY": "k",
                                                                "HEARTH_VERSION": "0.1.0"}).stdout)
     assert pinned["services"]["hearth"]["image"] == f"{IMAGE}:0.1.0"
+    local = yaml.safe_load(compose("-f", "compose.yaml", env={**env, "HEARTH_API_KEY": "k",
+                                                              "HEARTH_PUBLISH": "127.0.0.1:8080"}).stdout)
+    assert local["services"]["hearth"]["ports"] == ["127.0.0.1:8080:8000"]
     refused = compose("-f", "compose.yaml", env=env)  # no key: refused, with what to set
     assert refused.returncode != 0 and "set HEARTH_API_KEY" in refused.stderr, refused.stderr
     wyoming = compose("-f", "compose.wyoming.yaml", env=env)  # Home Assistant's server needs no key
