@@ -25,7 +25,7 @@ setup:
 test:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m mypy
-	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --durations=25
 
 # For working: no test that starts a process or converts for a compiled backend, but one OpenVINO
 # smoke test (see tests/conftest.py); about two minutes on two cores.
