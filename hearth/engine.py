@@ -34,6 +34,7 @@ from hearth.streaming.chunks import AudioChunk, ChunkPlan, StreamEnd
 from hearth.streaming.live import BatchInvariance, LiveEmbeds, LiveUtterance
 from hearth.streaming.workers import Workers
 from hearth.text.normalize.document import normalizer_language, speakable
+from hearth.text.normalize.language import language_name
 from hearth.text.normalize.lexicon import Lexicon
 from hearth.text.normalize.live import LiveNormalizer
 from hearth.text.prompt import ClonedVoice, Prompt, Speaker, TextMode, build_prompt, text_mode
@@ -170,7 +171,7 @@ class Engine:
 
 
     def check_language(self, language: str) -> str:
-        lang = language.strip().lower() if isinstance(language, str) else None
+        lang = language_name(language) if isinstance(language, str) else None  # a name, or its code ("en")
         if lang not in self.languages:
             raise InputError(f"unknown language {language!r}; choose one of: {', '.join(self.languages)}", "language")
         return lang

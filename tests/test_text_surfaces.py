@@ -15,6 +15,7 @@ import websockets.sync.client as ws_client
 from cli import hearth
 from servers import WyomingServer
 
+from hearth.errors import InputError
 from hearth.options import FIELDS
 from hearth.text.normalize import normalize
 
@@ -71,6 +72,18 @@ def test_hearth_normalize_prints_the_spoken_text_and_its_span_map():
     assert parts[1]["text"].startswith("there, U S B") and parts[1]["marks"] == [{"name": "end",
                                                                                    "offset": len(parts[1]["text"])}]
     assert hearth("normalize", "x", "--normalize-skip", "nothing").returncode == 2
+    for code in ("en", "EN-us", "en_GB"):  # a language's code stands for its name
+        assert hearth("normalize", WRITTEN, "--language", code).stdout.decode() == SPOKEN + "\n"
+    assert hearth("normalize", "12", "--language", "de").stdout.decode() == "zwölf\n"
+    wrong = hearth("normalize", "x", "--language", "xx")
+    assert wrong.returncode == 2 and "or its code" in wrong.stderr.decode()
+
+
+def test_the_engine_takes_a_language_s_code_for_its_name(engine):
+    assert engine.check_language("en") == engine.check_language("English") == "english"
+    assert engine.check_language("pt-BR") == "portuguese"
+    with pytest.raises(InputError, match="unknown language 'xx'"):
+        engine.check_language("xx")
 
 
 def test_the_http_body_takes_normalize_and_text_format(server):

@@ -16,6 +16,7 @@ from hearth.errors import InputError
 from hearth.options import check_normalize
 from hearth.text.normalize import LANGUAGES
 from hearth.text.normalize.document import speakable
+from hearth.text.normalize.language import language_name
 from hearth.text.normalize.lexicon import Lexicon
 
 __all__ = ["add_parsers"]
@@ -37,9 +38,10 @@ def add_parsers(sub: Any) -> None:  # noqa: ANN401 - the command registry
 
 def _normalize(args: argparse.Namespace) -> int:
     text = read_text(args.text)
-    language = args.language.strip().lower()
+    language = language_name(args.language)
     if language != "auto" and language not in LANGUAGES:
-        raise InputError(f"--language {args.language!r}: choose auto or one of {', '.join(LANGUAGES)}")
+        raise InputError(f"--language {args.language!r}: choose auto or one of {', '.join(LANGUAGES)} "
+                         "(or its code: en, zh, ...)")
     try:
         lexicon = Lexicon.given(args.lexicon)
     except ValueError as e:

@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Noun", "Num", "Rule", "currency_nouns", "nouns", "word_set",
-           "word_table"]
+__all__ = ["CURRENCIES", "LANGUAGES", "UNITS", "Language", "Noun", "Num", "Rule", "currency_nouns", "language_name",
+           "nouns", "word_set", "word_table"]
 
 # The languages, by the prompt's name: their module and class in hearth/text/normalize/languages/.
 LANGUAGES = {
@@ -27,6 +27,14 @@ LANGUAGES = {
     "russian": ("ru", "Russian"), "portuguese": ("pt", "Portuguese"), "spanish": ("es", "Spanish"),
     "italian": ("it", "Italian"),
 }
+_BY_CODE = {code: name for name, (code, _) in LANGUAGES.items()}
+
+
+def language_name(given: str) -> str:
+    """A language as the prompt names it ("english"), from that name in any case or from its code
+    ("en", "en-US", "pt_BR"); anything else comes back lowercased, for the caller to refuse."""
+    key = given.strip().lower()
+    return _BY_CODE.get(key.replace("_", "-").split("-", 1)[0], key) if key not in LANGUAGES else key
 
 
 @dataclass(frozen=True)

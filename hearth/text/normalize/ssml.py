@@ -24,6 +24,7 @@ import re
 import xml.parsers.expat
 from dataclasses import dataclass, field
 
+from hearth.text.normalize.language import LANGUAGES, language_name
 from hearth.text.normalize.mapped import Mapped
 
 __all__ = ["BREAK_STRENGTHS", "MAX_BREAK_S", "SayAs", "SsmlError", "SsmlPart", "parse_ssml"]
@@ -35,8 +36,6 @@ _INTERPRET = {"characters", "spell-out", "cardinal", "number", "ordinal", "digit
               "currency"}
 _SPOKEN_AS_IS = {"emphasis", "phoneme", "audio", "desc"}
 _KNOWN = {"speak", "p", "s", "break", "say-as", "sub", "lang", "voice", "prosody", "mark"} | _SPOKEN_AS_IS
-_LANG_CODES = {"en": "english", "zh": "chinese", "ja": "japanese", "ko": "korean", "de": "german", "fr": "french",
-               "ru": "russian", "pt": "portuguese", "es": "spanish", "it": "italian"}
 
 
 class SsmlError(ValueError):
@@ -82,10 +81,11 @@ def _where(parser: xml.parsers.expat.XMLParserType) -> str:
 
 
 def _language(value: str, where: str) -> str:
-    code = value.strip().lower().replace("_", "-").split("-")[0]
-    if code not in _LANG_CODES:
-        raise SsmlError(f"xml:lang {value!r} at {where}: Hearth speaks {', '.join(sorted(_LANG_CODES))}")
-    return _LANG_CODES[code]
+    name = language_name(value)
+    if name not in LANGUAGES:
+        codes = ", ".join(sorted(code for code, _ in LANGUAGES.values()))
+        raise SsmlError(f"xml:lang {value!r} at {where}: Hearth speaks {codes}")
+    return name
 
 
 def _seconds(value: str, where: str) -> float:
