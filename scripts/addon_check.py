@@ -40,7 +40,18 @@ import threading
 import time
 from pathlib import Path
 
-from containers import WORK, Container, buildah, describes, say, server_pids, tiny_export, wait_ready, wyoming_speaks
+from containers import (
+    WORK,
+    Container,
+    buildah,
+    describes,
+    say,
+    server_pids,
+    summary,
+    tiny_export,
+    wait_ready,
+    wyoming_speaks,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
@@ -231,10 +242,7 @@ def main(argv: list[str]) -> int:
     shutil.rmtree(data, ignore_errors=True)
     shutil.rmtree(share, ignore_errors=True)
     buildah("rmi", tag, check=False)
-    for line in results:
-        say(line)
-    say(f"all checks passed in {time.monotonic() - t_all:.0f} s")
-    return 0
+    return summary(results, t_all)
 
 
 if __name__ == "__main__":

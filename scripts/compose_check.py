@@ -27,7 +27,7 @@ import sys
 import time
 from pathlib import Path
 
-from containers import WORK, describes, free_port, healthy, say, tiny_export, wyoming_speaks
+from containers import WORK, describes, free_port, healthy, poll_until, say, summary, tiny_export, wyoming_speaks
 
 ROOT = Path(__file__).resolve().parent.parent
 CONTAINERS_CONF = """\
@@ -67,14 +67,9 @@ def volume_with_model(name: str, env: dict[str, str]) -> None:
 
 
 def wait(check, what: str, project: str, env: dict[str, str], timeout: float = 300) -> float:
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < timeout:
-        try:
-            if check():
-                return time.monotonic() - t0
-        except OSError:
-            pass
-        time.sleep(0.5)
+    took = poll_until(check, timeout)
+    if took is not None:
+        return took
     logs = subprocess.run(["podman", "logs", "--tail", "60", f"{project}_{what}_1"], env=env, capture_output=True,
                           text=True, check=False)
     raise AssertionError(f"{what} not ready in {timeout:.0f} s:\n{logs.stdout}{logs.stderr}")
@@ -141,10 +136,7 @@ def main() -> int:
         return 2
     t_all = time.monotonic()
     results = [bring_up("compose.yaml", "hearth", tag, conf), bring_up("compose.wyoming.yaml", "wyoming", tag, conf)]
-    for line in results:
-        say(line)
-    say(f"compose checks passed in {time.monotonic() - t_all:.0f} s (podman-compose, runc with lowered rlimits)")
-    return 0
+    return summary(results, t_all, "compose checks (podman-compose, runc with lowered rlimits)")
 
 
 if __name__ == "__main__":

@@ -182,18 +182,37 @@ async def wyoming_speaks(port: int) -> tuple[int, int]:
     return voices, audio
 
 
-def wait_ready(check, proc: subprocess.Popen, log: Path, timeout: float = 300) -> float:
+def poll_until(check, timeout: float) -> float | None:
+    """Seconds until `check()` is true (a refused connection counts as not yet), or None after `timeout`."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout:
-        if proc.poll() is not None:
-            raise AssertionError(f"the container exited ({proc.returncode}): {log.read_text(encoding='utf-8')[-3000:]}")
         try:
             if check():
                 return time.monotonic() - t0
         except OSError:
             pass
         time.sleep(0.5)
-    raise AssertionError(f"not ready in {timeout:.0f} s: {log.read_text(encoding='utf-8')[-3000:]}")
+    return None
+
+
+def wait_ready(check, proc: subprocess.Popen, log: Path, timeout: float = 300) -> float:
+    def ready() -> bool:
+        if proc.poll() is not None:
+            raise AssertionError(f"the container exited ({proc.returncode}): {log.read_text(encoding='utf-8')[-3000:]}")
+        return check()
+
+    took = poll_until(ready, timeout)
+    if took is None:
+        raise AssertionError(f"not ready in {timeout:.0f} s: {log.read_text(encoding='utf-8')[-3000:]}")
+    return took
+
+
+def summary(results: list[str], since: float, what: str = "all checks") -> int:
+    """Each check's line, then the total time: 0, the exit status."""
+    for line in results:
+        say(line)
+    say(f"{what} passed in {time.monotonic() - since:.0f} s")
+    return 0
 
 
 def describes(port: int) -> bool:

@@ -30,8 +30,8 @@ from containers import (
     healthy,
     healthy_then_stopped,
     rss_mb,
-    say,
     server_pids,
+    summary,
     tiny_export,
     wait_ready,
     wyoming_speaks,
@@ -156,10 +156,7 @@ def main() -> int:
         results.append(f"memory of {model} after one synthesis: " + ", ".join(figures))
 
     shutil.rmtree(data, ignore_errors=True)
-    for line in results:
-        say(line)
-    say(f"all checks passed in {time.monotonic() - t_all:.0f} s")
-    return 0
+    return summary(results, t_all)
 
 
 if __name__ == "__main__":
