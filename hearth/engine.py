@@ -221,9 +221,7 @@ class Engine:
 
     def spoken(self, text: str, opts: SpeechOptions) -> str:
         """What is said for `text`: normalized unless the options turn it off (`hearth.text.normalize`)."""
-        if opts.text_format == "ssml":  # (its parts may change voices and pause: one utterance cannot)
-            raise InputError("SSML is spoken by synthesize() and the scheduler (its parts may change voice and "
-                             "pause); stream(), open() and generate_codes() take plain text", "text_format")
+        _plain_text_only(opts)
         return speakable(text, opts.language, opts.normalize)[0].text if opts.normalize.enabled else text
 
     def _frames(self, text: str, opts: SpeechOptions, turn: TurnTaking | None = None,
@@ -315,7 +313,7 @@ class Engine:
         embeds = LiveEmbeds(self.lm, self.config, self.tokenizer, opts.voice, opts.language, instruct_ids,
                             self.batch_invariance(), MAX_TEXT_TOKENS, None if turn is None else turn.waiting)
         frames = FrameGenerator(self.lm, self.config, embeds, opts.sampling, opts.seed, opts.budget, turn, batcher)
-        self.spoken("", opts)  # (SSML refused here too)
+        _plain_text_only(opts)
         normalizer = LiveNormalizer(normalizer_language(opts.language), opts.normalize) if opts.normalize.enabled \
             else None
         return LiveUtterance(embeds, self._audio(frames, opts, max_ready, deliver), normalizer)
@@ -369,6 +367,13 @@ class Engine:
         codes = np.concatenate([c.codes for c in chunks]) if chunks else np.zeros((0, groups), np.int64)
         samples = np.concatenate([c.samples for c in chunks]) if chunks else np.zeros(0, dtype=np.float32)
         return Audio(samples, self.sample_rate, codes, seed, generation)
+
+
+def _plain_text_only(opts: SpeechOptions) -> None:
+    """One utterance speaks plain text: an SSML document's parts may change voice and pause."""
+    if opts.text_format == "ssml":
+        raise InputError("SSML is spoken by synthesize() and the scheduler (its parts may change voice and "
+                         "pause); stream(), open() and generate_codes() take plain text", "text_format")
 
 
 def load(

@@ -194,3 +194,12 @@ def test_a_lexicon_respells_for_every_request(tiny_dir, tmp_path):
         assert r.returncode == 0, r.stderr.decode()
         outs.append(pcm(r.stdout))
     assert outs[0] == outs[1]
+
+
+def test_one_utterance_refuses_ssml_and_says_where_it_goes(engine):
+    """stream() and open() speak one utterance of plain text: an SSML document goes to synthesize()."""
+    for call in (lambda: engine.stream("<speak>Hi.</speak>", "ryan", text_format="ssml"),
+                 lambda: engine.open("ryan", text_format="ssml")):
+        with pytest.raises(InputError, match=r"synthesize\(\) and the scheduler") as e:
+            call()
+        assert e.value.param == "text_format"
