@@ -10,9 +10,11 @@ import asyncio
 import base64
 import io
 import json
+import os
 import subprocess
 import sys
 import wave
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -65,6 +67,18 @@ def test_transcribe_prints_the_text_and_only_the_text(own_asr_dir, recording):
     piped = hearth_cmd("transcribe", "-", "--model", str(own_asr_dir), "--max-new-tokens", "6",
                        stdin=recording.read_bytes())
     assert piped.stdout == done.stdout
+
+
+def test_transcribe_takes_the_compiled_runtimes_weights(own_asr_dir, recording):
+    """--weights reaches the compiled runtime: fp32 on ONNX Runtime transcribes as the torch reference."""
+    args = ("transcribe", str(recording), "--model", str(own_asr_dir), "--max-new-tokens", "6")
+    torch_ref = hearth_cmd(*args, "--backend", "torch")
+    fp32 = hearth_cmd(*args, "--backend", "onnxruntime", "--weights", "fp32")
+    assert fp32.returncode == 0, fp32.stderr.decode()
+    assert fp32.stdout == torch_ref.stdout
+    assert any((Path(os.environ["HEARTH_CACHE"]) / "onnxruntime").glob("asr-fp32-*"))  # the fp32 conversion
+    wrong = hearth_cmd(*args, "--weights", "int3")
+    assert wrong.returncode == 2 and b"int8" in wrong.stderr
 
 
 def test_transcribe_json_has_words_and_their_places(own_asr_dir, own_aligner_dir, recording, tmp_path):
