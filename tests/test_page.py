@@ -8,11 +8,11 @@ Without Chromium these tests skip, except under CI (`CI=true`), where `.ci/run` 
 from __future__ import annotations
 
 import os
-import shutil
 import time
 
 import pytest
 from conftest import DEFAULT_BACKEND
+from needs import need_programs
 from servers import Server
 from webdriver import Chromium
 
@@ -21,12 +21,7 @@ LONG = " ".join(["word"] * 50)  # one sentence of several hundred frames
 
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
-    chromium, driver = shutil.which("chromium"), shutil.which("chromedriver")
-    if not (chromium and driver):
-        reason = "no Chromium: apt-get install chromium chromium-driver"
-        if os.environ.get("HEARTH_REQUIRE_ALL_TESTS"):  # CI (conftest.py)
-            pytest.fail(f"{reason}; it is part of the CI set-up")
-        pytest.skip(reason)
+    chromium, driver = need_programs("chromium", "chromedriver", package="chromium chromium-driver")
     flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
              "--autoplay-policy=no-user-gesture-required", "--window-size=900,800"]
