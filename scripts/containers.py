@@ -92,7 +92,7 @@ class Container:
     def start(self, command: list[str], log: Path) -> None:
         self.log = log
         self.proc = subprocess.Popen(self._args(command), env=ENV, stdout=subprocess.DEVNULL,
-                                     stderr=log.open("w"), start_new_session=True)
+                                     stderr=log.open("w", encoding="utf-8"), start_new_session=True)
 
     def stop(self) -> float:
         """SIGTERM to the server; seconds until it was gone."""

@@ -138,8 +138,8 @@ def main() -> int:
                 proc = c.proc
             else:
                 proc = subprocess.Popen([sys.executable, "-m", "hearth.cli", "wyoming", "--uri",
-                                         f"tcp://127.0.0.1:{port}", "--model", model], stderr=log.open("w"),
-                                        start_new_session=True)
+                                         f"tcp://127.0.0.1:{port}", "--model", model],
+                                        stderr=log.open("w", encoding="utf-8"), start_new_session=True)
             try:
                 t0 = time.monotonic()
                 wait_ready(lambda p=port: describes(p), proc, log, timeout=600)

@@ -56,7 +56,7 @@ class Audited:
     def records(self) -> list[dict]:
         if not self.log.exists():
             return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.strip()]
+        return [json.loads(line) for line in self.log.read_text(encoding="utf-8").splitlines() if line.strip()]
 
     def left_over(self, grace_s: float = 5.0) -> list[str]:
         """Processes still carrying this run's tag (after a short grace for ones already exiting)."""

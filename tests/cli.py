@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 
-def hearth(*args: str, stdin: bytes | None = None, timeout: float = 300) -> subprocess.CompletedProcess[bytes]:
+def hearth(*args: str, stdin: bytes | None = None, timeout: float = 300,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "hearth.cli", *args], input=stdin, capture_output=True,
-                          timeout=timeout, check=False)
+                          timeout=timeout, check=False, env=env)

@@ -8,6 +8,7 @@ import functools
 import importlib
 import importlib.util
 import json
+import locale
 import os
 import signal
 import sys
@@ -79,8 +80,35 @@ os._exit = _loud_exit
 def nothing_left_the_machine():
     """After the whole session: no process of it forked without exec or reached past loopback."""
     yield
-    records = [json.loads(line) for line in AUDIT_LOG.read_text().splitlines()] if AUDIT_LOG.exists() else []
+    lines = AUDIT_LOG.read_text(encoding="utf-8").splitlines() if AUDIT_LOG.exists() else []
+    records = [json.loads(line) for line in lines]
     assert records == [], f"the suite's processes forked or reached past loopback: {records[:20]}"
+
+
+def _process_state() -> dict[str, object]:
+    """What a library can change for the whole process (or this thread) without saying so: the
+    locale (OpenVINO's cached compiles on two threads left it "C": hearth.platform.process.locale_kept),
+    the floating-point mode (nagisa's DyNet sets flush-to-zero: hearth.listen.units.import_nagisa),
+    and the handlers of the signals that end a process."""
+    import numpy as np
+
+    made = np.array([1e-30], np.float32) * np.float32(1e-10)  # a subnormal result: 0 under flush-to-zero
+    read = np.array([1e-39], np.float32) * np.float32(1e10)  # a subnormal operand: 0 under denormals-are-zero
+    return {"locale": locale.setlocale(locale.LC_ALL), "subnormals": bool(made[0] != 0 and read[0] != 0),
+            **{name: signal.getsignal(getattr(signal, name)) for name in ("SIGINT", "SIGTERM", "SIGHUP")}}
+
+
+@pytest.fixture(autouse=True)
+def process_state_stays():
+    """Each test leaves the process as it found it (see `_process_state`); one that does not fails,
+    and the locale is put back so that later tests are not blamed."""
+    before = _process_state()
+    yield
+    after = _process_state()
+    if after != before:
+        locale.setlocale(locale.LC_ALL, str(before["locale"]))
+        changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+        pytest.fail(f"the test changed the process's state: {changed}")
 
 
 def _same_for_every_worker(directory: Path) -> Path:
@@ -141,8 +169,8 @@ def default_backend_here() -> str:
 
     if platform.machine() in ("aarch64", "arm64"):
         return "onnxruntime"
-    flags = next((line.split(":", 1)[1].split() for line in Path("/proc/cpuinfo").read_text().splitlines()
-                  if line.startswith("flags")), [])
+    cpuinfo = Path("/proc/cpuinfo").read_text(encoding="utf-8")
+    flags = next((line.split(":", 1)[1].split() for line in cpuinfo.splitlines() if line.startswith("flags")), [])
     return "openvino" if "avx512f" in flags else "onnxruntime"
 
 
@@ -265,7 +293,7 @@ PROCESS_MODULES = {  # they start `hearth` commands or servers
     "test_bench", "test_chat", "test_cli", "test_cluster", "test_page", "test_privacy", "test_serve",
     "test_serve_voices", "test_speak_soak", "test_speaker", "test_voice_cli", "test_websocket", "test_wyoming",
     "test_fuzz", "test_clients", "test_schema", "test_live_fuzz", "test_fault_matrix", "test_runtime_only",
-    "test_release", "test_text_surfaces", "test_listen_surfaces",
+    "test_release", "test_text_surfaces", "test_listen_surfaces", "test_locale",
 }
 COMPILED_MODULES = {"test_compiled_backends", "test_onnxruntime", "test_openvino"}
 COMPILED_FIXTURES = {"fast_engine", "ov_fp32", "ov_int8", "base_fp32", "openvino_int8"}

@@ -150,7 +150,7 @@ def write_official_checkpoint(out: Path, config: dict[str, Any], seed: int, stop
         path.unlink()
     tokenizer_dir.rmdir()
     if aligner:  # the config class writes its own model_type; the release (and qwen-asr's head choice) needs this
-        data = json.loads((out / "config.json").read_text())
+        data = json.loads((out / "config.json").read_text(encoding="utf-8"))
         data["thinker_config"]["model_type"] = config["thinker_config"]["model_type"]
-        (out / "config.json").write_text(json.dumps(data, indent=2))
+        (out / "config.json").write_text(json.dumps(data, indent=2), encoding="utf-8")
     return out

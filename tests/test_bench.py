@@ -49,7 +49,7 @@ def test_bench_on_a_cpu_without_avx512(tiny_dir):
     """`--cpu avx2` measures the code path of a CPU without AVX-512, AMX, BF16 and AVX-VNNI: every
     runtime in the process sees such a CPU (OpenVINO's kernels say so), and the default backend is
     the one that machine gets."""
-    if "cpuid_fault" not in Path("/proc/cpuinfo").read_text().split() or not shutil.which("cc"):
+    if "cpuid_fault" not in Path("/proc/cpuinfo").read_text(encoding="utf-8").split() or not shutil.which("cc"):
         pytest.skip("needs CPUID faulting and a C compiler")
     cmd = [sys.executable, "-m", "hearth.cli", "bench", "--model", str(tiny_dir), "--frames", "3", "--runs", "1",
            "--cpu", "avx2", "--json"]

@@ -27,10 +27,11 @@ def test_official_written_checkpoint_loads_in_hearth(tmp_path, tiny_dir, referen
     from qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Config
 
     torch.manual_seed(0)
-    cfg = Qwen3TTSConfig(**json.loads((tiny_dir / "config.json").read_text()))
+    cfg = Qwen3TTSConfig(**json.loads((tiny_dir / "config.json").read_text(encoding="utf-8")))
     model = modeling.Qwen3TTSForConditionalGeneration(cfg).eval()
     model.save_pretrained(tmp_path, safe_serialization=True)
-    codec_cfg = Qwen3TTSTokenizerV2Config(**json.loads((tiny_dir / "speech_tokenizer/config.json").read_text()))
+    codec_json = (tiny_dir / "speech_tokenizer/config.json").read_text(encoding="utf-8")
+    codec_cfg = Qwen3TTSTokenizerV2Config(**json.loads(codec_json))
     tok_modeling.Qwen3TTSTokenizerV2Model(codec_cfg).save_pretrained(tmp_path / "speech_tokenizer",
                                                                      safe_serialization=True)
     for name in ("vocab.json", "merges.txt", "tokenizer_config.json", "generation_config.json"):
@@ -101,7 +102,7 @@ def test_hub_id_in_the_cache_is_read_offline(monkeypatch, tmp_path, tiny_dir):
     snapshot = tmp_path / "hub" / "models--someone--tiny-model" / "snapshots" / ("0" * 40)
     shutil.copytree(tiny_dir, snapshot)
     (tmp_path / "hub" / "models--someone--tiny-model" / "refs").mkdir()
-    (tmp_path / "hub" / "models--someone--tiny-model" / "refs" / "main").write_text("0" * 40)
+    (tmp_path / "hub" / "models--someone--tiny-model" / "refs" / "main").write_text("0" * 40, encoding="utf-8")
     assert resolve("someone/tiny-model") == snapshot
 
 
@@ -134,7 +135,7 @@ def test_garbage_weights(tmp_path, tiny_dir, backend):
 
 def test_invalid_json(tmp_path, tiny_dir):
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
-    (path / "config.json").write_text("{ not json")
+    (path / "config.json").write_text("{ not json", encoding="utf-8")
     expect_error(path, "config.json", "not valid JSON")
 
 
@@ -142,9 +143,9 @@ def test_invalid_json(tmp_path, tiny_dir):
 def test_wrong_shapes(tmp_path, tiny_dir, backend):
     """Weights of one size with the config of another."""
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
-    cfg = json.loads((path / "config.json").read_text())
+    cfg = json.loads((path / "config.json").read_text(encoding="utf-8"))
     cfg["talker_config"]["intermediate_size"] += 8
-    (path / "config.json").write_text(json.dumps(cfg))
+    (path / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     expect_error(path, "model.safetensors", "mlp", "shape", backend=backend)
 
 
@@ -161,9 +162,9 @@ def test_missing_tensor(tmp_path, tiny_dir, backend):
 
 def test_missing_config_key(tmp_path, tiny_dir):
     path = copy_checkpoint(tiny_dir, tmp_path / "ckpt")
-    cfg = json.loads((path / "config.json").read_text())
+    cfg = json.loads((path / "config.json").read_text(encoding="utf-8"))
     del cfg["talker_config"]["head_dim"]
-    (path / "config.json").write_text(json.dumps(cfg))
+    (path / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     expect_error(path, "config.json", "head_dim")
 
 

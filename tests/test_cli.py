@@ -179,7 +179,7 @@ def test_bad_input_is_refused_before_loading(tiny_dir, tmp_path, monkeypatch, ca
 
     monkeypatch.setattr(hearth.engine.Engine, "__init__", tripwire)
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b"")))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin or b""), encoding="utf-8"))
     model = [] if "--model" in args else ["--model", str(tiny_dir)]
     try:
         code = main([*args, *model])

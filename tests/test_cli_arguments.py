@@ -67,7 +67,7 @@ def test_help_lists_every_command_once_speaking_and_serving_first():
 
 
 def _cpuid_faulting() -> bool:
-    return "cpuid_fault" in Path("/proc/cpuinfo").read_text().split() and shutil.which("cc") is not None
+    return "cpuid_fault" in Path("/proc/cpuinfo").read_text(encoding="utf-8").split() and shutil.which("cc") is not None
 
 
 @pytest.mark.skipif(not _cpuid_faulting(), reason="--cpu needs CPUID faulting and a C compiler")

@@ -282,9 +282,10 @@ def write_with_official_classes(source, out):
 
     torch.manual_seed(5)
     model = modeling.Qwen3TTSForConditionalGeneration(Qwen3TTSConfig(**json.loads((source / "config.json")
-                                                                                  .read_text()))).eval()
+                                                                                  .read_text(encoding="utf-8")))).eval()
     model.save_pretrained(out, safe_serialization=True)
-    codec = Qwen3TTSTokenizerV2Config(**json.loads((source / "speech_tokenizer/config.json").read_text()))
+    codec_json = (source / "speech_tokenizer/config.json").read_text(encoding="utf-8")
+    codec = Qwen3TTSTokenizerV2Config(**json.loads(codec_json))
     tok_modeling.Qwen3TTSTokenizerV2Model(codec).save_pretrained(out / "speech_tokenizer", safe_serialization=True)
     # The weights are the official classes'; the configs stay in the released layout (save_pretrained
     # adds a model_type to speaker_encoder_config that its own loader then refuses).

@@ -25,7 +25,7 @@ def official_decoder(path):
 
     from qwen_tts.core.tokenizer_12hz.configuration_qwen3_tts_tokenizer_v2 import Qwen3TTSTokenizerV2Config
 
-    cfg = Qwen3TTSTokenizerV2Config(**json.loads((path / "speech_tokenizer/config.json").read_text()))
+    cfg = Qwen3TTSTokenizerV2Config(**json.loads((path / "speech_tokenizer/config.json").read_text(encoding="utf-8")))
     model = tokenizer_mod.Qwen3TTSTokenizerV2Model(cfg).eval()
     state = {k: v for k, v in load_file(str(path / "speech_tokenizer/model.safetensors")).items()}
     missing, unexpected = model.load_state_dict(state, strict=False)

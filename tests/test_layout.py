@@ -149,6 +149,46 @@ def test_no_module_over_450_lines_and_no_function_over_80():
     assert long_functions == []
 
 
+_OPEN_MODES = set("rwxabt+")
+
+
+def _reads_or_writes_text_without_an_encoding(call: ast.Call) -> bool:
+    """`read_text`, `write_text`, `open` or `Path.open` in text mode with no `encoding=`: the
+    locale's encoding, which a library may switch to ASCII mid-run (docs/determinism.md)."""
+    f = call.func
+    if any(k.arg == "encoding" for k in call.keywords):
+        return False
+    if isinstance(f, ast.Attribute) and f.attr in ("read_text", "write_text"):
+        return not (isinstance(f.value, ast.Name) and f.value.id == "arguments")  # (Hearth's own read_text)
+    builtin = isinstance(f, ast.Name) and f.id == "open"
+    if not (builtin or (isinstance(f, ast.Attribute) and f.attr == "open")):
+        return False
+    if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) and f.value.id in ("av", "os", "wave"):
+        return False  # (containers, descriptors and WAV files: not text)
+    position = 1 if builtin else 0
+    mode = next((k.value for k in call.keywords if k.arg == "mode"),
+                call.args[position] if len(call.args) > position else None)
+    if mode is None:
+        return builtin or not call.args and not call.keywords and not isinstance(f.value, ast.Name)
+    return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) <= _OPEN_MODES \
+        and "b" not in mode.value
+
+
+def test_text_files_are_opened_with_their_encoding_named():
+    unnamed = []
+    for path in sorted([*ROOT.rglob("*.py"), *(ROOT.parent / "tests").rglob("*.py"),
+                        *(ROOT.parent / "scripts").rglob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and _reads_or_writes_text_without_an_encoding(node):
+                unnamed.append(f"{path.relative_to(ROOT.parent)}:{node.lineno}: {ast.unparse(node)[:80]}")
+    assert unnamed == []
+    # The check finds what it is for.
+    for call in ("p.read_text()", "open(name)", "open(name, 'w')", "(d / 'x').open()", "p.open('a')"):
+        assert _reads_or_writes_text_without_an_encoding(ast.parse(call).body[0].value), call
+    for call in ("p.read_text(encoding='utf-8')", "open(name, 'rb')", "engine.open('ryan')", "av.open(f, mode='r')"):
+        assert not _reads_or_writes_text_without_an_encoding(ast.parse(call).body[0].value), call
+
+
 def test_the_python_api_s_old_module_paths_still_import_the_moved_modules():
     import importlib
 

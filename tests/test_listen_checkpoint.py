@@ -33,7 +33,7 @@ def _official_config(data: dict):
 def test_the_configs_read_what_the_official_classes_read(request, which):
     path = request.getfixturevalue(which)
     ours = open_asr_checkpoint(path).config
-    theirs = _official_config(json.loads((path / "config.json").read_text())).thinker_config
+    theirs = _official_config(json.loads((path / "config.json").read_text(encoding="utf-8"))).thinker_config
     a, t = theirs.audio_config, theirs.text_config
     assert (ours.encoder.num_layers, ours.encoder.num_heads, ours.encoder.ffn_dim, ours.encoder.d_model,
             ours.encoder.n_window, ours.encoder.n_window_infer, ours.encoder.output_dim, ours.encoder.conv_channels,
@@ -89,9 +89,9 @@ def _copy(src: Path, dst: Path) -> Path:
 
 
 def _edit_json(path: Path, edit) -> None:
-    data = json.loads(path.read_text())
+    data = json.loads(path.read_text(encoding="utf-8"))
     edit(data)
-    path.write_text(json.dumps(data))
+    path.write_text(json.dumps(data), encoding="utf-8")
 
 
 def test_a_missing_file_is_named(own_asr_dir, tmp_path):
@@ -176,7 +176,7 @@ def test_sharded_weights_load(own_asr_dir, listener, tmp_path):
     for file, part in shards.items():
         save_file({n: tensors[n] for n in part}, str(ckpt / file))
     (ckpt / "model.safetensors.index.json").write_text(json.dumps(
-        {"weight_map": {n: f for f, part in shards.items() for n in part}}))
+        {"weight_map": {n: f for f, part in shards.items() for n in part}}), encoding="utf-8")
     samples = noise(1.1, 4)
     options = ListenOptions(max_new_tokens=8)
     ours, reference = Listener.load(ckpt, backend="torch"), Listener.load(own_asr_dir, backend="torch")

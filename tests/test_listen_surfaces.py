@@ -91,7 +91,7 @@ def test_transcribe_json_has_words_and_their_places(own_asr_dir, own_aligner_dir
     assert set(body) == {"language", "text", "duration", "words"} and body["duration"] == pytest.approx(1.5)
     for w in body["words"]:
         assert w["start"] <= w["end"] and body["text"][w["text_start"]:w["text_end"]].replace("'", "")
-    assert captions.read_text().startswith("1\n") or not body["text"].strip()
+    assert captions.read_text(encoding="utf-8").startswith("1\n") or not body["text"].strip()
 
 
 @pytest.mark.parametrize("args, message", [
@@ -102,7 +102,7 @@ def test_transcribe_json_has_words_and_their_places(own_asr_dir, own_aligner_dir
 ])
 def test_transcribe_refuses_bad_input_with_exit_2(own_asr_dir, recording, tmp_path, args, message):
     text = tmp_path / "notes.wav"
-    text.write_text("not a recording")
+    text.write_text("not a recording", encoding="utf-8")
     args = [a.format(text=text, wav=recording) for a in args]
     done = hearth_cmd("transcribe", *args, "--model", str(own_asr_dir), stdin=b"")
     assert done.returncode == 2 and message in done.stderr.decode() and done.stdout == b""
@@ -219,7 +219,7 @@ def test_hearth_say_writes_captions(tiny_dir, own_aligner_dir, tmp_path):
                           "--max-new-tokens", "8", "--out", str(tmp_path / "s.wav"), "--captions", str(out),
                           "--aligner", str(own_aligner_dir))
         assert done.returncode == 0, done.stderr.decode()
-        text = out.read_text()
+        text = out.read_text(encoding="utf-8")
         if suffix == "json":
             _check_words(json.loads(text)["words"], 30.0)
         else:

@@ -178,7 +178,7 @@ EXAMPLES = 5  # per server (each 1-4 sessions; hypothesis draws new ones each ru
 @pytest.fixture(scope="module", params=list(CONFIGS))
 def fuzzed_server(request, tmp_path_factory, tiny_dir):
     writer, k, flags, alone_only, rule = CONFIGS[request.param]
-    if "--cpu" in flags and "cpuid_fault" not in Path("/proc/cpuinfo").read_text().split():
+    if "--cpu" in flags and "cpuid_fault" not in Path("/proc/cpuinfo").read_text(encoding="utf-8").split():
         pytest.skip("the AVX2 code path needs CPUID faulting (not offered by this CPU or its hypervisor)")
     checkpoint = _checkpoint(tmp_path_factory.mktemp("fuzz"), writer, RUN_SEEDS[k], tiny_dir)
     env = dict(os.environ)

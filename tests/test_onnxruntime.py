@@ -139,7 +139,7 @@ def test_a_runtimes_mapped_weights_are_given_back_once_it_holds_its_own(tmp_path
 
     def resident_kb(name: str) -> int:
         path, kb, current = str((ours if name != "elsewhere" else other).resolve() / f"{name}.bin"), 0, False
-        for line in Path("/proc/self/smaps").read_text().splitlines():
+        for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
             fields = line.split()
             if "-" in fields[0] and not fields[0].endswith(":"):
                 current = fields[-1] == path
@@ -392,7 +392,7 @@ def test_tune_tries_the_onnxruntime_vocoder(tiny_dir, fast_engine, ort_int8, ort
     assert set(runs) == {"plan", "vocoder"} and runs["vocoder"]["options"]["vocoder"] == "onnxruntime"
     faster = min(runs.values(), key=lambda e: (round(e["rtf"], 2), e["ttfa_s"]))
     assert tuned["best"].get("vocoder") == faster["options"].get("vocoder")
-    saved = json.loads((cache / "tuned.json").read_text())["options"]
+    saved = json.loads((cache / "tuned.json").read_text(encoding="utf-8"))["options"]
     assert saved == tuned["best"]
     # what a load then takes from it (the options only: nothing is loaded)
     script = ("from hearth.backends.settings import backend_options\n"

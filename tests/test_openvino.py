@@ -79,7 +79,7 @@ def test_bad_backend_options_are_refused_with_the_choices(tiny_dir):
 def _resident_kb(path) -> int:
     """SharedEngine kB of this process's mappings of `path` (from /proc/self/smaps)."""
     total, current = 0, None
-    with open("/proc/self/smaps") as fh:
+    with open("/proc/self/smaps", encoding="utf-8") as fh:
         for line in fh:
             first = line.split(maxsplit=5)
             if "-" in first[0] and not first[0].endswith(":"):

@@ -57,21 +57,21 @@ def test_chat_converting_while_it_reads_stdin(audited, tiny_dir):
     answers, ends when stdin does, and leaves nothing behind. A `hearth say` started while chat
     converts the vocoder waits for that conversion instead of making its own."""
     log = audited.work / "chat.err"
-    with FakeLLM(["Hello from the fake model."], rate=400) as llm, open(log, "w") as err_file:
+    with FakeLLM(["Hello from the fake model."], rate=400) as llm, open(log, "w", encoding="utf-8") as err_file:
         proc = audited.popen("chat", "--llm", llm.url, "--model", str(tiny_dir), "--voice", "ryan",
                              "--language", "english", "--seed", "3", "--out", "chat.wav",
                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file, text=True)
         try:
             deadline = time.monotonic() + 120
-            while "converting the vocoder" not in log.read_text() and proc.poll() is None:
-                assert time.monotonic() < deadline, log.read_text()
+            while "converting the vocoder" not in log.read_text(encoding="utf-8") and proc.poll() is None:
+                assert time.monotonic() < deadline, log.read_text(encoding="utf-8")
                 time.sleep(0.05)
             said = audited.run("say", "Hello there.", "--model", str(tiny_dir), "--seed", "1",
                                "--max-new-tokens", "8", "--out", "say.wav")
             out, _ = proc.communicate("Say hello.\n", timeout=300)
         finally:
             proc.kill()
-    err = log.read_text()
+    err = log.read_text(encoding="utf-8")
     assert proc.returncode == 0, err
     assert "waiting for it" in said.stderr and "converting the vocoder" not in said.stderr, said.stderr
     assert (audited.work / "say.wav").stat().st_size > 44

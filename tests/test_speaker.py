@@ -20,7 +20,7 @@ ASOUNDRC = "pcm.!default {\n    type null\n}\n"
 
 @pytest.fixture()
 def null_device_home(tmp_path):
-    (tmp_path / ".asoundrc").write_text(ASOUNDRC)
+    (tmp_path / ".asoundrc").write_text(ASOUNDRC, encoding="utf-8")
     env = dict(os.environ, HOME=str(tmp_path))
     probe = subprocess.run([sys.executable, "-c", "from hearth.streaming.sinks import default_output_available as f; "
                             "print(f())"], env=env, capture_output=True, text=True, check=False)

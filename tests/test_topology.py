@@ -16,20 +16,20 @@ def fake_sysfs(root: Path, siblings: dict[int, str], *, atom: str | None = None,
                max_freq: dict[int, int] | None = None, online: str | None = None) -> Path:
     cpu = root / "devices/system/cpu"
     cpu.mkdir(parents=True)
-    (cpu / "online").write_text((online or f"0-{max(siblings)}") + "\n")
+    (cpu / "online").write_text((online or f"0-{max(siblings)}") + "\n", encoding="utf-8")
     for n, sib in siblings.items():
         d = cpu / f"cpu{n}/topology"
         d.mkdir(parents=True)
-        (d / "thread_siblings_list").write_text(sib + "\n")
+        (d / "thread_siblings_list").write_text(sib + "\n", encoding="utf-8")
         if max_freq:
             f = cpu / f"cpu{n}/cpufreq"
             f.mkdir(parents=True)
-            (f / "cpuinfo_max_freq").write_text(f"{max_freq[n]}\n")
+            (f / "cpuinfo_max_freq").write_text(f"{max_freq[n]}\n", encoding="utf-8")
     if atom is not None and core is not None:
         (root / "devices/cpu_atom").mkdir(parents=True)
-        (root / "devices/cpu_atom/cpus").write_text(atom + "\n")
+        (root / "devices/cpu_atom/cpus").write_text(atom + "\n", encoding="utf-8")
         (root / "devices/cpu_core").mkdir(parents=True)
-        (root / "devices/cpu_core/cpus").write_text(core + "\n")
+        (root / "devices/cpu_core/cpus").write_text(core + "\n", encoding="utf-8")
     return root
 
 

@@ -19,6 +19,7 @@ from hearth.backends.asr_compiled import AsrConverter, CompiledAsrModel, Compile
 from hearth.backends.conversions import bounded_mapping, compiled_dir
 from hearth.backends.openvino import open_runtime, runtime_properties
 from hearth.backends.rotary import RotaryTable
+from hearth.platform.process import locale_kept
 from hearth.platform.topology import simd
 
 if TYPE_CHECKING:
@@ -32,6 +33,7 @@ log = logging.getLogger(__name__)
 class OpenVINOAsrModel(CompiledAsrModel):
     runtime = "openvino"
 
+    @locale_kept()  # (OpenVINO's compiles change the process's locale: see process.py)
     def __init__(self, ckpt: AsrCheckpoint, weights: str = "int8", threads: int | None = None,
                  converter: AsrConverter | None = None, core_type: str = "ANY_CORE"):
         import openvino as ov

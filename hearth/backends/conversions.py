@@ -154,7 +154,7 @@ def cache_entry(
     if export is not None:  # a model directory `hearth export` wrote: its own conversions first
         runtime = "openvino" if openvino else "onnxruntime"
         for directory in export.entries(runtime, name):
-            manifest = json.loads((directory / "manifest.json").read_text())
+            manifest = json.loads((directory / "manifest.json").read_text(encoding="utf-8"))
             if _same_conversion(manifest.get("key", {}), key_source):
                 return directory, key_source, ConvertedModel(directory, manifest)
         log.warning("the export %s holds no %s %s for this Hearth and %s; converting it into the cache (export "
@@ -166,11 +166,11 @@ def cache_entry(
     if not manifest_path.is_file():
         _wait_for_a_converter(directory)
     if manifest_path.is_file():
-        return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text()))
+        return directory, key_source, ConvertedModel(directory, json.loads(manifest_path.read_text(encoding="utf-8")))
     if any(k in options and options[k] is None for k in CONVERTER_ONLY):
         # A converting tool is missing, so this cannot be converted here: one made by other tools will do.
         for other in sorted((root or cache_root()).glob(f"{name}-*/manifest.json")):
-            manifest = json.loads(other.read_text())
+            manifest = json.loads(other.read_text(encoding="utf-8"))
             if _same_conversion(manifest.get("key", {}), key_source):
                 return other.parent, key_source, ConvertedModel(other.parent, manifest)
     return directory, key_source, None
@@ -269,7 +269,7 @@ def staging(directory: Path) -> Iterator[Path]:
 
 def publish(tmp: Path, directory: Path, manifest: Mapping[str, object]) -> ConvertedModel:
     """Write the manifest last and move the finished conversion into place in one rename."""
-    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1))
+    (tmp / "manifest.json").write_text(json.dumps(manifest, indent=1), encoding="utf-8")
     try:
         tmp.rename(directory)
     except OSError:  # another process finished first
@@ -324,7 +324,7 @@ def mapped_spans(directories: list[Path]) -> list[tuple[int, int]]:
     file's own pages (see `release_mapped_files`). A snapshot: another thread may unmap a range and
     map something else there before it is used, which `release_spans` is safe against."""
     try:
-        maps = Path("/proc/self/maps").read_text().splitlines()
+        maps = Path("/proc/self/maps").read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
     prefixes = tuple(str(d.resolve()) + (os.sep if d.is_dir() else "") for d in directories)
@@ -341,7 +341,7 @@ def mapped_spans(directories: list[Path]) -> list[tuple[int, int]]:
             writable.add(fields[0])
     if writable:  # which of them hold a written page: /proc/self/smaps (tens of ms to read, so only then)
         current = None
-        for line in Path("/proc/self/smaps").read_text().splitlines():
+        for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
             fields = line.split(maxsplit=1)
             if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
                 current = fields[0] if fields[0] in writable else None

@@ -36,6 +36,7 @@ from hearth.backends.row_pairs import ROW_PAIR, PooledLanguageModel, paired
 from hearth.backends.vocoder_step import VOCODER_FRAMES, VOCODER_VERSION, SteppedVocoder
 from hearth.checkpoint.loading import Checkpoint
 from hearth.checkpoint.safetensors_mmap import SafetensorsFile
+from hearth.platform.process import locale_kept
 from hearth.platform.topology import simd
 
 __all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "predictor_for_rows", "runtime_properties"]
@@ -49,6 +50,7 @@ log = logging.getLogger(__name__)
 GRAPH_VERSION = "lm-8"  # 8: the predictor loop stored for a pair of rows (`predictor_for_rows`)
 
 
+@locale_kept()  # (OpenVINO's compiles change the process's locale: see process.py)
 def _core(device: str):  # noqa: ANN202 - the runtime's own type
     """The runtime, after checking that `device` exists on this machine (before any conversion).
     The first call also opens every library OpenVINO loads later (its plugins, the IR reader) and
@@ -78,7 +80,7 @@ def _hold_open(name: str) -> list[Any]:
     import ctypes
 
     try:
-        maps = Path("/proc/self/maps").read_text().splitlines()
+        maps = Path("/proc/self/maps").read_text(encoding="utf-8").splitlines()
     except OSError:
         return []
     paths = {line.split(maxsplit=5)[-1] for line in maps if f"/lib{name}" in line and ".so" in line}
@@ -163,6 +165,7 @@ class OpenVINOLanguageModel(PooledLanguageModel):
     number can be open at once without touching each other (the runtime runs requests of one
     compiled model from several threads). `batch(n)` steps up to n rows in one call."""
 
+    @locale_kept()  # (OpenVINO's compiles change the process's locale: see process.py)
     def __init__(
         self,
         ckpt: Checkpoint,
@@ -261,6 +264,7 @@ class OpenVINOVocoder(SteppedVocoder):
     """The streaming vocoder run by OpenVINO (bf16 by default). A call borrows an idle infer
     request (or makes one), so streams on several threads can decode at once."""
 
+    @locale_kept()  # (OpenVINO's compiles change the process's locale: see process.py)
     def __init__(
         self,
         ckpt: Checkpoint,

@@ -50,7 +50,7 @@ def load_tuned() -> dict[str, Any]:
     if os.environ.get("HEARTH_IGNORE_TUNED"):
         return {}
     try:
-        data = json.loads(tuned_path().read_text())
+        data = json.loads(tuned_path().read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     options = data.get("options") if isinstance(data, dict) else None
@@ -61,7 +61,7 @@ def save_tuned(options: Mapping[str, Any], evidence: Mapping[str, Any]) -> Path:
     path = tuned_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps({"options": dict(options), "evidence": dict(evidence)}, indent=1))
+    tmp.write_text(json.dumps({"options": dict(options), "evidence": dict(evidence)}, indent=1), encoding="utf-8")
     tmp.replace(path)
     return path
 

@@ -52,7 +52,7 @@ def find_export(path: Path) -> Export | None:
         manifest = folder / MANIFEST
         if manifest.is_file():
             try:
-                data = json.loads(manifest.read_text())
+                data = json.loads(manifest.read_text(encoding="utf-8"))
             except (OSError, ValueError) as e:
                 raise ValueError(f"{manifest} is damaged ({e}); export the model again (hearth export)") from e
             if data.get("format") != FORMAT:

@@ -9,6 +9,7 @@ written is finished or removed, and every process it started has been stopped an
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import os
 import signal
@@ -135,6 +136,7 @@ def run() -> NoReturn:
     run in ten of `hearth codes --backend torch` aborted after its work was done ("terminate called
     without an active exception", exit 134), with or without this session's changes. Leaving at
     once avoids that; logs and standard streams are flushed first."""
+    _utf8_streams()
     code = main()
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
@@ -143,3 +145,14 @@ def run() -> NoReturn:
         except (OSError, ValueError):
             code = code or EXIT_FAILURE
     os._exit(code)
+
+
+def _utf8_streams() -> None:
+    """The standard streams in UTF-8 whatever the locale: a command's data (transcripts, normalized
+    text, JSON) is the same bytes under LC_ALL=C as under C.UTF-8, a message naming "°C" does not
+    fail to print, and lines typed to `hearth speak` or `hearth chat` are read as UTF-8. (Python
+    switches to UTF-8 by itself in the C locale unless PYTHONUTF8=0; another encoding needs this.)"""
+    streams = ((sys.stdin, "replace"), (sys.stdout, "surrogateescape"), (sys.stderr, "backslashreplace"))
+    for stream, errors in streams:
+        if isinstance(stream, io.TextIOWrapper) and stream.encoding.replace("-", "").lower() != "utf8":
+            stream.reconfigure(encoding="utf-8", errors=errors)

@@ -255,6 +255,18 @@ def add_lexicon(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
                    help="a pronunciation lexicon: words respelled as they are to be said (TOML; docs/text.md)")
 
 
+def _as_typed(arg: str) -> str:
+    """A command-line word as the user typed it. Python decodes the command line by the locale's
+    encoding, and a non-UTF-8 locale (LC_ALL=C with PYTHONUTF8=0) leaves UTF-8 bytes as lone
+    surrogates ("\udcc3\udcbc" for "ü"): they are the bytes typed, decoded as UTF-8 here."""
+    if not any("\udc80" <= c <= "\udcff" for c in arg):
+        return arg
+    try:
+        return os.fsencode(arg).decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise InputError(f"the text is not valid UTF-8 (byte {e.start}); convert it to UTF-8") from e
+
+
 def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:
     """The text argument, or stdin for "-", refused when empty or longer than `limit` characters
     (default: far too long for one prompt)."""
@@ -265,7 +277,7 @@ def read_text(arg: str, limit: int = 8 * MAX_TEXT_TOKENS) -> str:
         except UnicodeDecodeError as e:
             raise InputError(f"stdin is not valid UTF-8 (byte {e.start}); convert the text to UTF-8") from e
     else:
-        text = arg
+        text = _as_typed(arg)
     if not text.strip():
         raise InputError("the text is empty; give some words to speak")
     if len(text) > limit == 8 * MAX_TEXT_TOKENS:

@@ -111,7 +111,7 @@ def _drift(directory: Path, load: dict[str, Any], vocoder: str) -> dict[str, Any
     for key in ("backend", "weights"):
         if load.get(key):
             cmd += [f"--{key}", str(load[key])]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace", check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"hearth accuracy failed: {proc.stderr.strip()[-800:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -221,7 +221,7 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
         voices = _stored_voices(ckpt, tmp)
         manifest.update(converted=converted, voices=voices,
                         checkpoint_mb=round(checkpoint_bytes / 1e6, 1), export_s=round(time.perf_counter() - t0, 1))
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         if drift:
             log.info("export 4/4: drift against fp32 (hearth accuracy)")
             load = manifest["load_options"]
@@ -234,7 +234,7 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
         else:
             manifest["drift"] = "not measured (hearth export --drift, or hearth accuracy --model DIR)"
         manifest["total_mb"] = round(_size(tmp) / 1e6, 1)
-        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1))
+        (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)

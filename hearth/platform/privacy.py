@@ -96,7 +96,7 @@ def quiet_local_ray(cache: Path) -> Iterator[None]:
 
     home = cache / "ray-home"
     home.mkdir(parents=True, exist_ok=True)
-    (home / "ray_bootstrap_config.yaml").write_text("{}\n")
+    (home / "ray_bootstrap_config.yaml").write_text("{}\n", encoding="utf-8")
     os.environ["RAY_USAGE_STATS_ENABLED"] = "0"
     # Ray's session files (logs, sockets) under the cache too, not /tmp/ray, where the path leaves
     # room for Ray's socket names (a Unix socket's path is at most 107 bytes).

@@ -1,13 +1,16 @@
-"""Process helpers with no dependency inside Hearth: where the cache lives, and how the C heap
-gives memory back."""
+"""Process helpers with no dependency inside Hearth: where the cache lives, how the C heap gives
+memory back, and the process's locale kept from a runtime that changes it."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
+import locale
 import os
+import threading
 from pathlib import Path
 
-__all__ = ["cache_dir", "return_large_buffers_to_os", "trim_heap"]
+__all__ = ["cache_dir", "locale_kept", "return_large_buffers_to_os", "trim_heap"]
 
 
 def cache_dir() -> Path:
@@ -48,3 +51,35 @@ def trim_heap() -> None:
     malloc_trim = getattr(libc, "malloc_trim", None)
     if malloc_trim is not None:
         malloc_trim(ctypes.c_size_t(0))
+
+
+class locale_kept(contextlib.ContextDecorator):  # noqa: N801 - used as a function and a decorator
+    """A block (or, as a decorator, a function) after which the process's locale is what it was
+    before the first of any number of such blocks overlapping on other threads, put back when the
+    last of them ends.
+
+    OpenVINO (2026.4) switches the locale to "C" around its model cache's hashing (`ModelCache::
+    compute_hash`, `calculate_file_info`) and its CPU-core count, then back to what it saw, with
+    setlocale, which is process-wide. Two threads doing so at once (a cached vocoder compiling beside
+    a cached predictor, as every start on OpenVINO does) can each restore what the other set: the
+    process is left in "C", its preferred encoding ASCII, and a later `open()` without an encoding
+    fails on the first non-ASCII byte (seen on a Zen 4; docs/determinism.md). Counting the blocks,
+    rather than locking them, keeps the compiles side by side."""
+
+    _lock = threading.Lock()
+    _holders = 0
+    _saved = ""
+
+    def __enter__(self) -> None:
+        cls = type(self)
+        with cls._lock:
+            if cls._holders == 0:
+                cls._saved = locale.setlocale(locale.LC_ALL)
+            cls._holders += 1
+
+    def __exit__(self, *exc: object) -> None:
+        cls = type(self)
+        with cls._lock:
+            cls._holders -= 1
+            if cls._holders == 0 and locale.setlocale(locale.LC_ALL) != cls._saved:
+                locale.setlocale(locale.LC_ALL, cls._saved)

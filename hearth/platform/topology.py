@@ -38,7 +38,7 @@ def parse_cpu_list(text: str) -> list[int]:
 
 def _read(path: Path) -> str | None:
     try:
-        return path.read_text().strip()
+        return path.read_text(encoding="utf-8").strip()
     except OSError:
         return None
 

@@ -56,7 +56,7 @@ def _repo() -> Path:
 def _worktree(repo: Path, ref: str, into: Path) -> str:
     """REF checked out (detached) at `into`; its commit."""
     found = subprocess.run(["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"],
-                           capture_output=True, text=True, check=False)
+                           capture_output=True, encoding="utf-8", errors="replace", check=False)
     if found.returncode != 0:
         raise ValueError(f"--against {ref}: no such commit in {repo} (a branch, tag or commit hash)")
     commit = found.stdout.strip()
@@ -68,7 +68,8 @@ def _bench(code: Path, argv: list[str]) -> dict[str, Any]:
     """One `hearth bench --json` run of the code in `code`, in a process of its own."""
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(code), os.environ.get("PYTHONPATH")]))}
     proc = subprocess.run([sys.executable, "-m", "hearth.cli", "bench", *argv, "--json"], cwd=code, env=env,
-                          stdout=subprocess.PIPE, text=True, check=False)  # (its progress lines show on stderr)
+                          stdout=subprocess.PIPE, encoding="utf-8", errors="replace",  # (progress shows on stderr)
+                          check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"hearth bench failed in {code} (exit code {proc.returncode}; its messages are above)")
     return json.loads(proc.stdout.strip().splitlines()[-1])

@@ -78,7 +78,7 @@ _EXEC_UPTIME = os.environ.pop("HEARTH_EXEC_UPTIME", None)
 
 
 def _uptime_s() -> float:
-    with open("/proc/uptime") as f:
+    with open("/proc/uptime", encoding="utf-8") as f:
         return float(f.read().split()[0])
 
 
@@ -89,7 +89,7 @@ def _process_age_s() -> float:
         if _EXEC_UPTIME is not None:
             return _uptime_s() - float(_EXEC_UPTIME)
         ticks = os.sysconf("SC_CLK_TCK")
-        with open("/proc/self/stat") as f:
+        with open("/proc/self/stat", encoding="utf-8") as f:
             start = int(f.read().rsplit(")", 1)[1].split()[19]) / ticks
         return _uptime_s() - start
     except (OSError, ValueError, IndexError):
@@ -246,7 +246,7 @@ def _official_worker(s: BenchSettings, model: Path) -> dict[str, Any]:
 
 def run_official(s: BenchSettings, model: Path) -> dict[str, Any]:
     cmd = [sys.executable, "-m", "hearth.tools.bench", "--official-worker", json.dumps(vars(s)), str(model)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace", check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"the official benchmark failed:\n{proc.stderr.strip()[-2000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
@@ -342,7 +342,7 @@ def exec_with_cpu_mask(mask: str) -> None:
         return
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise ValueError("--cpu hides CPU features through Linux's CPUID faulting, on x86-64 only")
-    if "cpuid_fault" not in Path("/proc/cpuinfo").read_text().split():
+    if "cpuid_fault" not in Path("/proc/cpuinfo").read_text(encoding="utf-8").split():
         raise ValueError("this CPU (or its hypervisor) does not offer CPUID faulting ('cpuid_fault' in "
                          "/proc/cpuinfo), so its features cannot be hidden; measure on an AVX2 machine instead")
     compiler = shutil.which("cc") or shutil.which("gcc")

@@ -178,7 +178,7 @@ def _cpu_name() -> str:
     import os
 
     try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
+        for line in Path("/proc/cpuinfo").read_text(encoding="utf-8").splitlines():
             if line.startswith("model name"):
                 return f"{line.split(':', 1)[1].strip()}, {os.cpu_count()} vCPUs"
     except OSError:

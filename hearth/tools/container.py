@@ -70,9 +70,9 @@ def converter() -> Path:
     t0 = time.monotonic()
     subprocess.run(["python3", "-m", "venv", str(venv)], check=True)
     image_site = subprocess.run([sys.executable, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                                capture_output=True, text=True, check=True).stdout.strip()
+                                capture_output=True, encoding="utf-8", errors="replace", check=True).stdout.strip()
     site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+                          capture_output=True, encoding="utf-8", errors="replace", check=True).stdout.strip()
     index = os.environ.get("HEARTH_TORCH_INDEX")
     if index is None and platform.machine() == "x86_64":
         index = "https://download.pytorch.org/whl/cpu"  # PyPI's x86 torch is the CUDA build (several GB)

@@ -104,7 +104,7 @@ def _bench(model: str | None, options: dict[str, Any], frames: int, runs: int, c
         cmd.append("--overlap" if options["overlap"] else "--no-overlap")
     env = dict(os.environ)
     env["HEARTH_IGNORE_TUNED"] = "1"  # experiments run exactly the options given
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False)
+    proc = subprocess.run(cmd, capture_output=True, encoding="utf-8", errors="replace", env=env, check=False)
     if proc.returncode != 0:
         raise RuntimeError(f"bench failed for {options}: {proc.stderr.strip()[-1000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])

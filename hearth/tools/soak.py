@@ -63,7 +63,7 @@ class _FaultySink(NullSink):
 
 
 def _rss_kb() -> int:
-    with open("/proc/self/status") as f:
+    with open("/proc/self/status", encoding="utf-8") as f:
         for line in f:
             if line.startswith("VmRSS:"):
                 return int(line.split()[1])

@@ -21,7 +21,7 @@ def rss_mb() -> tuple[float, float]:
     """(current, peak since the last reset) resident set size of this process, from /proc."""
     fields = {}
     try:
-        with open("/proc/self/status") as f:
+        with open("/proc/self/status", encoding="utf-8") as f:
             for line in f:
                 key, _, value = line.partition(":")
                 if key in ("VmRSS", "VmHWM"):
@@ -33,7 +33,7 @@ def rss_mb() -> tuple[float, float]:
 
 def reset_peak_rss() -> None:
     try:
-        with open("/proc/self/clear_refs", "w") as f:
+        with open("/proc/self/clear_refs", "w", encoding="utf-8") as f:
             f.write("5")  # resets VmHWM to the current RSS (Linux)
     except OSError:
         pass
