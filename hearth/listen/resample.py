@@ -1,6 +1,7 @@
 """Audio into the listening models' form: channels mixed down, any common rate resampled to 16 kHz.
 
-The resampler is a windowed-sinc (Kaiser) polyphase filter in numpy. Between rates whose ratio
+The resampler is a windowed-sinc (Kaiser) polyphase filter in numpy, its weights and sums computed
+with the same rounding on every CPU (`fixed_math`). Between rates whose ratio
 reduces to L/M (24 kHz -> 16 kHz is 2/3, 44.1 kHz -> 16 kHz is 160/441), output sample n lies at
 input position n*M/L; it is the sum of the input around that position weighted by a low-pass sinc
 whose cutoff is the lower rate's Nyquist frequency (less a transition band), windowed over
@@ -23,6 +24,7 @@ from math import gcd
 import numpy as np
 
 from hearth.errors import InputError
+from hearth.listen import fixed_math
 
 __all__ = ["MAX_CHANNELS", "MAX_RATE", "MIN_RATE", "Resampler", "check_rate", "mix_down", "resample"]
 
@@ -33,7 +35,7 @@ _ROLLOFF = 0.945  # the cutoff as a share of the lower Nyquist frequency: the tr
 _BETA = 9.0  # Kaiser window's shape: ~90 dB stopband
 _MAX_PHASES = 16000  # more phases than this: weights computed per output, not tabled (any rate to 16 kHz
 # has at most 16000: a table of at most ~9 MB)
-_BLOCK = 8192  # outputs computed at once (a block's gathered input: _BLOCK x taps floats)
+_BLOCK = 65536  # outputs computed at once
 
 
 def check_rate(rate: object) -> int:
@@ -60,13 +62,17 @@ def mix_down(audio: np.ndarray) -> np.ndarray:
                          "(give [samples, channels])", "audio")
     if not (np.issubdtype(a.dtype, np.floating) or np.issubdtype(a.dtype, np.integer)):
         raise InputError(f"audio of dtype {a.dtype}: give numbers (float samples in [-1, 1])", "audio")
-    return a.mean(axis=1 if frames_first else 0, dtype=np.float64).astype(np.float32)
+    columns = a.astype(np.float64) if frames_first else a.T.astype(np.float64)
+    total = columns[:, 0].copy()
+    for c in range(1, channels):  # (added in channel order: a reduction's order is its kernel's choice)
+        total += columns[:, c]
+    return (total / channels).astype(np.float32)
 
 
 def _kaiser(x: np.ndarray) -> np.ndarray:
     """The window at x in [-1, 1] (0 outside)."""
     inside = np.clip(1.0 - x * x, 0.0, None)
-    return np.where(np.abs(x) <= 1.0, np.i0(_BETA * np.sqrt(inside)) / np.i0(_BETA), 0.0)
+    return np.where(np.abs(x) <= 1.0, fixed_math.i0(_BETA * np.sqrt(inside)) / fixed_math.i0(np.array(_BETA)), 0.0)
 
 
 class _Filter:
@@ -81,14 +87,22 @@ class _Filter:
         # tap j of an output at input position floor(t) + d stands at k = floor(t) - width + 1 + j,
         # a distance t - k = d + width - 1 - j from it
         self._offsets = (self.width - 1 - np.arange(self.taps)).astype(np.float64)
-        self.table = self._weights(np.arange(up) / up) if up <= _MAX_PHASES else None
+        # [taps, phases]: a tap's weights for every phase side by side, gathered per tap
+        self.table = np.ascontiguousarray(self._weights(np.arange(up) / up).T) if up <= _MAX_PHASES else None
 
     def _weights(self, fractions: np.ndarray) -> np.ndarray:
         x = fractions[:, None] + self._offsets[None, :]
-        return (self.cutoff * np.sinc(self.cutoff * x) * _kaiser(x / self.half)).astype(np.float32)
+        return (self.cutoff * fixed_math.sinc(self.cutoff * x) * _kaiser(x / self.half)).astype(np.float32)
 
-    def weights(self, phases: np.ndarray) -> np.ndarray:
-        return self.table[phases] if self.table is not None else self._weights(phases / self.up)
+    def apply(self, signal: np.ndarray, first: np.ndarray, phases: np.ndarray) -> np.ndarray:
+        """Each output's weighted sum of `signal` from index `first` on ([n] float64): tap by tap
+        in order (a dot product's order is its kernel's choice), with no [n, taps] array gathered."""
+        computed = None if self.table is not None else self._weights(phases / self.up)  # [n, taps]
+        acc = np.zeros(first.shape[0], np.float64)
+        for j in range(self.taps):
+            weight = self.table[j][phases] if self.table is not None else computed[:, j]  # type: ignore[index]
+            acc += weight.astype(np.float64) * signal[first + j]
+        return acc
 
 
 @lru_cache(maxsize=8)
@@ -140,8 +154,7 @@ class Resampler:
             n = np.arange(self._next, min(upto, self._next + _BLOCK), dtype=np.int64)
             position = n * self.down
             base = position // self.up - f.width + 1 - self._start  # the first tap's index in the buffer
-            window = self._buffer[base[:, None] + np.arange(f.taps)[None, :]]  # [outputs, taps]
-            out.append(np.einsum("ij,ij->i", window, f.weights(position % self.up)))
+            out.append(f.apply(self._buffer, base, position % self.up))
             self._next = int(n[-1]) + 1
         keep = (self._next * self.down) // self.up - f.width + 1  # the next output's first tap
         if keep > self._start:
