@@ -1,7 +1,7 @@
 """A voice agent's turn: an LLM's answer spoken while it is being written.
 
     llm = ChatStream("http://127.0.0.1:11434/v1", "llama3.2", messages)   # OpenAI chat completions, streamed
-    report = speak_turn(scheduler, sink, llm, voice="ryan", barge_in=event)
+    report = speak_turn(scheduler, sink, llm, voice="ryan", barge_in=event, seed=7)   # + any speech options
     report.spoken          # what was actually spoken (what goes into the history after a barge-in)
 
 Tokens go into a live scheduler request (`Scheduler.open`, interleaved text mode) as they arrive,
@@ -33,7 +33,6 @@ from typing import Any
 
 import numpy as np
 
-from hearth.checkpoint.sampling import DEFAULT_BUDGET
 from hearth.runtime.scheduler import Request, Scheduler
 from hearth.streaming.pacing import Pacer, paced
 
@@ -192,18 +191,17 @@ class TurnReport:
 
 
 def speak_turn(scheduler: Scheduler, sink: Any, tokens: Iterable[str], *, voice: str, language: str = "auto",
-               seed: int | None = None, barge_in: BargeIn | None = None, max_new_tokens: int | None = None,
-               on_text: Any = None, text_mode: str = "interleaved", budget: Any = DEFAULT_BUDGET,
-               speed: float = 1.0, playback: str = "auto", normalize: object = None) -> TurnReport:
+               barge_in: BargeIn | None = None, on_text: Any = None, playback: str = "auto",
+               **options: Any) -> TurnReport:
     """Speak `tokens` (an LLM's answer as it streams) on `sink` while they arrive; see the module.
     `playback`: when audio starts playing (`hearth.streaming.pacing`): "eager" as it comes, "smooth" late
     enough that the rest plays without a gap, "auto" smooth where the machine is slower than real
-    time."""
+    time. `options`: the turn's speech options (the scheduler's: seed, max_new_tokens, speed, ...;
+    `hearth chat` hands its command line's whole), spoken interleaved unless they say otherwise."""
     report = TurnReport()
     barge_in = barge_in or BargeIn()
-    request = scheduler.open(voice, language, seed=seed, text_mode=text_mode, max_new_tokens=max_new_tokens,
-                             budget=budget, paced=bool(getattr(sink, "realtime", False)), speed=speed,
-                             normalize=normalize)
+    request = scheduler.open(voice, language, **{"text_mode": "interleaved", **options,
+                                                 "paced": bool(getattr(sink, "realtime", False))})
     report.request = request
 
     def write() -> None:

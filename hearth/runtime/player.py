@@ -1,7 +1,7 @@
 """Local playback over the scheduler: requests spoken one after another on one sink.
 
-    with Player(Scheduler(engine), DeviceSink(engine.sample_rate), voice="ryan") as player:
-        request = player.say("First sentence. Second one.")
+    with Player(Scheduler(engine), DeviceSink(engine.sample_rate), voice="ryan", speed=1.2) as player:
+        request = player.say("First sentence. Second one.", seed=7)
         request.wait()                   # returns once all its audio has been played
         player.cancel()                  # silence now: this player's requests are dropped
 
@@ -12,6 +12,11 @@ sink in 40 ms blocks, so a cancel is heard within one block, with a 10 ms fade-o
 that plays in real time, where the machine makes audio slower than that, a request's audio is held
 until the rest can play without a gap (`playback`, `hearth.streaming.pacing`). A sink failure
 fails that sentence only (the rest of it is skipped); the next one plays normally.
+
+The player's keywords beyond its own are every request's speech options (the scheduler's: seed,
+max_new_tokens, speed, normalize, chunk_frames, ...: hearth.options), handed whole to each `submit`;
+a `say`'s own options take their place for that text. `hearth speak` gives it its command line's
+(`hearth.cli.arguments.option_values`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -90,25 +95,17 @@ class Player:
         *,
         voice: Speaker = "vivian",
         language: str = "auto",
-        chunk_frames: int | None = None,
-        first_chunk_frames: int | None = None,
-        max_new_tokens: int | None = None,
         keep_codes: bool = False,
         owns_scheduler: bool = False,
-        speed: float = 1.0,
         playback: str = "auto",
-        normalize: object = None,
+        **options: Any,
     ):
         self.scheduler = scheduler
-        self.normalize = normalize  # every request's text front end (hearth.options.check_normalize)
         self.sink = sink
         self.voice = scheduler.engine.check_voice(voice)
         self.language = scheduler.engine.check_language(language)
-        self.chunk_frames = chunk_frames
-        self.first_chunk_frames = first_chunk_frames
-        self.max_new_tokens = max_new_tokens  # per sentence; None: the checkpoint's default and the guard
+        self.options = options  # every request's speech options (checked with each request, by the scheduler)
         self.keep_codes = keep_codes
-        self.speed = speed  # every request's speaking rate
         if playback not in PLAYBACK:
             raise ValueError(f"playback must be one of {', '.join(PLAYBACK)}, got {playback!r}")
         self.playback = playback  # when audio starts playing on a real-time sink (`hearth.streaming.pacing`)
@@ -133,18 +130,16 @@ class Player:
 
     # -- API -------------------------------------------------------------------------------------
 
-    def say(self, text: str, voice: Speaker = None, language: str | None = None, *, seed: int | None = None,
-            instruct: str | None = None) -> PlayerRequest:
-        """Queue a text; returns at once. Bad input raises InputError, a full scheduler Busy."""
+    def say(self, text: str, voice: Speaker = None, language: str | None = None, **options: Any) -> PlayerRequest:
+        """Queue a text; returns at once. `options` (seed, instruct, ...) in place of the player's for
+        this text. Bad input raises InputError, a full scheduler Busy."""
         if self._closed:
             raise RuntimeError("the player is closed")
         with self._cond:
             previous = self._given[-1].request if self._given else None
             request = self.scheduler.submit(
-                text, voice or self.voice, language or self.language, seed=seed, instruct=instruct,
-                max_new_tokens=self.max_new_tokens, chunk_frames=self.chunk_frames,
-                first_chunk_frames=self.first_chunk_frames, paced=self.sink.realtime, keep_codes=self.keep_codes,
-                after=previous, speed=self.speed, normalize=self.normalize,
+                text, voice or self.voice, language or self.language, keep_codes=self.keep_codes, after=previous,
+                **{**self.options, **options, "paced": self.sink.realtime},  # (paced: as the sink plays)
             )
             self._count += 1
             item = PlayerRequest(self._count, request)

@@ -7,9 +7,12 @@
 
 A convenience over `hearth.runtime.scheduler.Scheduler` and `hearth.runtime.player.Player` for a process that has
 one speaker and nothing else; servers give each client a request of the shared scheduler instead.
+Its keywords beyond its own are every request's speech options, as the player's.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from hearth.engine import Engine
 from hearth.runtime.player import Player, PlayerRequest, Sink
@@ -22,10 +25,6 @@ Job = PlayerRequest
 
 class Service(Player):
     def __init__(self, engine: Engine, sink: Sink, *, voice: str = "vivian", language: str = "auto",
-                 chunk_frames: int | None = None, first_chunk_frames: int | None = None, keep_codes: bool = False,
-                 max_new_tokens: int | None = None, max_queued: int = 64, speed: float = 1.0,
-                 playback: str = "auto", normalize: object = None):
+                 keep_codes: bool = False, max_queued: int = 64, playback: str = "auto", **options: Any):
         super().__init__(Scheduler(engine, max_active=1, max_waiting=max_queued), sink, voice=voice,
-                         language=language, chunk_frames=chunk_frames, first_chunk_frames=first_chunk_frames,
-                         max_new_tokens=max_new_tokens, keep_codes=keep_codes, owns_scheduler=True, speed=speed,
-                         playback=playback, normalize=normalize)
+                         language=language, keep_codes=keep_codes, owns_scheduler=True, playback=playback, **options)
