@@ -235,10 +235,12 @@ def _timed_only_if(aligned: bool, speech: SpeechOptions) -> SpeechOptions:
 #
 # Every surface derives its handling of a request option from this table: the HTTP body and the
 # WebSocket's session.config read `json` (null, and "" for text fields, mean "not given"), the
-# OpenAPI document shows `schema` under that name, the command line adds `flags` (to `hearth say`,
-# `speak`, `chat`, ...; to `hearth wyoming` too where `server_default`: Wyoming's events carry no
-# such field, so the server's value is every synthesis's), and the engine checks the value
-# (`check_speech_options`, under `keyword`). A new option is one row here and its check there.
+# OpenAPI document shows `schema` under that name, `hearth say` adds `flags` (in its `group` of
+# flags; `hearth codes` all but the output group's), the resident commands (`hearth speak`, `chat`,
+# `wyoming`) add them too where `resident`: what their command line gives is every request's (their
+# player, agent or Wyoming server hands it whole to the scheduler). The engine checks the value
+# (`check_speech_options`, under `keyword`). A new option is one row here, its check and its field of
+# SpeechOptions above, and its use where it acts.
 
 @dataclass(frozen=True)
 class Flag:
@@ -257,8 +259,9 @@ class Field:
     schema: Mapping[str, Any]
     help: str
     flags: tuple[Flag, ...] = ()
-    server_default: bool = False  # `hearth wyoming` takes it as every synthesis's
+    resident: bool = False  # `hearth speak`, `chat` and `wyoming` take it as every request's
     text: bool = False  # a string field: "" is taken as not given
+    group: str = "generation"  # where `hearth say --help` lists its flags: voice, generation, text or output
 
 
 def _given(value: object) -> bool:
@@ -271,31 +274,33 @@ def _parts_list(text: str) -> list[str]:
 
 FIELDS: tuple[Field, ...] = (
     Field("language", "language", {"type": "string", "default": "auto"}, "the language, or auto (each sentence by "
-          "its script)", (Flag("--language", {"default": "auto", "help": "language, or auto (default)"}),), False,
-          True),
+          "its script)", (Flag("--language", {"default": "auto", "help": "language, or auto (default)"}),), text=True,
+          group="voice"),
     Field("instruct", "instructions", {"type": "string", "maxLength": 4096},
           "a style instruction (1.7B), or the voice itself (VoiceDesign, where it is required)",
           (Flag("--instruct", {"default": None, "help": "style instruction (1.7B), or the voice a VoiceDesign "
-                                                        "checkpoint speaks"}),), True, True),
+                                                        "checkpoint speaks"}),),
+          resident=True, text=True, group="voice"),
     Field("seed", "seed", {"type": "integer", "minimum": 0, "maximum": 2**64 - 1},
           "sentence i is sampled with seed + i (default: random, said back)",
           (Flag("--seed", {"default": None, "metavar": "N", "type": "seed",
                            "help": "seed of the sampling generator: sentence i with seed + i (default: random)"}),),
-          True),
+          resident=True),
     Field("max_new_tokens", "max_new_tokens", {"type": "integer", "minimum": 1},
           "an upper bound on frames per sentence",
           (Flag("--max-new-tokens", {"default": None, "metavar": "N", "type": "count",
                                      "help": "upper bound on generated tokens a sentence (frames + 1; default: "
-                                             "generation_config.json's)"}),), True),
+                                             "generation_config.json's)"}),), resident=True),
     Field("text_mode", "text_mode", {"enum": ["whole", "interleaved", "stream"]},
           "the text in the prompt (whole), or a token a frame (interleaved)",
           (Flag("--text-mode", {"choices": ("whole", "interleaved", "stream"), "default": None,
                                 "help": "text in the prompt, or a token per frame (default: whole; interleaved "
-                                        "when cloned)"}),), False, True),
+                                        "when cloned)"}),), text=True),
     Field("speed", "speed", {"type": "number", "minimum": MIN_SPEED, "maximum": MAX_SPEED, "default": 1.0},
           "the speaking rate; the pitch is kept",
           (Flag("--speed", {"default": 1.0, "type": "speed",
-                            "help": "speaking rate, 0.25 to 4.0, the pitch kept (default 1)"}),), True),
+                            "help": "speaking rate, 0.25 to 4.0, the pitch kept (default 1)"}),),
+          resident=True, group="output"),
     Field("normalize", "normalize",
           {"anyOf": [{"type": "boolean"}, {"type": "array", "items": {"enum": list(PARTS)}},
                      {"type": "object", "additionalProperties": {"type": "boolean"},
@@ -308,20 +313,19 @@ FIELDS: tuple[Field, ...] = (
               Flag("--normalize-skip", {"default": None, "metavar": "PARTS", "dest": "normalize_skip",
                                         "help": f"parts left as written, comma-separated: {', '.join(PARTS)}"},
                    _parts_list),
-          ), True),
+          ), resident=True, group="text"),
     Field("text_format", "text_format", {"enum": list(TEXT_FORMATS), "default": "text"},
           "ssml: the text is SSML (the subset in docs/text.md)",
           (Flag("--ssml", {"action": "store_const", "const": "ssml", "dest": "text_format",
                            "help": "the text is SSML (breaks, say-as, sub, lang, voice, prosody rate, marks: "
-                                   "docs/text.md)"}),), False, True),
+                                   "docs/text.md)"}),), text=True, group="text"),
     Field("word_timestamps", "word_timestamps", {"type": "boolean", "default": False},
           "each sentence's words with their times and their place in the text, after its audio (needs a server "
           "started with --aligner: docs/listen.md)",
           (Flag("--captions", {"default": None, "metavar": "FILE", "dest": "captions",
                                "help": "write word timestamps of the speech to FILE: .vtt, .srt or .json (needs "
-                                       "--aligner)"}, _given),), False),
+                                       "--aligner)"}, _given),), group="output"),
 )
-JSON_FIELDS = {f.json: f for f in FIELDS}
 
 
 def json_options(body: Mapping[str, Any], defaults: Mapping[str, Any] | None = None) -> dict[str, Any]:

@@ -141,7 +141,7 @@ def test_the_command_lines_take_every_option_the_table_declares(tiny_dir):
     for f in FIELDS:
         for flag in f.flags:
             assert flag.name in say, flag.name
-            if f.server_default:  # (Wyoming's events carry none of these: the server's is every synthesis's)
+            if f.resident:  # (Wyoming's events carry none of these: the server's is every synthesis's)
                 assert flag.name in wyoming, flag.name
 
 

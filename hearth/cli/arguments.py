@@ -28,8 +28,9 @@ __all__ = [
     "add_model_group",
     "apply_cpu_mask",
     "add_generation",
+    "add_option_flags",
     "add_playback",
-    "add_speed",
+    "add_resident_options",
     "add_model",
     "backend_flags",
     "check_backend",
@@ -37,6 +38,7 @@ __all__ = [
     "check_voice_language",
     "add_voice_alias",
     "load_flags",
+    "option_values",
     "count",
     "read_text",
     "seconds",
@@ -91,10 +93,6 @@ def add_playback(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--playback", choices=("auto", "smooth", "eager"), default="auto",
                    help="start at once (eager), or held until the rest plays without a gap (smooth; auto: "
                         "where the machine is slower than real time)")
-
-
-def add_speed(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    add_option_flags(p, ("speed",))
 
 
 def seed(text: str) -> int:
@@ -210,13 +208,13 @@ def add_generation(p: argparse.ArgumentParser) -> None:
     v.add_argument("--voice", default=None,
                    help="speaker (default vivian; see `hearth voices`), a stored voice (Base), none (VoiceDesign)")
     add_voice_alias(v)
-    add_option_flags(v, ("language", "instruct"))
+    add_option_flags(v, group="voice")
     g = p.add_argument_group("generation")
     g.add_argument("--greedy", action="store_true", help="greedy decoding instead of sampling (no seed)")
-    add_option_flags(g, ("seed", "max_new_tokens", "text_mode"))
+    add_option_flags(g, group="generation")
     g.add_argument("--no-guard", action="store_true", help="disable the runaway guard (frame budget from text length)")
     t = p.add_argument_group("text")
-    add_option_flags(t, ("normalize", "text_format"))
+    add_option_flags(t, group="text")
     add_lexicon(t)
 
 
@@ -224,12 +222,14 @@ _FLAG_TYPES: dict[str, Callable[[str], Any]] = {"seed": seed, "count": count(), 
 
 
 def add_option_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup, keywords: Iterable[str] | None = None,
-                     server: bool = False) -> None:
-    """The request options' flags, as hearth.options.FIELDS declares them: `keywords`' (None: all), or
-    for a server (`server`) those it applies to every request."""
+                     *, group: str | None = None, resident: bool = False) -> None:
+    """The request options' flags, as hearth.options.FIELDS declares them: `keywords`' (None: all),
+    those of one `group` of `hearth say --help`, or (`resident`) those a resident command takes as
+    every request's."""
     wanted = set(keywords) if keywords is not None else None
     for f in FIELDS:
-        if (wanted is not None and f.keyword not in wanted) or (server and not f.server_default):
+        if ((wanted is not None and f.keyword not in wanted) or (group is not None and f.group != group)
+                or (resident and not f.resident)):
             continue
         for flag in f.flags:
             kwargs = dict(flag.kwargs)
@@ -238,8 +238,16 @@ def add_option_flags(p: argparse.ArgumentParser | argparse._ArgumentGroup, keywo
             p.add_argument(flag.name, **kwargs)
 
 
+def add_resident_options(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """The flags of a resident command (`hearth speak`, `chat`): the language, and the request options
+    it takes as every request's (hearth.options.FIELDS' `resident` rows; `option_values` reads them)."""
+    add_option_flags(p, ("language",))
+    add_option_flags(p, resident=True)
+
+
 def option_values(args: argparse.Namespace) -> dict[str, Any]:
-    """The request options the flags gave, as the engine's keywords (what was not given left out)."""
+    """The request options the flags gave, as the engine's keywords (what was not given left out):
+    the one mapping a command hands on whole, to the scheduler, a player or the agent."""
     out: dict[str, Any] = {}
     for f in FIELDS:
         for flag in f.flags:

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import Any
 
 from hearth.cli import arguments
-from hearth.cli.arguments import seed as seed_type
 from hearth.engine import load
 from hearth.errors import InputError
 from hearth.runtime.agent import BargeIn, ChatStream, chat_url, speak_turn
@@ -44,13 +43,7 @@ def add_parsers(sub: Any) -> None:
                       help="the system prompt")
     chat.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
     arguments.add_voice_alias(chat)
-    chat.add_argument("--language", default="auto")
-    chat.add_argument("--seed", type=seed_type, default=None,
-                      help="seed of every answer (sentence i with seed + i; default: random)")
-    chat.add_argument("--max-new-tokens", type=arguments.count(), default=None,
-                      help="upper bound on frames per sentence")
-    arguments.add_speed(chat)
-    arguments.add_option_flags(chat, ("normalize",))
+    arguments.add_resident_options(chat)  # every answer's: the language, seed, speed, ... (hearth.options.FIELDS)
     arguments.add_lexicon(chat)
     arguments.add_playback(chat)
     chat.add_argument("--out", type=Path, default=None,
@@ -119,6 +112,7 @@ def _chat(args: argparse.Namespace) -> int:
 def _converse(scheduler: Scheduler, sink: Any, lines: queue.Queue[str | None], args: argparse.Namespace, model: str,
               key: str | None) -> int:
     history: list[dict[str, str]] = [{"role": "system", "content": args.system}] if args.system else []
+    options = arguments.option_values(args)  # every answer's request options, handed whole to the agent
     turns = 0
     line = lines.get()
     while line is not None:
@@ -133,10 +127,8 @@ def _converse(scheduler: Scheduler, sink: Any, lines: queue.Queue[str | None], a
 
         def turn(llm: ChatStream = llm, barge: BargeIn = barge, result: dict[str, Any] = result) -> None:
             try:
-                result["report"] = speak_turn(scheduler, sink, llm, voice=args.voice, language=args.language,
-                                              seed=args.seed, barge_in=barge, max_new_tokens=args.max_new_tokens,
-                                              on_text=_print, speed=args.speed, playback=args.playback,
-                                              normalize=arguments.option_values(args).get("normalize"))
+                result["report"] = speak_turn(scheduler, sink, llm, voice=args.voice, barge_in=barge,
+                                              on_text=_print, playback=args.playback, **options)
             except Exception as e:  # noqa: BLE001 - this turn failed; the conversation goes on
                 result["error"] = e
 

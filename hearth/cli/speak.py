@@ -35,15 +35,11 @@ def add_parsers(sub: Any) -> None:
     speak = sub.add_parser("speak", help="speak each line typed or piped in (Ctrl-C or an empty line stops)")
     speak.add_argument("--voice", default=None, help="speaker (default vivian; a stored voice with a Base checkpoint)")
     arguments.add_voice_alias(speak)
-    speak.add_argument("--language", default="auto")
-    speak.add_argument("--seed", type=arguments.seed, default=None, help="seed of each request (default: random)")
+    arguments.add_resident_options(speak)  # every line's: the language, seed, speed, ... (hearth.options.FIELDS)
     speak.add_argument("--sink", choices=("speaker", "wav", "raw", "null"), default=None,
                        help="where audio goes (default: the speaker if there is one, else raw PCM on a pipe)")
     speak.add_argument("--out", type=Path, default=None, help="the WAV file, with --sink wav")
     speak.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16")
-    speak.add_argument("--max-new-tokens", type=arguments.count(), default=None)
-    arguments.add_speed(speak)
-    arguments.add_option_flags(speak, ("normalize",))
     arguments.add_lexicon(speak)
     arguments.add_playback(speak)
     arguments.add_model_group(speak)
@@ -134,12 +130,12 @@ def _speak(args: argparse.Namespace) -> int:
 
 
 def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
-    voice, language = engine.check_voice(args.voice), engine.check_language(args.language)
+    options = arguments.option_values(args)  # every line's request options, handed whole to the service
+    voice, language = engine.check_voice(args.voice), engine.check_language(options.pop("language"))
     requests: list[PlayerRequest] = []
     done = threading.Event()
     watcher = threading.Thread(target=_watch, args=(requests, done), name="hearth-speak-watch", daemon=True)
-    with Service(engine, sink, max_new_tokens=args.max_new_tokens, speed=args.speed, playback=args.playback,
-                 normalize=arguments.option_values(args).get("normalize")) as player:
+    with Service(engine, sink, voice=voice, language=language, playback=args.playback, **options) as player:
         watcher.start()
         if sys.stdin.isatty():
             _say(f"ready: voice {voice}, language {language}. {HELP}")
@@ -178,7 +174,7 @@ def _speak_lines(engine: Engine, sink: Any, args: argparse.Namespace) -> None:
                     elif command.startswith("/") and len(command) > 1 and command[1:].isalpha():
                         _say(f"unknown command {command}. {HELP}")
                     else:
-                        requests.append(player.say(line, voice, language, seed=args.seed))
+                        requests.append(player.say(line, voice, language))
                 except (InputError, Busy) as e:
                     _say(f"error: {e}")
             for request in list(requests):

@@ -36,8 +36,7 @@ def add_parsers(sub: Any) -> None:
                      help="one prompt, as the official package (default: sentence i with seed + i, as the servers)")
     out.add_argument("--out", type=Path, default=None, help="write a WAV file (- for stdout) instead of playing")
     out.add_argument("--sample-format", choices=SAMPLE_FORMATS, default="s16", help="WAV sample format")
-    arguments.add_speed(out)
-    arguments.add_option_flags(out, ("word_timestamps",))
+    arguments.add_option_flags(out, group="output")  # (the audio's: `codes` has none of them)
     arguments.add_playback(out)
     out.add_argument("--chunk-frames", type=arguments.count(), default=None, metavar="N",
                      help="frames (80 ms each) per streamed chunk (default: tuned, else 5)")

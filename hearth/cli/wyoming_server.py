@@ -35,9 +35,9 @@ def add_parsers(sub: Any) -> None:
                         "machines), unix://PATH or stdio://")
     p.add_argument("--zeroconf", nargs="?", const="", default=None, metavar="NAME",
                    help="announce the server for Home Assistant's discovery (tcp only; NAME defaults to the MAC)")
-    # Every synthesis's options (Wyoming's events carry none of them): seed, max-new-tokens, instruct
-    # (required by a VoiceDesign checkpoint), speed, normalize; hearth.options.FIELDS declares them.
-    arguments.add_option_flags(p.add_argument_group("every synthesis"), server=True)
+    # Every synthesis's options (Wyoming's events carry none of them): hearth.options.FIELDS' resident
+    # rows (seed, max-new-tokens, instruct, which a VoiceDesign checkpoint requires, speed, normalize).
+    arguments.add_option_flags(p.add_argument_group("every synthesis"), resident=True)
     arguments.add_lexicon(p)
     arguments.add_playback(p)
     p.add_argument("--max-active", type=arguments.count(1), default=4, help="syntheses spoken in turn (default 4)")

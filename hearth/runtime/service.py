@@ -17,6 +17,7 @@ from typing import Any
 from hearth.engine import Engine
 from hearth.runtime.player import Player, PlayerRequest, Sink
 from hearth.runtime.scheduler import MAX_REQUEST_CHARS, Scheduler, SentenceResult
+from hearth.text.prompt import Speaker
 
 __all__ = ["MAX_REQUEST_CHARS", "Job", "SentenceResult", "Service", "Sink"]
 
@@ -24,7 +25,7 @@ Job = PlayerRequest
 
 
 class Service(Player):
-    def __init__(self, engine: Engine, sink: Sink, *, voice: str = "vivian", language: str = "auto",
+    def __init__(self, engine: Engine, sink: Sink, *, voice: Speaker = "vivian", language: str = "auto",
                  keep_codes: bool = False, max_queued: int = 64, playback: str = "auto", **options: Any):
         super().__init__(Scheduler(engine, max_active=1, max_waiting=max_queued), sink, voice=voice,
                          language=language, keep_codes=keep_codes, owns_scheduler=True, playback=playback, **options)

@@ -38,7 +38,7 @@ from typing import Any
 from fastapi import WebSocket, WebSocketDisconnect
 
 from hearth.errors import InputError
-from hearth.options import JSON_FIELDS, json_name, json_options
+from hearth.options import FIELDS, json_name, json_options
 from hearth.runtime.request import RequestChunk
 from hearth.runtime.scheduler import MAX_REQUEST_CHARS, Busy, SentenceFailed
 from hearth.runtime.scheduler import Request as SpeechRequest
@@ -51,8 +51,13 @@ __all__ = ["speech_stream"]
 log = logging.getLogger("hearth.serve")
 
 _FORMATS = ("pcm", "wav")
-# The config's own fields; the request options are hearth.options.FIELDS' (by their JSON names).
-_CONFIG_FIELDS = {"type", "voice", "response_format", "model", "stream_format", *JSON_FIELDS}
+_OWN_FIELDS = {"type", "voice", "response_format", "model", "stream_format"}  # the config's own fields
+
+
+def _config_fields() -> set[str]:
+    """What a session.config may hold: its own fields and the request options (hearth.options.FIELDS,
+    by their JSON names)."""
+    return _OWN_FIELDS | {f.json for f in FIELDS}
 
 
 class _Session:
@@ -302,10 +307,11 @@ async def _configure(ws: WebSocket, state: Any, message: dict[str, Any], error: 
     if state.engine is None or state.scheduler is None:
         await error("the model is still loading; try again in a few seconds", "loading")
         return None
-    unknown = sorted(set(message) - _CONFIG_FIELDS)
+    known = _config_fields()
+    unknown = sorted(set(message) - known)
     if unknown:
         await error(f"unknown session.config field(s) {', '.join(unknown)}; known: "
-                    f"{', '.join(sorted(_CONFIG_FIELDS - {'type'}))}")
+                    f"{', '.join(sorted(known - {'type'}))}")
         return None
     voice = message.get("voice")
     if isinstance(voice, dict):

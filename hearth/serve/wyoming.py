@@ -115,7 +115,7 @@ class WyomingState(SharedEngine):
 
     config: ModelConfig
     model_name: str
-    # Every synthesis's request options (hearth.options.FIELDS' server defaults, from the command line:
+    # Every synthesis's request options (hearth.options.FIELDS' resident rows, from the command line:
     # Wyoming's events carry none of them): seed, max_new_tokens, instruct (a VoiceDesign checkpoint's
     # voice), speed, normalize.
     options: dict[str, Any] = field(default_factory=dict)
@@ -356,8 +356,8 @@ class Session(AsyncEventHandler):
     async def _open(self, data: dict[str, Any]) -> Request:
         voice, language = self._voice(data)
         _, scheduler = await self._scheduler()
-        return scheduler.open(voice, language, on_failure="raise", text_format=data.get("text_format") or "text",
-                              **self.service.options)
+        return scheduler.open(voice, language, on_failure="raise",
+                              **{**self.service.options, "text_format": data.get("text_format") or "text"})
 
     def _start(self, request: Request, streamed: bool) -> None:
         self._requests.add(request)
