@@ -8,8 +8,10 @@
 # and exits non-zero if any level failed.
 #
 #   HEARTH_CPU_LEVELS   the levels (default: all of topology.CPU_LEVELS, oldest first)
-#   HEARTH_CPU_TESTS    the tests (default: tests/test_determinism.py and the live fuzzer's, which
-#                       compares a live session's codes with the same text whole)
+#   HEARTH_CPU_TESTS    the tests (default: tests/test_determinism.py, the live fuzzer's, which
+#                       compares a live session's codes with the same text whole, and listening's,
+#                       tests/test_listen_determinism.py, whose results per level are compared at the
+#                       end by scripts/listen_levels.py)
 #
 # arm64 is run by scripts/arm64.sh (qemu-user: correctness only); AMX needs a CPU that has it.
 set -eu
@@ -23,7 +25,7 @@ if ! grep -qw cpuid_fault /proc/cpuinfo; then
     exit 2
 fi
 LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.platform.topology import CPU_LEVELS; print(" ".join(CPU_LEVELS))')}
-TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py}
+TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py tests/test_listen_determinism.py}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 ${CC:-cc} -O2 -shared -fPIC hearth/platform/cpu_mask.c -o "$WORK/cpu_mask.so"  # (named cpu_mask*: `--cpu` replaces it)
@@ -35,7 +37,8 @@ for level in $LEVELS; do
     # (pytest's fault handler would take the SIGSEGV through which every hidden CPUID passes)
     shown=$(HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -c \
         'from hearth.platform.topology import simd; print(simd())')
-    if HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -m pytest -q -p no:faulthandler \
+    if HEARTH_CPU_RECORD="$WORK/listen" HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" \
+        $PYTHON -m pytest -q -p no:faulthandler \
         -p no:cacheprovider -n 2 $TESTS >"$WORK/$level.log" 2>&1; then
         result=passed
     else
@@ -47,4 +50,7 @@ for level in $LEVELS; do
     echo "test-cpus: $level (the runtimes saw $shown): $result in $(( $(date +%s) - t0 )) s: $summary"
 done
 echo "test-cpus: $(echo $LEVELS | wc -w) levels in $(( $(date +%s) - start )) s"
+if [ -d "$WORK/listen" ]; then
+    $PYTHON scripts/listen_levels.py "$WORK/listen" || failed=1
+fi
 exit $failed

@@ -26,6 +26,13 @@ sys.path.insert(0, str(Path(__file__).parent))
 # xdist workers included (they start with this environment): a conversion of the shared tiny
 # checkpoints (`_same_for_every_worker`) made by one worker is read by the other.
 os.environ["HEARTH_IGNORE_TUNED"] = "1"
+# torch's and the BLAS libraries' thread pools one thread wide in every process of the suite (set
+# before anything imports them; the processes it starts inherit it): the tiny checkpoints' products
+# are too small to share out, and two test workers on two cores would otherwise run four threads.
+# test_official_equality alone on an idle 2-vCPU machine: 86 s on one thread, 114 s on two. The
+# runtimes' own pools (OpenVINO, ONNX Runtime) keep their sizes: their thread plans are tested.
+for _pool in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+    os.environ.setdefault(_pool, "1")
 if "PYTEST_XDIST_WORKER" not in os.environ or "HEARTH_TEST_RUN_CACHE" not in os.environ:
     os.environ["HEARTH_TEST_RUN_CACHE"] = tempfile.mkdtemp(prefix="hearth-test-cache-")
 os.environ["HEARTH_CACHE"] = os.environ["HEARTH_TEST_RUN_CACHE"]

@@ -90,3 +90,16 @@ def test_cpu_on_say_and_speak_runs_as_on_an_avx2_machine_with_the_same_output(ti
     assert masked.returncode == 0 and plain.returncode == 0, masked.stderr.decode() + plain.stderr.decode()
     assert b"(onnxruntime)" in masked.stderr
     assert len(masked.stdout) > 0 and masked.stdout == plain.stdout
+
+
+@pytest.mark.skipif(not _cpuid_faulting(), reason="--cpu needs CPUID faulting and a C compiler")
+def test_cpu_sse42_speaks_on_onnx_runtime_and_refuses_openvino_s_language_model(tiny_dir):
+    """An x86 without AVX2 (`--cpu sse42`: the Celeron and Atom NAS class): the default (ONNX
+    Runtime) speaks; OpenVINO's language model, whose paged attention has no kernel there, is refused
+    with what to use instead, before anything loads (exit 2), not a runtime error mid-sentence."""
+    common = ["--model", str(tiny_dir), "--seed", "7", "--max-new-tokens", "8", "--cpu", "sse42"]
+    said = run("-v", "say", "Hello there.", *common, "--out", "-")
+    assert said.returncode == 0 and b"(onnxruntime)" in said.stderr, said.stderr.decode()[-2000:]
+    assert len(said.stdout) > 44
+    refused = run("say", "Hello there.", *common, "--backend", "openvino", "--out", "-")
+    assert refused.returncode == 2 and b"without AVX2" in refused.stderr and refused.stdout == b"", refused.stderr

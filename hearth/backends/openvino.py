@@ -39,7 +39,8 @@ from hearth.checkpoint.safetensors_mmap import SafetensorsFile
 from hearth.platform.process import locale_kept
 from hearth.platform.topology import simd
 
-__all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "predictor_for_rows", "runtime_properties"]
+__all__ = ["OpenVINOLanguageModel", "OpenVINOVocoder", "language_model_refusal", "predictor_for_rows",
+           "runtime_properties"]
 
 if TYPE_CHECKING:
     from hearth.backends.ov_paged import PagedBatch
@@ -114,6 +115,27 @@ def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = N
     return handed_in(converter, what).openvino_language_model(ckpt, weights, directory, key_source)
 
 
+def language_model_refusal(device: str = "CPU") -> str | None:
+    """Why OpenVINO's language model cannot run on this machine's `device`, or None where it can.
+    Its talker needs the CPU plugin's paged-attention kernel, which exists for x86 with AVX2 and up
+    only: on ARM "AttentionExecutor creation fails"; on an x86 without AVX2 (SSE4.2: Atom, Celeron
+    and Pentium N/J, the NAS class) its first step fails with "brgemm executor Init Failure"
+    (OpenVINO 2026.4, shown through `--cpu sse42`)."""
+    from hearth.platform.topology import is_arm
+
+    if device.split(".")[0] != "CPU":
+        return None
+    if is_arm():
+        return ("OpenVINO's CPU plugin has no paged-attention kernel on ARM ('AttentionExecutor creation fails'), "
+                "so its language model cannot run here: use backend='onnxruntime' (ARM's default; --backend "
+                "onnxruntime) or backend='torch'")
+    if simd().split("+")[0] not in ("avx2", "avx512"):
+        return (f"OpenVINO's CPU plugin has no paged-attention kernel for a CPU without AVX2 (this one: {simd()}; "
+                "'brgemm executor Init Failure'), so its language model cannot run here: use backend='onnxruntime' "
+                "(the default here; --backend onnxruntime) or backend='torch'")
+    return None
+
+
 def predictor_for_rows(model: Any, rows: int) -> Any:  # noqa: ANN401 - the runtime's own type
     """The predictor loop `model` for exactly `rows` rows. Its graph takes any number, but compiled
     for a fixed number its products run faster: for one row 77-80 ms a frame against 88-99 ms
@@ -179,12 +201,10 @@ class OpenVINOLanguageModel(PooledLanguageModel):
     ):
         from hearth.backends.ov_paged import paged_talker_model
         from hearth.errors import InputError
-        from hearth.platform.topology import is_arm
 
-        if is_arm() and device.split(".")[0] == "CPU":  # (before anything converts)
-            raise InputError("OpenVINO's CPU plugin has no paged-attention kernel on ARM ('AttentionExecutor "
-                             "creation fails'), so its language model cannot run here: use backend='onnxruntime' "
-                             "(ARM's default; --backend onnxruntime) or backend='torch'", "backend")
+        refusal = language_model_refusal(device)
+        if refusal:  # (before anything converts)
+            raise InputError(refusal, "backend")
         core = _core(device)
         self.config = ckpt.config
         # The predictor's compiled batch: every call has exactly this many rows.

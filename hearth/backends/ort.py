@@ -87,11 +87,12 @@ def check_shapes(ckpt: Checkpoint) -> None:
     """Refuses, before anything converts, a checkpoint whose attention ONNX Runtime cannot run: its
     GroupQueryAttention takes head sizes that are multiples of 8 only (the released models' are
     128; the official classes also write others, which OpenVINO and torch run)."""
-    from hearth.platform.topology import is_arm
+    from hearth.backends.openvino import language_model_refusal
 
     talker = ckpt.config.talker
-    instead = ("backend='torch' (`--backend torch`; OpenVINO's language model does not run on ARM)" if is_arm() else
-               "backend='openvino' (the default; `--backend openvino`, not --fast or --small) or backend='torch'")
+    instead = ("backend='torch' (`--backend torch`; OpenVINO's language model does not run on this CPU)"
+               if language_model_refusal() else
+               "backend='openvino' (`--backend openvino`, not --fast or --small) or backend='torch'")
     for part, stack in (("talker", talker.stack), ("code predictor", talker.predictor)):
         if stack.head_dim % 8:
             raise InputError(f"this checkpoint's {part} has attention heads of {stack.head_dim} values, and ONNX "

@@ -8,6 +8,8 @@
  * handler that was there before. Runtimes read CPUID once at start-up, so the cost is nil afterwards.
  *
  * HEARTH_CPU_MASK, the levels the runtimes dispatch on (each keeps what this CPU has of its set):
+ *   sse42        SSE4.2 and POPCNT, no AVX at all (x86-64-v2: Atom and Celeron/Pentium N and J, Goldmont
+ *                to Tremont, the NAS class)
  *   avx2         AVX2 and FMA only (Haswell to Comet Lake, Zen 1-3)
  *   avx2-vnni    AVX2 with AVX-VNNI (Alder Lake)
  *   avx512       AVX-512 F/CD/BW/DQ/VL (Skylake-X)
@@ -26,7 +28,10 @@
 
 #define BIT(n) (1u << (n))
 
+/* Leaf 1 ECX */
+#define AVX_1 (BIT(12) | BIT(28) | BIT(29)) /* FMA, AVX, F16C */
 /* Leaf 7 subleaf 0 EBX */
+#define AVX2_7 (BIT(3) | BIT(5) | BIT(8)) /* BMI1, AVX2, BMI2 */
 #define AVX512_CORE (BIT(16) | BIT(17) | BIT(28) | BIT(30) | BIT(31)) /* F, DQ, CD, BW, VL */
 #define AVX512_IFMA BIT(21)
 #define AVX512_OLD (BIT(26) | BIT(27)) /* PF, ER (Xeon Phi) */
@@ -49,10 +54,14 @@
 
 struct level {
     const char *name;
-    unsigned ebx, ecx, edx, eax1, edx1; /* the bits this level clears */
+    unsigned ebx, ecx, edx, eax1, edx1; /* the bits this level clears in leaf 7 (subleaves 0 and 1) */
+    unsigned ecx_1;                     /* and in leaf 1 */
 };
 
 static const struct level levels[] = {
+    {"sse42", AVX2_7 | AVX512_CORE | AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_VNNI | AVX512_ICL,
+     AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16, AVX_VNNI | AVX512_BF16 | AMX_FP16 | AVX_IFMA, AVX_NEWER,
+     AVX_1},
     {"avx2", AVX512_CORE | AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_VNNI | AVX512_ICL,
      AVX512_PHI | AVX512_VP2INTERSECT | AMX | AVX512_FP16, AVX_VNNI | AVX512_BF16 | AMX_FP16 | AVX_IFMA, AVX_NEWER},
     {"avx2-vnni", AVX512_CORE | AVX512_IFMA | AVX512_OLD, AVX512_VBMI | AVX512_VNNI | AVX512_ICL,
@@ -85,6 +94,8 @@ static void on_segv(int sig, siginfo_t *info, void *context) {
         } else if (leaf == 7 && sub == 1) {
             a &= ~level->eax1;
             d &= ~level->edx1;
+        } else if (leaf == 1) {
+            c &= ~level->ecx_1;
         }
         r[REG_RAX] = a;
         r[REG_RBX] = b;

@@ -203,8 +203,8 @@ def _cpuid(leaf: int, subleaf: int = 0) -> tuple[int, int, int, int] | None:
 
 # The x86 levels the runtimes dispatch on, oldest first (`cpu_mask.c`), with what `topology.simd()`
 # says of each where this CPU has all of it.
-CPU_LEVELS = {"avx2": "avx2", "avx2-vnni": "avx2+vnni", "avx512": "avx512", "avx512-vnni": "avx512+vnni",
-             "avx512-bf16": "avx512+vnni+bf16", "avx512-amx": "avx512+vnni+bf16+amx"}
+CPU_LEVELS = {"sse42": "sse42", "avx2": "avx2", "avx2-vnni": "avx2+vnni", "avx512": "avx512",
+              "avx512-vnni": "avx512+vnni", "avx512-bf16": "avx512+vnni+bf16", "avx512-amx": "avx512+vnni+bf16+amx"}
 
 
 def shows_level(mask: str, shown: str) -> bool:
@@ -234,6 +234,9 @@ def simd() -> str:
         return "+".join(["avx512", *extras])
     if ebx >> 5 & 1:  # AVX2
         return "avx2+vnni" if eax1 >> 4 & 1 else "avx2"
+    ecx1 = (_cpuid(1, 0) or (0, 0, 0, 0))[2]
+    if not ecx1 >> 28 & 1 and ecx1 >> 20 & 1:  # SSE4.2 without AVX (the flags would show a masked CPU's own)
+        return "sse42"
     return _simd_from_flags()
 
 

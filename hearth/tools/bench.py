@@ -331,15 +331,37 @@ def exec_with_cpu_mask(mask: str) -> None:
     of `CPU_MASKS`): every runtime then takes the code path of such a machine, timed on this one. How:
     `cpu_mask.c`, compiled once into the cache and preloaded (CPUID faulting, Linux x86-64). Returns
     only when this process is already that one; raises ValueError where it cannot be done."""
+    if mask not in CPU_MASKS:
+        raise ValueError(f"--cpu must be one of {', '.join(CPU_MASKS)}, got {mask!r}")
+    if os.environ.get("HEARTH_CPU_MASK") == mask:
+        return
+    env = {**masked_env(mask), "HEARTH_EXEC_UPTIME": str(_uptime_s())}
+    logging.shutdown()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, "-m", "hearth.cli", *sys.argv[1:]], env)
+
+
+def masked_env(mask: str) -> dict[str, str]:
+    """This process's environment for a child whose CPU shows only level `mask`'s features (see
+    `exec_with_cpu_mask`); raises ValueError where that cannot be done."""
+    library = cpu_mask_library()
+    # Another level's mask already preloaded gives way to this one (one handler answers CPUID).
+    others = [p for p in os.environ.get("LD_PRELOAD", "").split() if not Path(p).name.startswith("cpu_mask")]
+    env = {**os.environ, "HEARTH_CPU_MASK": mask, "LD_PRELOAD": " ".join([str(library), *others])}
+    # Python's fault handler would take SIGSEGV, through which every masked CPUID instruction passes.
+    env.pop("PYTHONFAULTHANDLER", None)
+    return env
+
+
+def cpu_mask_library() -> Path:
+    """`cpu_mask.c` compiled (once, into the cache) for preloading; raises ValueError where a CPU's
+    features cannot be hidden (no CPUID faulting, not Linux x86-64, no C compiler)."""
+    import hashlib
     import platform
     import shutil
 
     from hearth.platform.process import cache_dir
 
-    if mask not in CPU_MASKS:
-        raise ValueError(f"--cpu must be one of {', '.join(CPU_MASKS)}, got {mask!r}")
-    if os.environ.get("HEARTH_CPU_MASK") == mask:
-        return
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         raise ValueError("--cpu hides CPU features through Linux's CPUID faulting, on x86-64 only")
     if "cpuid_fault" not in Path("/proc/cpuinfo").read_text(encoding="utf-8").split():
@@ -349,8 +371,6 @@ def exec_with_cpu_mask(mask: str) -> None:
     if compiler is None:
         raise ValueError("--cpu compiles a small preload library and needs a C compiler: apt-get install gcc")
     source = Path(__file__).parent.parent / "platform" / "cpu_mask.c"
-    import hashlib
-
     key = hashlib.sha256(source.read_bytes()).hexdigest()[:16]
     library = cache_dir() / f"cpu_mask-{key}.so"
     if not library.is_file():
@@ -361,15 +381,7 @@ def exec_with_cpu_mask(mask: str) -> None:
         plain = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "HEARTH_CPU_MASK")}
         subprocess.run([compiler, "-O2", "-shared", "-fPIC", str(source), "-o", str(tmp)], check=True, env=plain)
         tmp.replace(library)
-    # Another level's mask already preloaded gives way to this one (one handler answers CPUID).
-    others = [p for p in os.environ.get("LD_PRELOAD", "").split() if not Path(p).name.startswith("cpu_mask")]
-    preload = " ".join([str(library), *others])
-    env = {**os.environ, "HEARTH_CPU_MASK": mask, "LD_PRELOAD": preload, "HEARTH_EXEC_UPTIME": str(_uptime_s())}
-    # Python's fault handler would take SIGSEGV, through which every masked CPUID instruction passes.
-    env.pop("PYTHONFAULTHANDLER", None)
-    logging.shutdown()
-    sys.stderr.flush()
-    os.execve(sys.executable, [sys.executable, "-m", "hearth.cli", *sys.argv[1:]], env)
+    return library
 
 
 def main_bench(s: BenchSettings, compare_official: bool, as_json: bool) -> int:
