@@ -27,8 +27,9 @@ from sounds import SIGNALS
 from hearth.listen import Aligner, Listener, ListenOptions
 from hearth.platform.topology import CPU_LEVELS, simd
 
-RUNTIMES = [("torch", None), ("onnxruntime", "fp32"), ("onnxruntime", "int8"), ("openvino", "fp32"),
-            ("openvino", "int8")]
+RUNTIMES = [pytest.param(r, id="-".join(filter(None, r)), marks=[pytest.mark.slow] if r[0] != "torch" else [])
+            for r in [("torch", None), ("onnxruntime", "fp32"), ("onnxruntime", "int8"), ("openvino", "fp32"),
+                      ("openvino", "int8")]]
 
 
 def recordings() -> dict[str, tuple[np.ndarray, int]]:
@@ -92,7 +93,7 @@ def test_the_features_are_the_same_bits_at_every_level():
     assert len(set(seen.values())) >= 2, f"only one level could be shown here: {seen}"  # the mask took effect
 
 
-@pytest.fixture(scope="module", params=RUNTIMES, ids=lambda r: "-".join(filter(None, r)))
+@pytest.fixture(scope="module", params=RUNTIMES)
 def heard(request, asr_dir, aligner_dir):
     backend, weights = request.param
     aligner = Aligner.load(aligner_dir, backend=backend, weights=weights)
