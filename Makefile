@@ -1,6 +1,6 @@
 PYTHON ?= python3
 
-.PHONY: setup test test-fast test-cpus image image-check addon-check compose-check lint
+.PHONY: setup test test-fast test-shuffled test-cpus image image-check addon-check compose-check lint
 
 # Everything a fresh machine needs: the package, its test tools, and the official qwen-tts 0.1.1
 # and qwen-asr 0.0.6 (test-only references; --no-deps because of their gradio/torchaudio/transformers
@@ -26,6 +26,11 @@ test:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m mypy
 	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --durations=25
+
+# The same in a random order (modules and the tests in them), to find a test that depends on another's
+# leftovers; the seed is printed, and `--random-order-seed=N` repeats an order.
+test-shuffled:
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --random-order-bucket=global
 
 # For working: no test that starts a process or converts for a compiled backend, but one OpenVINO
 # smoke test (see tests/conftest.py); about two minutes on two cores.
