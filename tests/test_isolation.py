@@ -261,7 +261,9 @@ def test_a_dead_worker_is_started_again(engine, stage):
             assert report["restarts"]["stream_threads"] >= 1
             assert report["failures"] == {"vocoder_thread": 1}
         else:
-            assert report["restarts"] == {stage: 1} and report["failures"].get(stage, 0) >= 1
+            # (The engine's vocoder threads replaced before, by another test on this engine, are reported too.)
+            earlier = {"stream_threads": replaced} if replaced else {}
+            assert report["restarts"] == {stage: 1, **earlier} and report["failures"].get(stage, 0) >= 1
 
 
 def test_a_worker_that_keeps_dying_is_given_up_and_the_service_told():
