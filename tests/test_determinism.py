@@ -126,9 +126,11 @@ def test_rows_come_in_pairs():
     assert [paired(n) for n in range(1, 8)] == [2, 2, 4, 4, 6, 6, 8]
 
 
-def test_onnxruntime_refuses_head_sizes_its_attention_cannot_run_before_converting(tmp_path):
+def test_onnxruntime_refuses_head_sizes_its_attention_cannot_run_before_converting(tmp_path, monkeypatch):
     """The official classes accept a head size of 12; ONNX Runtime's GroupQueryAttention does not:
-    the load says which backend takes it before anything converts."""
+    the load says which backend takes it before anything converts (its vocoder included)."""
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("HEARTH_CACHE", str(cache))
     config, codec = tiny_configs("0b6", hidden=48, layers=1)
     config["talker_config"]["code_predictor_config"]["head_dim"] = 12
     ckpt = open_checkpoint(write_checkpoint(tmp_path / "ckpt", config, codec, seed=1))
@@ -138,6 +140,9 @@ def test_onnxruntime_refuses_head_sizes_its_attention_cannot_run_before_converti
     assert e.value.param == "backend"
     with pytest.raises(InputError, match="multiples of 8"):
         hearth.load(ckpt.path, backend="onnxruntime")
+    with pytest.raises(InputError, match="multiples of 8"):
+        hearth.load(ckpt.path, small=True)  # (its language model and vocoder load side by side)
+    assert not any(cache.rglob("*.xml")) and not any(cache.rglob("*.onnx")), sorted(cache.rglob("*"))
     engine = hearth.load(ckpt.path, backend=other, vocoder="torch")  # the one it names takes it
     try:
         audio = engine.synthesize("Twelve.", engine.voices[0], "english", seed=1, max_new_tokens=6)

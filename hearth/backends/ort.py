@@ -65,9 +65,11 @@ def cache_root() -> Path:
 def convert_language_model(ckpt: Checkpoint, weights: str, root: Path | None = None,
                            converter: Converter | None = None) -> ConvertedModel:
     """talker.onnx and predictor.onnx (weights beside them in .data files) for this checkpoint and
-    weight format, built once by `converter`, then cached."""
+    weight format, built once by `converter`, then cached (refused first if ONNX Runtime cannot run
+    the checkpoint's attention: `check_shapes`)."""
     import onnxruntime as ort
 
+    check_shapes(ckpt)
     predictor_format = part_formats(weights)[1]
     if predictor_format not in ONNXRUNTIME_FORMATS:
         allowed = ", ".join([*ONNXRUNTIME_FORMATS, *PART_FORMATS])
