@@ -28,7 +28,7 @@ LEVELS=${HEARTH_CPU_LEVELS:-$($PYTHON -c 'from hearth.platform.topology import C
 TESTS=${HEARTH_CPU_TESTS:-tests/test_determinism.py tests/test_live_fuzz.py tests/test_listen_determinism.py}
 WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
-${CC:-cc} -O2 -shared -fPIC hearth/platform/cpu_mask.c -o "$WORK/cpu_mask.so"  # (named cpu_mask*: `--cpu` replaces it)
+${CC:-cc} -O2 -shared -fPIC hearth/platform/cpu_mask.c -o "$WORK/cpu_mask.so" -ldl  # (named cpu_mask*: `--cpu` replaces it)
 
 failed=0
 start=$(date +%s)
@@ -45,6 +45,7 @@ for level in $LEVELS; do
         result=FAILED
         failed=1
         tail -n 30 "$WORK/$level.log" >&2
+        grep "cpu_mask:" "$WORK/$level.log" >&2 || true  # where a process died of a real fault, if one did
     fi
     summary=$(grep -E '[0-9]+ (passed|failed)' "$WORK/$level.log" | tail -n 1)
     echo "test-cpus: $level (the runtimes saw $shown): $result in $(( $(date +%s) - t0 )) s: $summary"

@@ -10,6 +10,7 @@ import importlib.util
 import json
 import locale
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -33,8 +34,10 @@ os.environ["HEARTH_IGNORE_TUNED"] = "1"
 # runtimes' own pools (OpenVINO, ONNX Runtime) keep their sizes: their thread plans are tested.
 for _pool in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
     os.environ.setdefault(_pool, "1")
+_MADE_HERE: list[str] = []  # temporary folders this process made, removed when it ends (`pytest_unconfigure`)
 if "PYTEST_XDIST_WORKER" not in os.environ or "HEARTH_TEST_RUN_CACHE" not in os.environ:
     os.environ["HEARTH_TEST_RUN_CACHE"] = tempfile.mkdtemp(prefix="hearth-test-cache-")
+    _MADE_HERE.append(os.environ["HEARTH_TEST_RUN_CACHE"])
 os.environ["HEARTH_CACHE"] = os.environ["HEARTH_TEST_RUN_CACHE"]
 
 # Every Python process of the session runs under the audit hook of tests/audit/sitecustomize.py (this
@@ -46,6 +49,7 @@ os.environ["HEARTH_CACHE"] = os.environ["HEARTH_TEST_RUN_CACHE"]
 AUDIT_DIR = Path(__file__).parent / "audit"
 AUDIT_LOG = Path(tempfile.mkdtemp(prefix="hearth-test-audit-")) / "audit.log"
 os.environ["HEARTH_AUDIT_LOG"] = str(AUDIT_LOG)
+_MADE_HERE.append(str(AUDIT_LOG.parent))
 os.environ["PYTHONPATH"] = os.pathsep.join([str(AUDIT_DIR), *filter(None, [os.environ.get("PYTHONPATH")])])
 if os.environ.pop("CI", "").lower() in ("1", "true", "yes"):
     os.environ["HEARTH_REQUIRE_ALL_TESTS"] = "1"
@@ -320,3 +324,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if item.module.__name__ in PROCESS_MODULES or _needs_compiled_backend(item):
             item.add_marker(pytest.mark.slow)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """The run's converted models (hundreds of MB) and audit log go with the process that made them
+    (the run's cache with the one that started the workers, after they have ended)."""
+    for directory in _MADE_HERE:
+        shutil.rmtree(directory, ignore_errors=True)

@@ -379,7 +379,8 @@ def cpu_mask_library() -> Path:
         # The compiler sees the real CPU: a mask preloaded into it (this process masked already)
         # would meet its own SIGSEGV handler, which takes a hidden CPUID for a crash.
         plain = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "HEARTH_CPU_MASK")}
-        subprocess.run([compiler, "-O2", "-shared", "-fPIC", str(source), "-o", str(tmp)], check=True, env=plain)
+        subprocess.run([compiler, "-O2", "-shared", "-fPIC", str(source), "-o", str(tmp), "-ldl"], check=True,
+                       env=plain)
         tmp.replace(library)
     return library
 
