@@ -122,11 +122,14 @@ def process_state_stays():
         pytest.fail(f"the test changed the process's state: {changed}")
 
 
-def _same_for_every_worker(directory: Path) -> Path:
+def _same_for_every_worker(directory: Path, seed: int) -> Path:
     """Every worker writes the same bytes for a session checkpoint; with one modification time as
-    well, its converted models have one cache key (`conversions.cache_entry`), so they are made once."""
+    well, its converted models have one cache key (`conversions.cache_entry`), so they are made once.
+    The time is the checkpoint's own (from its seed): two checkpoints of the same shapes (tiny06's and
+    tiny17's speech tokenizers) must not share a key, as files of one size, time and tensor table do."""
+    stamp = (1_700_000_000 + seed) * 10**9
     for path in directory.rglob("*"):
-        os.utime(path, ns=(1_700_000_000 * 10**9, 1_700_000_000 * 10**9))
+        os.utime(path, ns=(stamp, stamp))
     return directory
 
 
@@ -134,14 +137,14 @@ def _same_for_every_worker(directory: Path) -> Path:
 def tiny_dir(tmp_path_factory) -> Path:
     """0.6B-style: talker and predictor of the same width, instruct ignored."""
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
-    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny06"), config, codec, seed=11))
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny06"), config, codec, seed=11), 11)
 
 
 @pytest.fixture(scope="session")
 def tiny17_dir(tmp_path_factory) -> Path:
     """1.7B-style: a talker wider than its predictor (small_to_mtp_projection), instruct honoured."""
     config, codec = tiny_configs("1b7", hidden=96, layers=2, predictor_hidden=48)
-    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny17"), config, codec, seed=23))
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny17"), config, codec, seed=23), 23)
 
 
 @pytest.fixture(scope="session")
@@ -150,8 +153,8 @@ def base_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_checkpoint import as_model_type
 
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
-    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("base06"),
-                                                   as_model_type(config, "base", speaker_channels=32), codec, seed=31))
+    base = as_model_type(config, "base", speaker_channels=32)
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("base06"), base, codec, seed=31), 31)
 
 
 @pytest.fixture(scope="session")
@@ -241,7 +244,7 @@ def asr_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config
 
     config = tiny_asr_config("asr", hidden=48, n_window_infer=200)
-    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr06"), config, seed=41))
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr06"), config, seed=41), 41)
 
 
 @pytest.fixture(scope="session")
@@ -252,7 +255,7 @@ def asr17_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config
 
     config = tiny_asr_config("asr", hidden=64, layers=3, tie=False, n_window_infer=800)
-    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr17"), config, seed=43))
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr17"), config, seed=43), 43)
 
 
 @pytest.fixture(scope="session")
@@ -263,14 +266,14 @@ def aligner_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config
 
     config = tiny_asr_config("aligner", hidden=48, n_window_infer=200, classify_num=400)
-    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("align"), config, seed=47))
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("align"), config, seed=47), 47)
 
 
 @pytest.fixture(scope="session")
 def own_asr_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config, write_asr_checkpoint
 
-    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownasr"), tiny_asr_config("asr"), 5))
+    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownasr"), tiny_asr_config("asr"), 5), 5)
 
 
 @pytest.fixture(scope="session")
@@ -278,7 +281,7 @@ def own_aligner_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config, write_asr_checkpoint
 
     config = tiny_asr_config("aligner", classify_num=400)
-    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7))
+    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7), 7)
 
 
 listener = _loaded("asr_dir", "hearth.listen:Listener.load", backend="torch")  # the reference: equal to qwen-asr
