@@ -28,7 +28,7 @@ from servers import free_port
 
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory) -> Audited:
-    """One empty HOME for the module: the first command converts, later ones read the cache."""
+    """One empty HOME for the module's tests: the first command converts, later ones read the cache."""
     return Audited(tmp_path_factory.mktemp("privacy"))
 
 
@@ -52,10 +52,12 @@ def test_the_audit_sees_a_sender_a_fork_and_a_stray_process(audited, tmp_path):
     os.kill(int(stray[0].split(":")[0]), signal.SIGKILL)
 
 
-def test_chat_converting_while_it_reads_stdin(audited, tiny_dir):
+def test_chat_converting_while_it_reads_stdin(tmp_path, tiny_dir):
     """The first start with a checkpoint (conversion) while `hearth chat` reads stdin on a thread: it
     answers, ends when stdin does, and leaves nothing behind. A `hearth say` started while chat
-    converts the vocoder waits for that conversion instead of making its own."""
+    converts the vocoder waits for that conversion instead of making its own. (A HOME of its own:
+    the module's has the conversions of whichever of its tests ran first.)"""
+    audited = Audited(tmp_path)
     log = audited.work / "chat.err"
     with FakeLLM(["Hello from the fake model."], rate=400) as llm, open(log, "w", encoding="utf-8") as err_file:
         proc = audited.popen("chat", "--llm", llm.url, "--model", str(tiny_dir), "--voice", "ryan",
