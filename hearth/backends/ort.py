@@ -123,7 +123,6 @@ class ORTLanguageModel(PooledLanguageModel):
                  cache: Path | None = None, converter: Converter | None = None):
         import onnxruntime as ort
 
-        check_shapes(ckpt)
         self.config = ckpt.config
         self.weights = weights
         self.converted = convert_language_model(ckpt, weights, cache, converter)
