@@ -15,6 +15,7 @@ import signal
 import sys
 import tempfile
 import traceback
+import zlib
 from pathlib import Path
 from typing import NoReturn
 
@@ -122,39 +123,47 @@ def process_state_stays():
         pytest.fail(f"the test changed the process's state: {changed}")
 
 
-def _same_for_every_worker(directory: Path, seed: int) -> Path:
+def _same_for_every_worker(directory: Path) -> Path:
     """Every worker writes the same bytes for a session checkpoint; with one modification time as
     well, its converted models have one cache key (`conversions.cache_entry`), so they are made once.
-    The time is the checkpoint's own (from its seed): two checkpoints of the same shapes (tiny06's and
-    tiny17's speech tokenizers) must not share a key, as files of one size, time and tensor table do."""
-    stamp = (1_700_000_000 + seed) * 10**9
-    for path in directory.rglob("*"):
-        os.utime(path, ns=(stamp, stamp))
+    The time is the file's own (from a hash of its bytes): files of one size and tensor table but
+    other values (tiny06's and tiny17's speech tokenizers) must not share a key, and the same file in
+    two checkpoints (tiny06's speech tokenizer in base06) shares its conversions."""
+    for path in sorted(directory.rglob("*")):
+        if path.is_file():
+            stamp = (1_700_000_000 + zlib.crc32(path.read_bytes()) % 10**8) * 10**9
+            os.utime(path, ns=(stamp, stamp))
     return directory
 
 
 @pytest.fixture(scope="session")
 def tiny_dir(tmp_path_factory) -> Path:
-    """0.6B-style: talker and predictor of the same width, instruct ignored."""
+    """0.6B-style: talker and predictor of the same width, instruct ignored. Its speech tokenizer has
+    the encoder, as a released one has (base_dir shares it)."""
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
-    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny06"), config, codec, seed=11), 11)
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny06"), config, codec, seed=11,
+                                                   speech_encoder=True))
 
 
 @pytest.fixture(scope="session")
 def tiny17_dir(tmp_path_factory) -> Path:
     """1.7B-style: a talker wider than its predictor (small_to_mtp_projection), instruct honoured."""
     config, codec = tiny_configs("1b7", hidden=96, layers=2, predictor_hidden=48)
-    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny17"), config, codec, seed=23), 23)
+    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("tiny17"), config, codec, seed=23))
 
 
 @pytest.fixture(scope="session")
-def base_dir(tmp_path_factory) -> Path:
-    """A tiny Base checkpoint (voice cloning: speaker encoder and speech-tokenizer encoder included)."""
+def base_dir(tmp_path_factory, tiny_dir) -> Path:
+    """A tiny Base checkpoint (voice cloning: speaker encoder and speech-tokenizer encoder included).
+    Its speech tokenizer is tiny06's, as every released model of a size ships the same one: their
+    vocoders are converted once."""
     from hearth.tools.random_checkpoint import as_model_type
 
     config, codec = tiny_configs("0b6", hidden=64, layers=2)
     base = as_model_type(config, "base", speaker_channels=32)
-    return _same_for_every_worker(write_checkpoint(tmp_path_factory.mktemp("base06"), base, codec, seed=31), 31)
+    out = write_checkpoint(tmp_path_factory.mktemp("base06"), base, codec, seed=31)
+    shutil.copyfile(tiny_dir / "speech_tokenizer/model.safetensors", out / "speech_tokenizer/model.safetensors")
+    return _same_for_every_worker(out)
 
 
 @pytest.fixture(scope="session")
@@ -244,7 +253,7 @@ def asr_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config
 
     config = tiny_asr_config("asr", hidden=48, n_window_infer=200)
-    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr06"), config, seed=41), 41)
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr06"), config, seed=41))
 
 
 @pytest.fixture(scope="session")
@@ -255,7 +264,7 @@ def asr17_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config
 
     config = tiny_asr_config("asr", hidden=64, layers=3, tie=False, n_window_infer=800)
-    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr17"), config, seed=43), 43)
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("asr17"), config, seed=43))
 
 
 @pytest.fixture(scope="session")
@@ -266,14 +275,14 @@ def aligner_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config
 
     config = tiny_asr_config("aligner", hidden=48, n_window_infer=200, classify_num=400)
-    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("align"), config, seed=47), 47)
+    return _same_for_every_worker(write_official_checkpoint(tmp_path_factory.mktemp("align"), config, seed=47))
 
 
 @pytest.fixture(scope="session")
 def own_asr_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config, write_asr_checkpoint
 
-    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownasr"), tiny_asr_config("asr"), 5), 5)
+    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownasr"), tiny_asr_config("asr"), 5))
 
 
 @pytest.fixture(scope="session")
@@ -281,7 +290,7 @@ def own_aligner_dir(tmp_path_factory) -> Path:
     from hearth.tools.random_asr_checkpoint import tiny_asr_config, write_asr_checkpoint
 
     config = tiny_asr_config("aligner", classify_num=400)
-    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7), 7)
+    return _same_for_every_worker(write_asr_checkpoint(tmp_path_factory.mktemp("ownalign"), config, 7))
 
 
 listener = _loaded("asr_dir", "hearth.listen:Listener.load", backend="torch")  # the reference: equal to qwen-asr

@@ -70,6 +70,12 @@ def _option_properties(config: Any, max_input: int, aligned: bool) -> dict[str, 
     return out
 
 
+# What a speech request's input must hold. JSON Schema's patterns are ECMA-262's, whose \w is ASCII: a
+# letter or digit of any script is a Unicode property (the server's test: `sentences.is_speakable`,
+# general category L or N).
+SPEAKABLE_PATTERN = "[\\p{L}\\p{N}]"
+
+
 def _speech_body(engine: Engine, max_input: int, aligned: bool) -> dict[str, Any]:
     config = engine.config
     kind = config.model_type
@@ -80,9 +86,7 @@ def _speech_body(engine: Engine, max_input: int, aligned: bool) -> dict[str, Any
     text = {"type": "string", "minLength": 1, "maxLength": max_input}
     properties: dict[str, Any] = {
         "model": {"description": "any name (any value): the server speaks with its one model"},
-        # JSON Schema's patterns are ECMA-262's, whose \w is ASCII: a letter or digit of any script is a
-        # Unicode property (the server's test: `sentences.is_speakable`, general category L or N).
-        "input": {**text, "pattern": "[\\p{L}\\p{N}]", "description": "the text to speak (it must hold a letter or "
+        "input": {**text, "pattern": SPEAKABLE_PATTERN, "description": "the text to speak (it must hold a letter or "
                   "digit, in any script); spoken sentence by sentence"},
         "voice": {"oneOf": [voice_name, {"type": "object", "properties": {"id": voice_name}, "required": ["id"]}],
                   "description": "a voice or an alias (GET /v1/audio/voices); ignored by VoiceDesign"},

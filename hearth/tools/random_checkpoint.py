@@ -323,8 +323,12 @@ def write_checkpoint(
     codec: dict[str, Any] | None = None,
     seed: int = 0,
     cache_dir: Path | None = None,
+    speech_encoder: bool | None = None,
 ) -> Path:
-    """Write a complete random checkpoint (default: the true 0.6B shapes) into `out`."""
+    """Write a complete random checkpoint (default: the true 0.6B shapes) into `out`. The speech
+    tokenizer's encoder is written for Base checkpoints, the only ones that read it, unless
+    `speech_encoder` says otherwise (True: as in a released model of any type, whose speech
+    tokenizer is the whole Qwen3-TTS-Tokenizer-12Hz)."""
     if config is None or codec is None:
         ref_config, ref_codec = reference_configs()
         config = config or ref_config
@@ -332,8 +336,9 @@ def write_checkpoint(
     config, codec = copy.deepcopy(config), copy.deepcopy(codec)
     model_cfg = ModelConfig.from_json(config)
     codec_cfg = CodecDecoderConfig.from_json(codec)
-    # The speech tokenizer's encoder: written for Base checkpoints, the only ones that read it.
-    encoder_cfg = CodecEncoderConfig.from_json(codec) if model_cfg.model_type == "base" else None
+    if speech_encoder is None:
+        speech_encoder = model_cfg.model_type == "base"
+    encoder_cfg = CodecEncoderConfig.from_json(codec) if speech_encoder else None
     out = Path(out)
     (out / "speech_tokenizer").mkdir(parents=True, exist_ok=True)
 
@@ -353,8 +358,8 @@ def write_checkpoint(
     vocab, merges = qwen2_vocabulary(cache_dir)
     (out / "vocab.json").write_bytes(vocab.read_bytes())
     (out / "merges.txt").write_bytes(merges.read_bytes())
-    # As released: the talker in bf16, the speech tokenizer in fp32 (without the encoder unless
-    # Base: nothing else reads it, and the official loader initialises it when absent).
+    # As released: the talker in bf16, the speech tokenizer in fp32 (the official loader
+    # initialises its encoder when absent).
     _write_tensors(out / "model.safetensors", talker_tensor_shapes(model_cfg), torch.bfloat16, seed)
     _write_tensors(out / "speech_tokenizer/model.safetensors", codec_tensor_shapes(codec_cfg, encoder_cfg),
                    torch.float32, seed + 1)
