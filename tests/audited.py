@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -36,6 +37,15 @@ class Audited:
         self.work.mkdir()
         self.log = root / "audit.log"
         self.tag = uuid.uuid4().hex
+
+    def seed_cache(self, conversions: Path) -> None:
+        """HOME's cache starts with the finished conversions in `conversions` (a run's HEARTH_CACHE),
+        linked, not copied: commands read them as they would their own."""
+        for manifest in sorted(conversions.glob("*/*/manifest.json")):
+            entry = manifest.parent
+            target = self.home / ".cache/hearth" / entry.relative_to(conversions)
+            if not target.exists():
+                shutil.copytree(entry, target, copy_function=os.link)
 
     def env(self) -> dict[str, str]:
         env = {k: v for k, v in os.environ.items() if k not in HIDING or (self.keep_cache and k == "HEARTH_CACHE")}

@@ -1,9 +1,10 @@
 """Nothing leaves the machine, and nothing Hearth starts outlives it.
 
-Every command that loads a model runs as a user runs it, under audit (tests/audited.py): HOME at an
-empty folder, so the cache starts empty and the first command converts the checkpoint (`hearth
-chat` does, while it reads stdin: the case where OpenVINO's telemetry fork used to hang), and an
-audit hook in each of its processes. Then: no fork without exec, no connection or name lookup for
+Every command that loads a model runs as a user runs it, under audit (tests/audited.py): HOME at a
+folder of its own, and an audit hook in each of its processes. One HOME starts empty, so that the
+first command converts the checkpoint (`hearth chat` does, while it reads stdin: the case where
+OpenVINO's telemetry fork used to hang); the module's other commands start with the run's
+conversions in theirs. Then: no fork without exec, no connection or name lookup for
 anything but loopback, nothing under HOME but Hearth's cache, and no process of the command left.
 `hearth cluster` (Ray's processes) is audited the same way in test_cluster.py.
 """
@@ -18,6 +19,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,9 +29,13 @@ from servers import free_port
 
 
 @pytest.fixture(scope="module")
-def audited(tmp_path_factory) -> Audited:
-    """One empty HOME for the module's tests: the first command converts, later ones read the cache."""
-    return Audited(tmp_path_factory.mktemp("privacy"))
+def audited(tmp_path_factory, fast_engine) -> Audited:
+    """One HOME for the module's tests, its cache holding the run's conversions of the tiny checkpoint
+    (made for `fast_engine` if no test had made them yet): converting into an empty HOME is audited
+    once, by the chat test, in a HOME of its own."""
+    audited = Audited(tmp_path_factory.mktemp("privacy"))
+    audited.seed_cache(Path(os.environ["HEARTH_CACHE"]))
+    return audited
 
 
 def test_the_audit_sees_a_sender_a_fork_and_a_stray_process(audited, tmp_path):
@@ -55,8 +61,8 @@ def test_the_audit_sees_a_sender_a_fork_and_a_stray_process(audited, tmp_path):
 def test_chat_converting_while_it_reads_stdin(tmp_path, tiny_dir):
     """The first start with a checkpoint (conversion) while `hearth chat` reads stdin on a thread: it
     answers, ends when stdin does, and leaves nothing behind. A `hearth say` started while chat
-    converts the vocoder waits for that conversion instead of making its own. (A HOME of its own:
-    the module's has the conversions of whichever of its tests ran first.)"""
+    converts the vocoder waits for that conversion instead of making its own. (A HOME of its own,
+    empty: the module's holds the run's conversions.)"""
     audited = Audited(tmp_path)
     log = audited.work / "chat.err"
     with FakeLLM(["Hello from the fake model."], rate=400) as llm, open(log, "w", encoding="utf-8") as err_file:
