@@ -31,11 +31,17 @@ __all__ = ["load_official_aligner", "load_official_asr", "official_prompt", "wri
 IM_END, END_OF_TEXT = 151645, 151643
 
 
+@contextlib.contextmanager
 def _quiet():
+    """A load without the package's output, and without formatting its processor for a log line no
+    one sees (hearth.tools.reference.processor_repr_skipped)."""
     import transformers
 
+    from hearth.tools.reference import processor_repr_skipped
+
     transformers.logging.set_verbosity_error()
-    return contextlib.redirect_stdout(io.StringIO())
+    with contextlib.redirect_stdout(io.StringIO()), processor_repr_skipped():
+        yield
 
 
 def _qwen2_regex(tokenizer) -> None:
