@@ -22,6 +22,7 @@ from hearth.listen.audio_in import Recording, decode_audio, listening_audio
 from hearth.listen.features import LogMel
 from hearth.listen.languages import LANGUAGES, canonical_language
 from hearth.listen.listener import MAX_PIECE_SECONDS, Listener, ListenOptions, Transcript, TranscriptPiece
+from hearth.listen.live import LiveEvent, LiveOptions, LiveTranscription
 from hearth.listen.resample import Resampler, resample
 from hearth.listen.timestamps import TimedUnit
 
@@ -34,6 +35,9 @@ __all__ = [
     "AudioPiece",
     "ListenOptions",
     "Listener",
+    "LiveEvent",
+    "LiveOptions",
+    "LiveTranscription",
     "LogMel",
     "Recording",
     "Resampler",

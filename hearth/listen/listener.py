@@ -26,6 +26,7 @@ from hearth.listen.audio_in import listening_audio
 from hearth.listen.decoding import greedy_tokens
 from hearth.listen.features import LogMel
 from hearth.listen.languages import LANGUAGES, canonical_language
+from hearth.listen.live import LiveOptions, LiveTranscription
 from hearth.listen.prompt import asr_prompt
 from hearth.listen.timestamps import TimedUnit
 from hearth.listen.transcript import merge_languages, parse_transcript
@@ -130,14 +131,16 @@ class Listener:
                              "(e.g. Qwen/Qwen3-ForcedAligner-0.6B)", "timestamps")
         return replace(o, language=canonical_language(o.language, self.languages))
 
-    def tokens(self, samples: np.ndarray, options: ListenOptions) -> Iterator[int]:
+    def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "") -> Iterator[int]:
         """The tokens generated for one piece (`samples` through `prepare_audio`, `options` through
-        `check_options`), as they are chosen."""
+        `check_options`), as they are chosen; after `prefix`, the answer's start forced (live
+        transcription, `hearth.listen.live`)."""
         features = self.features(samples)
         embeddings = self.model.encode_audio(features)
         if embeddings.shape[0] != self.checkpoint.config.encoder.tokens_for(features.shape[1]):
             raise RuntimeError(f"the backend encoded {features.shape[1]} frames into {embeddings.shape[0]} embeddings")
-        prompt = asr_prompt(self.tokenizer, self.special, embeddings.shape[0], options.context, options.language)
+        prompt = asr_prompt(self.tokenizer, self.special, embeddings.shape[0], options.context, options.language,
+                            prefix)
         return greedy_tokens(self.model, prompt, embeddings, self.stop_ids, options.max_new_tokens)
 
     def _piece(self, piece: AudioPiece, options: ListenOptions) -> TranscriptPiece:
@@ -160,6 +163,16 @@ class Listener:
         samples = prepare_audio(listening_audio(audio, sample_rate), SAMPLE_RATE, self.features.min_samples)
         limit = MAX_ALIGN_SECONDS if o.timestamps else MAX_PIECE_SECONDS
         return (self._piece(piece, o) for piece in split_long_audio(samples, limit))
+
+    def live(self, options: ListenOptions | None = None, live: LiveOptions | None = None,
+             sample_rate: int = SAMPLE_RATE) -> LiveTranscription:
+        """A live transcription (`hearth.listen.live`): push audio at `sample_rate` as it is captured,
+        read partial and final text as it follows. Timestamps are not given live."""
+        o = self.check_options(options)
+        if o.timestamps:
+            raise InputError("live transcription gives no timestamps: transcribe the recording for them",
+                             "timestamps")
+        return LiveTranscription(self, o, (live or LiveOptions()).checked(), sample_rate)
 
     def transcribe(self, audio: np.ndarray, options: ListenOptions | None = None,
                    sample_rate: int = SAMPLE_RATE) -> Transcript:

@@ -52,14 +52,16 @@ def _prompt(tok: TextTokenizer, tokens: AsrTokens, text: str, audio_tokens: int,
 
 
 def asr_prompt(tok: TextTokenizer, tokens: AsrTokens, audio_tokens: int, context: str = "",
-               language: str | None = None) -> Prompt:
+               language: str | None = None, prefix: str = "") -> Prompt:
     """The transcription prompt; `language` (a canonical name, see hearth.listen.languages) forces
-    the transcript's language and leaves the model only the text to write."""
+    the transcript's language and leaves the model only the text to write. `prefix`: the start of
+    the answer, forced (live transcription's earlier text), appended to the string before it is
+    tokenized, as qwen-asr's streaming appends it."""
     text = (f"<|im_start|>system\n{context}<|im_end|>\n<|im_start|>user\n"
             f"{AUDIO_START}{AUDIO_PAD * audio_tokens}{AUDIO_END}<|im_end|>\n<|im_start|>assistant\n")
     if language:
         text += f"language {language}<asr_text>"
-    return _prompt(tok, tokens, text, audio_tokens, "context")
+    return _prompt(tok, tokens, text + prefix, audio_tokens, "context")
 
 
 def aligner_prompt(tok: TextTokenizer, tokens: AsrTokens, audio_tokens: int,

@@ -1,0 +1,214 @@
+"""Live transcription: audio pushed as it is captured, text that follows it.
+
+The update rule is qwen-asr 0.0.6's streaming one (`Qwen3ASRModel.streaming_transcribe`, which it
+runs on vLLM only): every `chunk_s` of audio, the model hears all of the segment's audio so far,
+and its answer is forced to start with the previous answer minus its last `rollback_tokens` tokens
+(from the `unfixed_chunks`-th update on; none before). The tokens of each update are therefore
+exactly what the model gives for that audio and that forced start, whichever backend runs it
+(tests/test_listen_live.py holds Hearth's to qwen-asr's transformers model, update by update).
+`finish` hears the rest (shorter than a chunk) the same way, with qwen-asr's end rule: the
+rollback there keeps at least one token and does not step over a cut character.
+
+A segment ends when its audio reaches `max_segment_s` (or at `finish`): its final is the last
+update's text, and the next segment starts with nothing forced. Every update hears the whole
+segment again, so the segment's length bounds the cost of each.
+
+Audio: float samples in [-1, 1] (clipped there: a live stream has no peak to scale by) or int16,
+mono or [samples, channels], at any rate from 4 to 384 kHz (mixed down and resampled to 16 kHz on
+the way in, chunk by chunk).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from hearth.errors import InputError
+from hearth.listen.audio import MIN_PIECE_SECONDS, SAMPLE_RATE
+from hearth.listen.resample import Resampler, check_rate, mix_down
+from hearth.listen.transcript import parse_transcript
+
+if TYPE_CHECKING:
+    from hearth.listen.listener import Listener, ListenOptions
+
+__all__ = ["LiveEvent", "LiveOptions", "LiveTranscription"]
+
+REPLACEMENT = "\ufffd"  # what a token sequence cut inside a character decodes to
+
+
+@dataclass(frozen=True)
+class LiveOptions:
+    """How a live transcription updates. The defaults are qwen-asr's streaming ones."""
+
+    chunk_s: float = 2.0  # an update each time this much new audio has come
+    rollback_tokens: int = 5  # the previous answer's last tokens left free to change
+    unfixed_chunks: int = 2  # the first updates force nothing
+    max_segment_s: float = 30.0  # a segment is closed when its audio reaches this
+
+    def checked(self) -> LiveOptions:
+        for name, low in (("chunk_s", 0.1), ("max_segment_s", 1.0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
+                raise InputError(f"{name} must be a number of seconds of at least {low}, got {value!r}", name)
+        for name in ("rollback_tokens", "unfixed_chunks"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise InputError(f"{name} must be a whole number of at least 0, got {value!r}", name)
+        if self.max_segment_s < self.chunk_s:
+            raise InputError(f"max_segment_s ({self.max_segment_s}) must be at least chunk_s ({self.chunk_s})",
+                             "max_segment_s")
+        return self
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    """What an update gives. `kind` is "partial" (the text so far; it may still change) or "final"
+    (the segment's last word on it). `stable` is how many leading characters of `text` the next
+    update of the segment is forced to keep (0 in a final: nothing follows). Times in seconds:
+    `offset` where the segment starts in the stream, `audio_s` how much of it was heard,
+    `compute_s` what the update took."""
+
+    kind: str
+    segment: int
+    offset: float
+    audio_s: float
+    language: str
+    text: str
+    stable: int
+    raw: str
+    ids: tuple[int, ...]
+    compute_s: float
+
+
+@dataclass
+class _Segment:
+    index: int
+    offset: float
+    audio: list[np.ndarray] = field(default_factory=list)
+    samples: int = 0
+    updates: int = 0
+    raw: str = ""  # the last update's answer: forced start and generated text, decoded
+    heard: int = 0  # samples the last update heard
+
+
+class LiveTranscription:
+    """One live stream (`Listener.live`). `push` audio as it comes and read the events it returns;
+    `finish` at the end. Not for several threads at once: one stream, one feeder."""
+
+    def __init__(self, listener: Listener, options: ListenOptions, live: LiveOptions, sample_rate: int):
+        self.listener = listener
+        self.options = options
+        self.live = live
+        self.sample_rate = check_rate(sample_rate)
+        self._resampler = Resampler(self.sample_rate, SAMPLE_RATE)
+        self._chunk = max(1, int(round(live.chunk_s * SAMPLE_RATE)))  # as qwen-asr rounds chunk_size_sec
+        self._max_segment = max(self._chunk, int(round(live.max_segment_s * SAMPLE_RATE)))
+        self._pending: list[np.ndarray] = []  # 16 kHz samples not yet a whole chunk
+        self._pending_n = 0
+        self._segment = _Segment(0, 0.0)
+        self._finished = False
+
+    # The audio ------------------------------------------------------------------------------------
+
+    def push(self, samples: np.ndarray) -> list[LiveEvent]:
+        """Audio at the stream's rate; the events of the updates it completes (none until a chunk
+        has come)."""
+        if self._finished:
+            raise InputError("this live transcription has finished; start another", "audio")
+        return list(self._updates(self._resampler.push(_as_float(samples))))
+
+    def finish(self) -> list[LiveEvent]:
+        """The end of the stream: the rest heard, and the last segment's final (if it heard any)."""
+        if self._finished:
+            return []
+        self._finished = True
+        events = list(self._updates(self._resampler.finish()))
+        tail = self._take_pending()
+        s = self._segment
+        if tail.size:
+            s.audio.append(tail)
+            s.samples += tail.size
+            events.append(self._update(s, self._prefix(s, closing=True), "final"))
+        elif s.updates:
+            events.append(self._final_of(s))
+        return events
+
+    def _updates(self, samples: np.ndarray) -> Iterator[LiveEvent]:
+        if samples.size:
+            self._pending.append(samples)
+            self._pending_n += samples.size
+        while self._pending_n >= self._chunk:
+            everything = self._take_pending()
+            chunk, rest = everything[: self._chunk], everything[self._chunk :]
+            if rest.size:
+                self._pending, self._pending_n = [rest], rest.size
+            s = self._segment
+            s.audio.append(chunk)
+            s.samples += chunk.size
+            yield self._update(s, self._prefix(s, closing=False), "partial")
+            if s.samples >= self._max_segment:
+                yield self._final_of(s)
+                self._segment = _Segment(s.index + 1, s.offset + s.samples / SAMPLE_RATE)
+
+    def _take_pending(self) -> np.ndarray:
+        out = np.concatenate(self._pending) if self._pending else np.zeros(0, np.float32)
+        self._pending, self._pending_n = [], 0
+        return out
+
+    # The updates ----------------------------------------------------------------------------------
+
+    def _prefix(self, s: _Segment, closing: bool) -> str:
+        """The answer's forced start for the segment's next update (qwen-asr's rule, see the module)."""
+        if s.updates < self.live.unfixed_chunks or not s.raw:
+            return ""
+        tok = self.listener.tokenizer
+        ids = tok.encode(s.raw)
+        k = self.live.rollback_tokens
+        if closing:
+            return tok.decode(ids[: max(1, len(ids) - k)])
+        while True:
+            end = max(0, len(ids) - k)
+            prefix = tok.decode(ids[:end]) if end > 0 else ""
+            if REPLACEMENT not in prefix:
+                return prefix
+            if end == 0:
+                return ""
+            k += 1
+
+    def _update(self, s: _Segment, prefix: str, kind: str) -> LiveEvent:
+        t0 = time.perf_counter()
+        audio = np.concatenate(s.audio)
+        s.audio = [audio]
+        shortest = max(int(MIN_PIECE_SECONDS * SAMPLE_RATE), self.listener.features.min_samples)
+        heard = np.pad(audio, (0, shortest - audio.size)) if audio.size < shortest else audio
+        ids = tuple(self.listener.tokens(heard, self.options, prefix))
+        s.raw = prefix + self.listener.tokenizer.decode(list(ids), skip_special=True)
+        s.updates += 1
+        s.heard = audio.size
+        language, text = parse_transcript(s.raw, self.options.language)
+        stable = 0
+        if kind == "partial":
+            kept = parse_transcript(self._prefix(s, closing=False), self.options.language)[1]
+            stable = len(kept) if kept and text.startswith(kept) else 0
+        return LiveEvent(kind, s.index, s.offset, audio.size / SAMPLE_RATE, language, text, stable, s.raw, ids,
+                         time.perf_counter() - t0)
+
+    def _final_of(self, s: _Segment) -> LiveEvent:
+        language, text = parse_transcript(s.raw, self.options.language)
+        return LiveEvent("final", s.index, s.offset, s.heard / SAMPLE_RATE, language, text, 0, s.raw, (), 0.0)
+
+
+def _as_float(samples: np.ndarray) -> np.ndarray:
+    a = np.asarray(samples)
+    if a.dtype == np.int16:
+        a = a.astype(np.float32) / np.float32(32768.0)
+    elif not np.issubdtype(a.dtype, np.floating):
+        raise InputError(f"live audio of dtype {a.dtype}: give float samples in [-1, 1] or int16", "audio")
+    a = mix_down(a).astype(np.float32)
+    if not np.isfinite(a).all():
+        raise InputError("audio holds NaN or infinite samples", "audio")
+    return np.clip(a, -1.0, 1.0)
