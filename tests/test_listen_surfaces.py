@@ -69,6 +69,47 @@ def test_transcribe_prints_the_text_and_only_the_text(own_asr_dir, recording):
     assert piped.stdout == done.stdout
 
 
+def test_transcribe_live_from_raw_pcm_on_stdin_follows_the_api(own_asr_dir, recording):
+    """`... | hearth transcribe --live -`: raw PCM (16-bit, any rate and channels) read as it comes;
+    each segment's final text is a line on stdout, and with --json every update is a line of JSON:
+    the same events as `Listener.live` gives for the same audio. A file is fed the same way."""
+    from hearth.listen import Listener, ListenOptions, LiveOptions, decode_audio
+
+    audio = decode_audio(recording.read_bytes())  # 1.5 s of 44.1 kHz stereo
+    pcm = np.round(np.clip(audio.samples, -1, 1) * 32767).astype("<i2")
+    live = ("--model", str(own_asr_dir), "--backend", "torch", "--max-new-tokens", "6", "--chunk-s", "0.5",
+            "--segment-s", "1")
+    listener = Listener.load(own_asr_dir, backend="torch")
+    session = listener.live(ListenOptions(max_new_tokens=6), LiveOptions(chunk_s=0.5, max_segment_s=1),
+                            sample_rate=audio.sample_rate)
+    want = session.push(pcm.reshape(-1, 2)) + session.finish()
+    assert [e.kind for e in want] == ["partial", "partial", "final", "partial", "final"]
+
+    lines = hearth_cmd("transcribe", "--live", "-", "--rate", "44100", "--channels", "2", *live, stdin=pcm.tobytes())
+    assert lines.returncode == 0, lines.stderr.decode()
+    assert lines.stdout.decode("utf-8") == "".join(e.text + "\n" for e in want if e.kind == "final")
+    assert b"of audio heard" in lines.stderr
+    as_json = hearth_cmd("transcribe", "--live", "-", "--rate", "44100", "--channels", "2", "--json", *live,
+                         stdin=pcm.tobytes())
+    got = [json.loads(line) for line in as_json.stdout.decode("utf-8").splitlines()]
+    assert [(g["type"], g["segment"], g["audio_s"], g["text"], g["stable"]) for g in got] == [
+        (e.kind, e.segment, round(e.audio_s, 3), e.text, e.stable) for e in want]
+    from_file = hearth_cmd("transcribe", "--live", str(recording), *live)
+    assert from_file.stdout == lines.stdout
+
+
+def test_transcribe_live_refuses_what_it_cannot_give(own_asr_dir):
+    for extra, says in ((("--timestamps",), b"--timestamps is not given live"),
+                        (("--chunk-s", "0"), b"chunk_s must be"),
+                        (("--rate", "1000"), b"sample rate")):
+        done = hearth_cmd("transcribe", "--live", "-", "--model", str(own_asr_dir), "--backend", "torch", *extra,
+                          stdin=np.zeros(16000, "<i2").tobytes())
+        assert done.returncode == 2 and says in done.stderr, done.stderr.decode()
+        assert done.stdout == b""
+    empty = hearth_cmd("transcribe", "--live", "-", "--model", str(own_asr_dir), "--backend", "torch", stdin=b"")
+    assert empty.returncode == 2 and b"no audio came" in empty.stderr
+
+
 def test_transcribe_takes_the_compiled_runtimes_weights(own_asr_dir, recording):
     """--weights reaches the compiled runtime: fp32 on ONNX Runtime transcribes as the torch reference."""
     args = ("transcribe", str(recording), "--model", str(own_asr_dir), "--max-new-tokens", "6")

@@ -9,8 +9,11 @@ import json
 import logging
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from hearth.backends.asr_factory import ASR_BACKENDS, ASR_DTYPES, ASR_WEIGHTS
 from hearth.checkpoint.loading import CheckpointError
@@ -43,6 +46,24 @@ def add_parsers(sub: Any) -> None:
     p.add_argument("--context", default="", help="text the model may use: names, terms, the topic")
     p.add_argument("--max-new-tokens", type=arguments.count(), default=512, metavar="N",
                    help="upper bound on generated tokens per piece of the recording (default 512)")
+    g = p.add_argument_group("live (the text follows the audio as it comes: docs/listen.md)")
+    g.add_argument("--live", action="store_true",
+                   help="transcribe as the audio comes: raw PCM on stdin (-), e.g. arecord -f S16_LE -r 16000 | "
+                        "hearth transcribe --live -; or a file, fed as it is read. Partial text is shown in place "
+                        "on a terminal's stderr, each segment's final text is a line on stdout (--json: every "
+                        "update as a line of JSON)")
+    g.add_argument("--rate", type=arguments.count(), default=16000, metavar="HZ",
+                   help="--live: the sample rate of raw PCM on stdin (default 16000)")
+    g.add_argument("--channels", type=arguments.count(), default=1, metavar="N",
+                   help="--live: the channels of raw PCM on stdin, interleaved (default 1)")
+    g.add_argument("--format", choices=("s16", "f32"), default="s16",
+                   help="--live: raw PCM samples, 16-bit or float, little-endian (default s16)")
+    g.add_argument("--chunk-s", type=float, default=2.0, metavar="S",
+                   help="--live: an update each S seconds of audio (default 2.0)")
+    g.add_argument("--rollback", type=int, default=5, metavar="N",
+                   help="--live: the last N tokens of the previous update left free to change (default 5)")
+    g.add_argument("--segment-s", type=float, default=30.0, metavar="S",
+                   help="--live: a segment's longest audio; its final is given then (default 30)")
     g = p.add_argument_group("models")
     g.add_argument("--model", default=DEFAULT_ASR,
                    help=f"Qwen3-ASR checkpoint directory or hub id (default {DEFAULT_ASR})")
@@ -105,6 +126,8 @@ def _transcribe(args: argparse.Namespace) -> int:
     from hearth.listen import Listener, ListenOptions, Transcript
 
     language = language_named(args.language, LANGUAGES)  # checked before anything loads
+    if args.live:
+        return _transcribe_live(args, language)
     if args.captions is not None and args.captions.suffix.lower() not in (".vtt", ".srt"):
         raise InputError(f"--captions {args.captions}: give a .vtt or .srt file name")
     recording = decode_audio(_read(args.audio))
@@ -141,3 +164,86 @@ def _transcribe(args: argparse.Namespace) -> int:
     log.info("language %s; %d piece(s) in %.1f s", transcript.language or "unknown", len(pieces),
              time.perf_counter() - t0)
     return 0
+
+
+def _pcm_pieces(args: argparse.Namespace, piece_s: float = 0.1) -> Iterator[tuple[np.ndarray, int]]:
+    """--live's audio as it comes, about `piece_s` at a time: raw PCM from stdin, or a file's
+    samples (mono or [samples, channels]) with its rate."""
+    if args.audio != "-":
+        recording = decode_audio(_read(args.audio))
+        step = max(1, int(recording.sample_rate * piece_s))
+        for start in range(0, recording.samples.shape[0], step):
+            yield recording.samples[start : start + step], recording.sample_rate
+        return
+    width = (2 if args.format == "s16" else 4) * args.channels
+    dtype = "<i2" if args.format == "s16" else "<f4"
+    want = max(width, int(args.rate * piece_s) * width)
+    held = b""
+    while True:
+        data = sys.stdin.buffer.read1(want) if hasattr(sys.stdin.buffer, "read1") else sys.stdin.buffer.read(want)
+        if not data:
+            break
+        held += data
+        whole = len(held) - len(held) % width
+        if whole:
+            samples = np.frombuffer(held[:whole], dtype=dtype).astype(np.int16 if args.format == "s16" else np.float32)
+            held = held[whole:]
+            yield (samples if args.channels == 1 else samples.reshape(-1, args.channels)), args.rate
+    if held:
+        log.warning("the input ended inside a sample frame: %d byte(s) left out", len(held))
+
+
+def _transcribe_live(args: argparse.Namespace, language: str | None) -> int:
+    from hearth.listen import Listener, ListenOptions, LiveOptions
+
+    for flag in ("timestamps", "captions"):
+        if getattr(args, flag):
+            raise InputError(f"--{flag} is not given live: transcribe the recording without --live for it")
+    live = LiveOptions(chunk_s=args.chunk_s, rollback_tokens=args.rollback, max_segment_s=args.segment_s).checked()
+    t0 = time.perf_counter()
+    listener = Listener.load(args.model, args.backend, args.dtype or "float32", None, args.weights)
+    log.info("loaded %s in %.1f s; listening", listener.checkpoint.path, time.perf_counter() - t0)
+    options = ListenOptions(context=args.context, language=language, max_new_tokens=args.max_new_tokens)
+    session = None
+    in_place = sys.stderr.isatty() and not args.json
+    shown = False
+    heard = 0.0
+    compute = 0.0
+    for samples, rate in _pcm_pieces(args):
+        if session is None:
+            session = listener.live(options, live, sample_rate=rate)
+        events = session.push(samples)
+        heard += samples.shape[0] / rate
+        for event in events:
+            compute += event.compute_s
+            shown = _show(event, args.json, in_place, shown)
+    if session is None:
+        raise InputError("no audio came: give raw PCM on stdin (e.g. arecord -f S16_LE -r 16000 | hearth "
+                         "transcribe --live -), or a file")
+    for event in session.finish():
+        compute += event.compute_s
+        shown = _show(event, args.json, in_place, shown)
+    log.info("%.1f s of audio heard; %.1f s of computing (%.2f s a second of audio)", heard, compute,
+             compute / heard if heard else 0.0)
+    return 0
+
+
+def _show(event: Any, as_json: bool, in_place: bool, shown: bool) -> bool:  # noqa: ANN401 (a LiveEvent)
+    """An event on the streams; whether a partial line is on the terminal now."""
+    if as_json:
+        sys.stdout.write(json.dumps({"type": event.kind, "segment": event.segment, "offset": round(event.offset, 3),
+                                     "audio_s": round(event.audio_s, 3), "language": event.language,
+                                     "text": event.text, "stable": event.stable}, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+        return False
+    if event.kind == "partial":
+        if in_place:
+            sys.stderr.write("\r\x1b[2K" + event.text[-200:])
+            sys.stderr.flush()
+        return in_place
+    if shown:
+        sys.stderr.write("\r\x1b[2K")
+        sys.stderr.flush()
+    sys.stdout.write(event.text + "\n")
+    sys.stdout.flush()
+    return False
