@@ -7,7 +7,8 @@ string and audio through qwen-asr's processor and its transformers model, greedy
 decodes (special tokens skipped). Each of Hearth's updates must choose the same tokens as that
 update of qwen-asr's, and the final text and language must be the same, for audio pushed in pieces of
 any size, any chunk length, rollback and number of unfixed chunks, with and without a forced
-language and a context.
+language and a context, and for float audio beyond [-1, 1] (streamed audio is not scaled: as
+qwen-asr streams it).
 """
 
 from __future__ import annotations
@@ -152,6 +153,28 @@ def test_a_long_stream_is_cut_into_segments_each_heard_on_its_own(listener):
     alone = listener.live(ListenOptions(max_new_tokens=MAX_NEW), live)
     again = alone.push(samples[32000:64000]) + alone.finish()
     assert [(e.kind, e.ids, e.text) for e in again] == [(e.kind, e.ids, e.text) for e in events[3:6]]
+
+
+def test_a_feeder_behind_hears_only_the_latest_chunk(listener, official_streaming):
+    """`latest_only`: chunks completed at once give one update, of all the audio so far, whose forced
+    start is the one qwen-asr's update of that chunk would have had (the skipped chunks counted)."""
+    samples = SIGNALS["sweep"](3.2)
+    live = LiveOptions(chunk_s=0.5, rollback_tokens=3, unfixed_chunks=2, max_segment_s=60)
+    session = listener.live(ListenOptions(max_new_tokens=MAX_NEW), live)
+    first = session.push(samples[:8000], latest_only=True)  # one chunk: its update
+    behind = session.push(samples[8000:40000], latest_only=True)  # four chunks: one update, of 2.5 s
+    rest = session.push(samples[40000:], latest_only=True) + session.finish()
+    assert [(e.kind, e.audio_s) for e in first + behind + rest] == [
+        ("partial", 0.5), ("partial", 2.5), ("partial", 3.0), ("final", 3.2)]
+    # qwen-asr's streaming with the three chunks between added to its state unheard: its update at
+    # 2.5 s is forced to start with the 0.5 s update's answer less its rollback, as Hearth's was
+    official_streaming.model.calls = []
+    state = official_streaming.init_streaming_state(unfixed_chunk_num=2, unfixed_token_num=3, chunk_size_sec=0.5)
+    official_streaming.streaming_transcribe(samples[:8000], state)
+    state.audio_accum, state.chunk_id = samples[:32000].copy(), 4
+    official_streaming.streaming_transcribe(samples[32000:40000], state)
+    assert official_streaming.model.calls == [list(first[0].ids), list(behind[0].ids)]
+    assert (behind[0].language, behind[0].text) == (state.language, state.text)
 
 
 def test_bad_input_is_refused_with_what_to_do(listener):

@@ -295,6 +295,57 @@ def test_the_listening_routes_keep_their_document(case):
 
 # -- Wyoming speech to text ------------------------------------------------------------------------
 
+def test_wyoming_streams_the_transcript_while_the_audio_comes(tiny_dir, asr_dir):
+    """Streaming transcripts as Home Assistant reads them: audio sent at about real time, and
+    `transcript-start` then `transcript-chunk`s arrive while it is still being sent; after
+    `audio-stop`, `transcript` (the whole recording's text, as without streaming) and
+    `transcript-stop`. The chunks joined are the start of the text each update kept, completed by
+    the transcript where it goes on from them."""
+    from sounds import sweep
+    from wyoming.asr import Transcribe
+    from wyoming.audio import AudioChunk, AudioStart, AudioStop
+    from wyoming.client import AsyncTcpClient
+
+    pcm = np.round(sweep(8.0) * 32767).astype("<i2").tobytes()
+    step = 16000 * 2 // 4  # 0.25 s
+
+    async def exchange(port: int) -> tuple[list, int]:
+        async with AsyncTcpClient("127.0.0.1", port) as client:
+            await client.write_event(Transcribe().event())
+            await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+            events: list = []
+            reader = asyncio.create_task(_read_until(client, "transcript-stop", events))
+            for i in range(0, len(pcm), step):
+                await client.write_event(AudioChunk(rate=16000, width=2, channels=1, audio=pcm[i:i + step]).event())
+                await asyncio.sleep(0.25)  # as a microphone sends it
+            before_stop = len(events)
+            await client.write_event(AudioStop().event())
+            await reader
+            return events, before_stop
+
+    # (qwen-asr's writer: its transcripts end before the token limit, as real ones do)
+    listening = ("--listen", str(asr_dir), "--listen-backend", "torch")
+    with WyomingServer(tiny_dir, "--backend", "torch", *listening) as wyoming:
+        events, before_stop = asyncio.run(asyncio.wait_for(exchange(wyoming.port), 300))
+    types = [e.type for e in events]
+    assert types[0] == "transcript-start" and types[-2:] == ["transcript", "transcript-stop"], types
+    assert set(types[1:-2]) == {"transcript-chunk"}, types
+    assert before_stop >= 2 and types[1] == "transcript-chunk"  # streamed while the audio came
+    chunks = "".join(e.data["text"] for e in events if e.type == "transcript-chunk")
+    text = events[-2].data["text"]
+    assert all(e.data["text"] for e in events if e.type == "transcript-chunk")
+    assert chunks == text or not text.startswith(chunks)  # completed by the transcript where it goes on
+
+
+async def _read_until(client, last: str, into: list) -> None:
+    while True:
+        event = await client.read_event()
+        assert event is not None, into
+        into.append(event)
+        if event.type == last:
+            return
+
+
 def test_wyoming_transcribes_with_home_assistant_s_client(tiny_dir, own_asr_dir):
     from wyoming.asr import Transcribe
     from wyoming.audio import AudioChunk, AudioStart, AudioStop
@@ -313,7 +364,13 @@ def test_wyoming_transcribes_with_home_assistant_s_client(tiny_dir, own_asr_dir)
             for i in range(0, len(pcm), 4096):
                 await client.write_event(AudioChunk(rate=22050, width=2, channels=2, audio=pcm[i:i + 4096]).event())
             await client.write_event(AudioStop().event())
-            got.append(await client.read_event())
+            streamed = [await client.read_event()]
+            while streamed[-1].type != "transcript-stop":
+                streamed.append(await client.read_event())
+            types = [e.type for e in streamed]
+            assert types[0] == "transcript-start" and types[-2:] == ["transcript", "transcript-stop"], types
+            assert set(types[1:-2]) <= {"transcript-chunk"}, types
+            got.append(streamed[-2])
             await client.write_event(AudioStart(rate=100, width=2, channels=1).event())
             got.append(await client.read_event())
         return got
@@ -321,6 +378,7 @@ def test_wyoming_transcribes_with_home_assistant_s_client(tiny_dir, own_asr_dir)
     with WyomingServer(tiny_dir, "--backend", "torch", "--listen", str(own_asr_dir)) as wyoming:
         info, transcript, refused = asyncio.run(asyncio.wait_for(exchange(wyoming.port), 300))
         assert [p["name"] for p in info.data["asr"]] == ["hearth-asr"] and info.data["tts"]
+        assert info.data["asr"][0]["supports_transcript_streaming"] is True
         assert "en" in info.data["asr"][0]["models"][0]["languages"]
         assert transcript.type == "transcript" and isinstance(transcript.data["text"], str)
         assert refused.type == "error" and "4000 to 384000 Hz" in refused.data["text"]

@@ -9,13 +9,17 @@ exactly what the model gives for that audio and that forced start, whichever bac
 `finish` hears the rest (shorter than a chunk) the same way, with qwen-asr's end rule: the
 rollback there keeps at least one token and does not step over a cut character.
 
+A feeder that cannot keep up (a server on a slow machine) pushes with `latest_only`: of the chunks
+completed at once only the last is heard, as no one would read the updates in between; the
+chunks are still counted, so the forced start begins where it would have.
+
 A segment ends when its audio reaches `max_segment_s` (or at `finish`): its final is the last
 update's text, and the next segment starts with nothing forced. Every update hears the whole
 segment again, so the segment's length bounds the cost of each.
 
-Audio: float samples in [-1, 1] (clipped there: a live stream has no peak to scale by) or int16,
-mono or [samples, channels], at any rate from 4 to 384 kHz (mixed down and resampled to 16 kHz on
-the way in, chunk by chunk).
+Audio: float samples (in [-1, 1] as a rule, but not scaled or clipped: a stream has no peak to
+scale by, and qwen-asr streams them as they are) or int16, mono or [samples, channels], at any
+rate from 4 to 384 kHz (mixed down and resampled to 16 kHz on the way in, chunk by chunk).
 """
 
 from __future__ import annotations
@@ -90,6 +94,7 @@ class _Segment:
     offset: float
     audio: list[np.ndarray] = field(default_factory=list)
     samples: int = 0
+    chunks: int = 0  # whole chunks heard (qwen-asr's chunk_id)
     updates: int = 0
     raw: str = ""  # the last update's answer: forced start and generated text, decoded
     heard: int = 0  # samples the last update heard
@@ -114,12 +119,12 @@ class LiveTranscription:
 
     # The audio ------------------------------------------------------------------------------------
 
-    def push(self, samples: np.ndarray) -> list[LiveEvent]:
+    def push(self, samples: np.ndarray, latest_only: bool = False) -> list[LiveEvent]:
         """Audio at the stream's rate; the events of the updates it completes (none until a chunk
-        has come)."""
+        has come). With `latest_only`, of several chunks it completes only the last is heard."""
         if self._finished:
             raise InputError("this live transcription has finished; start another", "audio")
-        return list(self._updates(self._resampler.push(_as_float(samples))))
+        return list(self._updates(self._resampler.push(_as_float(samples)), latest_only))
 
     def finish(self) -> list[LiveEvent]:
         """The end of the stream: the rest heard, and the last segment's final (if it heard any)."""
@@ -137,7 +142,7 @@ class LiveTranscription:
             events.append(self._final_of(s))
         return events
 
-    def _updates(self, samples: np.ndarray) -> Iterator[LiveEvent]:
+    def _updates(self, samples: np.ndarray, latest_only: bool = False) -> Iterator[LiveEvent]:
         if samples.size:
             self._pending.append(samples)
             self._pending_n += samples.size
@@ -149,6 +154,9 @@ class LiveTranscription:
             s = self._segment
             s.audio.append(chunk)
             s.samples += chunk.size
+            s.chunks += 1
+            if latest_only and self._pending_n >= self._chunk and s.samples < self._max_segment:
+                continue  # a later chunk is complete already: only it is heard
             yield self._update(s, self._prefix(s, closing=False), "partial")
             if s.samples >= self._max_segment:
                 yield self._final_of(s)
@@ -163,7 +171,7 @@ class LiveTranscription:
 
     def _prefix(self, s: _Segment, closing: bool) -> str:
         """The answer's forced start for the segment's next update (qwen-asr's rule, see the module)."""
-        if s.updates < self.live.unfixed_chunks or not s.raw:
+        if s.chunks - (0 if closing else 1) < self.live.unfixed_chunks or not s.raw:
             return ""
         tok = self.listener.tokenizer
         ids = tok.encode(s.raw)
@@ -192,7 +200,9 @@ class LiveTranscription:
         language, text = parse_transcript(s.raw, self.options.language)
         stable = 0
         if kind == "partial":
+            s.chunks += 1  # (as the next update will count)
             kept = parse_transcript(self._prefix(s, closing=False), self.options.language)[1]
+            s.chunks -= 1
             stable = len(kept) if kept and text.startswith(kept) else 0
         return LiveEvent(kind, s.index, s.offset, audio.size / SAMPLE_RATE, language, text, stable, s.raw, ids,
                          time.perf_counter() - t0)
@@ -211,4 +221,4 @@ def _as_float(samples: np.ndarray) -> np.ndarray:
     a = mix_down(a).astype(np.float32)
     if not np.isfinite(a).all():
         raise InputError("audio holds NaN or infinite samples", "audio")
-    return np.clip(a, -1.0, 1.0)
+    return a

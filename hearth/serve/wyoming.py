@@ -39,7 +39,7 @@ from hearth.errors import InputError
 from hearth.frames import FRAME_S
 from hearth.runtime.scheduler import Busy, Request, Scheduler, SentenceFailed
 from hearth.serve.shared_engine import SharedEngine
-from hearth.serve.wyoming_asr import AsrExchange, asr_program
+from hearth.serve.wyoming_asr import AsrExchange, LiveChunks, asr_program
 from hearth.serve.wyoming_events import Malformed, read_event
 from hearth.streaming.pacing import PacedChunks, Pacer, SpeechRate
 from hearth.streaming.sinks import to_pcm
@@ -176,6 +176,7 @@ class Session(AsyncEventHandler):
         self._task: asyncio.Task[None] | None = None  # the newest synthesis; each waits for the one before
         self._closed = False
         self._heard: AsrExchange | None = None  # speech to text, when the server listens
+        self._chunks: LiveChunks | None = None  # its streaming transcript, while audio comes
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -304,17 +305,26 @@ class Session(AsyncEventHandler):
             heard.transcribe(event.data)
         elif AudioStart.is_type(event.type):
             heard.start(AudioStart.from_event(event))
+            self._chunks = LiveChunks(self.service.hearing, self.service.pool, heard.options, self._write)
         elif AudioChunk.is_type(event.type):
-            heard.chunk(AudioChunk.from_event(event))
+            part = heard.chunk(AudioChunk.from_event(event))
+            if self._chunks is not None:
+                self._chunks.feed(part)
         else:
-            samples, before = heard.stop(), self._task
-            self._task = asyncio.create_task(self._transcript(heard, samples, before))
+            samples, before, chunks = heard.stop(), self._task, self._chunks
+            self._chunks = None
+            self._task = asyncio.create_task(self._transcript(heard, samples, before, chunks))
 
-    async def _transcript(self, heard: AsrExchange, samples: Any, before: asyncio.Task[None] | None) -> None:  # noqa: ANN401
+    async def _transcript(self, heard: AsrExchange, samples: Any, before: asyncio.Task[None] | None,  # noqa: ANN401
+                          chunks: LiveChunks | None) -> None:
         await asyncio.gather(*(t for t in (before,) if t is not None), return_exceptions=True)  # answers in order
         try:
             await self._scheduler()  # (loaded: the listening models load with the speech model)
-            await self._write((await heard.answer(samples, self.service.hearing, self.service.pool)).event())
+            transcript = await heard.answer(samples, self.service.hearing, self.service.pool)
+            if chunks is not None:
+                await chunks.end(transcript)
+            else:
+                await self._write(transcript.event())
         except (InputError, Busy) as e:
             await self._error(str(e), "busy" if isinstance(e, Busy) else "bad-request")
 

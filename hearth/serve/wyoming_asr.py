@@ -9,25 +9,38 @@ are floored at the whole recording's loudest value less 8 (log10; `hearth.listen
 Whisper's extractor), and audio whose peak passes 1 is scaled by that peak (`prepare_audio`), so a
 window encoded while audio still comes would differ from the same window encoded with the rest
 heard. `transcribe`'s `transcript_names` and `transcript_terms` become the model's context.
+
+Streaming transcripts (`supports_transcript_streaming`): while the audio comes, a live
+transcription (`hearth.listen.live`) hears it every 2 s, and the text each update will keep
+(`LiveEvent.stable`) goes out as `transcript-chunk`s after a `transcript-start`: each chunk the text
+that follows what was sent, so the chunks joined are always the start of the transcript heard so
+far. At `audio-stop` the recording is transcribed whole, as without streaming (the offline text,
+the most accurate); the chunks are completed by what that text adds to them, then come `transcript`
+(for clients that read only it) and `transcript-stop`. Updates still waiting when the audio stops
+are dropped.
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import numpy as np
-from wyoming.asr import Transcript
+from wyoming.asr import Transcript, TranscriptChunk, TranscriptStart, TranscriptStop
 from wyoming.audio import AudioChunk, AudioStart
+from wyoming.event import Event
 from wyoming.info import AsrModel, AsrProgram, Attribution
 
 from hearth import __version__
 from hearth.errors import InputError
-from hearth.listen import ListenOptions
+from hearth.listen import ListenOptions, LiveOptions
 from hearth.listen.audio import SAMPLE_RATE
 from hearth.listen.languages import CODES, LANGUAGES, language_named
 from hearth.listen.resample import MAX_CHANNELS, Resampler
+from hearth.runtime.request import Busy
 
-__all__ = ["MAX_STREAM_SECONDS", "AsrExchange", "asr_program"]
+__all__ = ["MAX_STREAM_SECONDS", "AsrExchange", "LiveChunks", "asr_program"]
 
 MAX_STREAM_SECONDS = 1800.0  # one exchange's audio
 
@@ -42,7 +55,7 @@ def asr_program(model_name: str, languages: tuple[str, ...] = LANGUAGES) -> AsrP
     hearth = Attribution(name="Hearth", url="https://pypi.org/project/hearth-tts/")
     return AsrProgram(name="hearth-asr", attribution=hearth, installed=True,
                       description="Hearth: speech to text with Qwen3-ASR", version=__version__,
-                      models=[model], supports_transcript_streaming=False)
+                      models=[model], supports_transcript_streaming=True)
 
 
 class AsrExchange:
@@ -79,7 +92,8 @@ class AsrExchange:
         self._width, self._channels = start.width, start.channels
         self._parts, self._samples = [], 0
 
-    def chunk(self, chunk: AudioChunk) -> None:
+    def chunk(self, chunk: AudioChunk) -> np.ndarray:
+        """The chunk's samples at 16 kHz (kept for the transcript at `audio-stop`)."""
         if self._resampler is None:
             raise InputError("audio-chunk before audio-start")
         raw = chunk.audio[: len(chunk.audio) // (self._width * self._channels) * self._width * self._channels]
@@ -95,6 +109,7 @@ class AsrExchange:
             self._resampler = None
             self._parts = []
             raise InputError(f"the audio passed {MAX_STREAM_SECONDS:.0f} s; one transcription takes at most that")
+        return part
 
     def stop(self) -> np.ndarray:
         """The whole recording at 16 kHz (the exchange closes)."""
@@ -111,6 +126,67 @@ class AsrExchange:
         t = await hearing.run(pool, hearing.transcribe, samples, SAMPLE_RATE, self.options)
         first = t.language.split(",")[0] if t.language else ""
         return Transcript(text=t.text, language=CODES.get(first) or None)
+
+
+class LiveChunks:
+    """One exchange's streaming transcript: the audio fed to a live transcription off the event loop,
+    one update at a time (audio that comes meanwhile waits, and of the chunks it completes only the
+    last is heard: `LiveTranscription.push(latest_only=True)`), and its kept text written as
+    `transcript-chunk`s (see the module)."""
+
+    def __init__(self, hearing: Any, pool: Any, options: ListenOptions,  # noqa: ANN401
+                 write: Callable[[Event], Awaitable[None]]):
+        self._hearing, self._pool, self._options, self._write = hearing, pool, options, write
+        self._session: Any = None
+        self._waiting: list[np.ndarray] = []
+        self._running: asyncio.Task[None] | None = None
+        self._stopped = False
+        self._started = False
+        self.sent = ""  # the text the chunks sent so far spell
+
+    def feed(self, samples: np.ndarray) -> None:
+        if samples.size and not self._stopped:
+            self._waiting.append(samples)
+            if self._running is None or self._running.done():
+                self._running = asyncio.create_task(self._follow())
+
+    async def _follow(self) -> None:
+        while self._waiting and not self._stopped:
+            if self._hearing is None or self._hearing.listener is None:
+                return
+            if self._session is None:
+                self._session = self._hearing.listener.live(self._options, LiveOptions(), SAMPLE_RATE)
+            samples = np.concatenate(self._waiting)
+            self._waiting = []
+            try:
+                events = await self._hearing.run(self._pool, self._session.push, samples, True)
+            except Busy:  # the server is full: the audio waits for the next chunk's turn
+                self._waiting.insert(0, samples)
+                return
+            for event in events:
+                await self._send(event.text[: event.stable])
+
+    async def _send(self, kept: str) -> None:
+        if not self._started:
+            self._started = True
+            await self._write(TranscriptStart(language=_code(self._options.language)).event())
+        if kept.startswith(self.sent) and len(kept) > len(self.sent):
+            await self._write(TranscriptChunk(text=kept[len(self.sent):]).event())
+            self.sent = kept
+
+    async def end(self, transcript: Transcript) -> None:
+        """After the audio: the chunks completed by the whole recording's text, `transcript`, then
+        `transcript-stop`. Updates not yet started are dropped; a running one is waited for."""
+        self._stopped = True
+        if self._running is not None:
+            await asyncio.gather(self._running, return_exceptions=True)
+        await self._send(transcript.text)
+        await self._write(transcript.event())
+        await self._write(TranscriptStop().event())
+
+
+def _code(language: str | None) -> str | None:
+    return CODES.get(language) if language else None
 
 
 def _bad_language(language: object) -> str:
