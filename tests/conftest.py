@@ -316,7 +316,7 @@ PROCESS_MODULES = {  # they start `hearth` commands or servers
     "test_bench", "test_chat", "test_cli", "test_cluster", "test_page", "test_privacy", "test_serve",
     "test_serve_voices", "test_speak_soak", "test_speaker", "test_voice_cli", "test_websocket", "test_wyoming",
     "test_fuzz", "test_clients", "test_schema", "test_live_fuzz", "test_fault_matrix", "test_runtime_only",
-    "test_release", "test_text_surfaces", "test_listen_surfaces", "test_locale",
+    "test_release", "test_text_surfaces", "test_listen_surfaces", "test_locale", "test_realtime_transcription",
 }
 COMPILED_MODULES = {"test_compiled_backends", "test_onnxruntime", "test_openvino"}
 COMPILED_FIXTURES = {"fast_engine", "ov_fp32", "ov_int8", "base_fp32", "openvino_int8"}

@@ -27,6 +27,7 @@ from hearth.listen.decoding import greedy_tokens
 from hearth.listen.features import LogMel
 from hearth.listen.languages import LANGUAGES, canonical_language
 from hearth.listen.live import LiveOptions, LiveTranscription
+from hearth.listen.options import ListenOptions
 from hearth.listen.prompt import asr_prompt
 from hearth.listen.timestamps import TimedUnit
 from hearth.listen.transcript import merge_languages, parse_transcript
@@ -35,18 +36,6 @@ from hearth.listen.units import split_units
 __all__ = ["MAX_PIECE_SECONDS", "ListenOptions", "Listener", "Transcript", "TranscriptPiece"]
 
 MAX_PIECE_SECONDS = 1200.0  # qwen-asr transcribes at most 20 minutes at once
-
-
-@dataclass(frozen=True)
-class ListenOptions:
-    """One request's options. `language` None lets the model tell; a name forces it (the model then
-    writes the text alone). `context` is text the model may use (names, terms), put in the system
-    turn. `timestamps` needs a Listener loaded with an aligner."""
-
-    context: str = ""
-    language: str | None = None
-    max_new_tokens: int = 512  # per piece; qwen-asr's default
-    timestamps: bool = False
 
 
 @dataclass(frozen=True)

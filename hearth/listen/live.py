@@ -27,21 +27,30 @@ from __future__ import annotations
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
+from hearth.checkpoint.tokenizer import TextTokenizer
 from hearth.errors import InputError
 from hearth.listen.audio import MIN_PIECE_SECONDS, SAMPLE_RATE
+from hearth.listen.features import LogMel
+from hearth.listen.options import ListenOptions
 from hearth.listen.resample import Resampler, check_rate, mix_down
 from hearth.listen.transcript import parse_transcript
-
-if TYPE_CHECKING:
-    from hearth.listen.listener import Listener, ListenOptions
 
 __all__ = ["LiveEvent", "LiveOptions", "LiveTranscription"]
 
 REPLACEMENT = "\ufffd"  # what a token sequence cut inside a character decodes to
+
+
+class Hearing(Protocol):
+    """What a live transcription asks of its `Listener`."""
+
+    tokenizer: TextTokenizer
+    features: LogMel
+
+    def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "") -> Iterator[int]: ...
 
 
 @dataclass(frozen=True)
@@ -104,7 +113,7 @@ class LiveTranscription:
     """One live stream (`Listener.live`). `push` audio as it comes and read the events it returns;
     `finish` at the end. Not for several threads at once: one stream, one feeder."""
 
-    def __init__(self, listener: Listener, options: ListenOptions, live: LiveOptions, sample_rate: int):
+    def __init__(self, listener: Hearing, options: ListenOptions, live: LiveOptions, sample_rate: int):
         self.listener = listener
         self.options = options
         self.live = live

@@ -38,6 +38,7 @@ from hearth.runtime.words import SentenceWords
 from hearth.serve.captioned import captioned_body, captioned_response
 from hearth.serve.encoders import encoder
 from hearth.serve.openapi import allowed, document
+from hearth.serve.realtime import realtime_transcription
 from hearth.serve.server_state import ApiError, ServerState, bad_request, state_of
 from hearth.serve.speech_body import (
     MAX_BODY_BYTES,
@@ -61,7 +62,7 @@ _EXPOSED = ["X-Hearth-Request", "X-Hearth-Seed", "X-Hearth-Warning", "X-Request-
 
 def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: list[str] | None = None) -> FastAPI:
     """The OpenAI-compatible app over `state`: every route below, the voice routes
-    (`voice_routes`), the WebSocket (`websocket`), and errors in OpenAI's envelope."""
+    (`voice_routes`), the WebSockets (`websocket`, `realtime`), and errors in OpenAI's envelope."""
     app = FastAPI(title="Hearth", docs_url=None, redoc_url=None, openapi_url=None)
     state.api_key = api_key
     app.state.hearth = state
@@ -80,6 +81,7 @@ def create_app(state: ServerState, *, api_key: str | None = None, cors_origins: 
     app.add_api_route("/openapi.json", _openapi, methods=["GET"])
     app.add_api_route("/metrics", _metrics, methods=["GET"])
     app.add_api_websocket_route("/v1/audio/speech/stream", _speech_ws)
+    app.add_api_websocket_route("/v1/realtime", _realtime_ws)
     app.add_api_route("/v1/audio/speech", _speech, methods=["POST"])
     app.add_api_route("/v1/audio/transcriptions", transcriptions, methods=["POST"])
     app.add_api_route("/dev/captioned_speech", _captioned, methods=["POST"])
@@ -173,6 +175,11 @@ async def _metrics(http: Request) -> Response:
 async def _speech_ws(ws: WebSocket) -> None:
     state = state_of(ws)
     await speech_stream(ws, state, state.key_ok(ws, query_ok=True))
+
+
+async def _realtime_ws(ws: WebSocket) -> None:
+    state = state_of(ws)
+    await realtime_transcription(ws, state, state.key_ok(ws, query_ok=True))
 
 
 # -- POST /v1/audio/speech ------------------------------------------------------------------------

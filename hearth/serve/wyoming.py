@@ -176,7 +176,6 @@ class Session(AsyncEventHandler):
         self._task: asyncio.Task[None] | None = None  # the newest synthesis; each waits for the one before
         self._closed = False
         self._heard: AsrExchange | None = None  # speech to text, when the server listens
-        self._chunks: LiveChunks | None = None  # its streaming transcript, while audio comes
 
     # -- reading ---------------------------------------------------------------------------------
 
@@ -304,27 +303,18 @@ class Session(AsyncEventHandler):
         if Transcribe.is_type(event.type):
             heard.transcribe(event.data)
         elif AudioStart.is_type(event.type):
-            heard.start(AudioStart.from_event(event))
-            self._chunks = LiveChunks(self.service.hearing, self.service.pool, heard.options, self._write)
+            heard.start(AudioStart.from_event(event), LiveChunks(self.service, heard.options, self._write))
         elif AudioChunk.is_type(event.type):
-            part = heard.chunk(AudioChunk.from_event(event))
-            if self._chunks is not None:
-                self._chunks.feed(part)
+            heard.chunk(AudioChunk.from_event(event))
         else:
-            samples, before, chunks = heard.stop(), self._task, self._chunks
-            self._chunks = None
-            self._task = asyncio.create_task(self._transcript(heard, samples, before, chunks))
+            self._task = asyncio.create_task(self._transcript(heard, *heard.stop(), self._task))
 
-    async def _transcript(self, heard: AsrExchange, samples: Any, before: asyncio.Task[None] | None,  # noqa: ANN401
-                          chunks: LiveChunks | None) -> None:
+    async def _transcript(self, heard: AsrExchange, samples: Any, chunks: LiveChunks | None,  # noqa: ANN401
+                          before: asyncio.Task[None] | None) -> None:
         await asyncio.gather(*(t for t in (before,) if t is not None), return_exceptions=True)  # answers in order
         try:
             await self._scheduler()  # (loaded: the listening models load with the speech model)
-            transcript = await heard.answer(samples, self.service.hearing, self.service.pool)
-            if chunks is not None:
-                await chunks.end(transcript)
-            else:
-                await self._write(transcript.event())
+            await heard.answer(samples, self.service.hearing, self.service.pool, chunks, self._write)
         except (InputError, Busy) as e:
             await self._error(str(e), "busy" if isinstance(e, Busy) else "bad-request")
 

@@ -39,6 +39,7 @@ from hearth.listen.audio import SAMPLE_RATE
 from hearth.listen.languages import CODES, LANGUAGES, language_named
 from hearth.listen.resample import MAX_CHANNELS, Resampler
 from hearth.runtime.request import Busy
+from hearth.serve.live_text import LiveText
 
 __all__ = ["MAX_STREAM_SECONDS", "AsrExchange", "LiveChunks", "asr_program"]
 
@@ -69,6 +70,7 @@ class AsrExchange:
         self._channels = 1
         self._parts: list[np.ndarray] = []
         self._samples = 0  # at 16 kHz
+        self._chunks: LiveChunks | None = None
 
     @property
     def open(self) -> bool:
@@ -83,7 +85,8 @@ class AsrExchange:
         self.options = ListenOptions(context=context[:4096], language=language_named(language, self.languages)
                                      if isinstance(language, str) or language is None else _bad_language(language))
 
-    def start(self, start: AudioStart) -> None:
+    def start(self, start: AudioStart, chunks: LiveChunks | None = None) -> None:
+        """`audio-start`; `chunks`, if given, follows the audio with a streaming transcript."""
         if start.width not in (1, 2, 4):
             raise InputError(f"audio-start: samples of {start.width} bytes; send 16-bit PCM (width 2), or 8 or 32")
         if not 1 <= start.channels <= MAX_CHANNELS:
@@ -91,6 +94,7 @@ class AsrExchange:
         self._resampler = Resampler(start.rate, SAMPLE_RATE)  # (a rate outside 4 to 384 kHz is refused here)
         self._width, self._channels = start.width, start.channels
         self._parts, self._samples = [], 0
+        self._chunks = chunks
 
     def chunk(self, chunk: AudioChunk) -> np.ndarray:
         """The chunk's samples at 16 kHz (kept for the transcript at `audio-stop`)."""
@@ -109,23 +113,29 @@ class AsrExchange:
             self._resampler = None
             self._parts = []
             raise InputError(f"the audio passed {MAX_STREAM_SECONDS:.0f} s; one transcription takes at most that")
+        if self._chunks is not None:
+            self._chunks.feed(part)
         return part
 
-    def stop(self) -> np.ndarray:
-        """The whole recording at 16 kHz (the exchange closes)."""
+    def stop(self) -> tuple[np.ndarray, LiveChunks | None]:
+        """The whole recording at 16 kHz, and what followed it (the exchange closes)."""
         if self._resampler is None:
             raise InputError("audio-stop without audio-start")
         samples = np.concatenate([*self._parts, self._resampler.finish()])
+        chunks, self._chunks = self._chunks, None
         self._resampler, self._parts = None, []
-        return samples
+        return samples, chunks
 
-    async def answer(self, samples: np.ndarray, hearing: Any, pool: Any) -> Transcript:  # noqa: ANN401
-        """The `transcript` of `samples` (16 kHz), transcribed in its turn off the event loop."""
+    async def answer(self, samples: np.ndarray, hearing: Any, pool: Any,  # noqa: ANN401
+                     chunks: LiveChunks | None, write: Callable[[Event], Awaitable[None]]) -> None:
+        """The `transcript` of `samples` (16 kHz), transcribed in its turn off the event loop, written
+        (after the streamed chunks, completed, when `chunks` followed the audio)."""
         if hearing is None or hearing.listener is None:
             raise InputError("the listening model could not be loaded")
         t = await hearing.run(pool, hearing.transcribe, samples, SAMPLE_RATE, self.options)
         first = t.language.split(",")[0] if t.language else ""
-        return Transcript(text=t.text, language=CODES.get(first) or None)
+        transcript = Transcript(text=t.text, language=CODES.get(first) or None)
+        await (chunks.end(transcript) if chunks is not None else write(transcript.event()))
 
 
 class LiveChunks:
@@ -134,15 +144,15 @@ class LiveChunks:
     last is heard: `LiveTranscription.push(latest_only=True)`), and its kept text written as
     `transcript-chunk`s (see the module)."""
 
-    def __init__(self, hearing: Any, pool: Any, options: ListenOptions,  # noqa: ANN401
-                 write: Callable[[Event], Awaitable[None]]):
-        self._hearing, self._pool, self._options, self._write = hearing, pool, options, write
+    def __init__(self, service: Any, options: ListenOptions, write: Callable[[Event], Awaitable[None]]):  # noqa: ANN401
+        """`service`: the server's state (its `hearing` and `pool`)."""
+        self._hearing, self._pool, self._options, self._write = service.hearing, service.pool, options, write
         self._session: Any = None
         self._waiting: list[np.ndarray] = []
         self._running: asyncio.Task[None] | None = None
         self._stopped = False
         self._started = False
-        self.sent = ""  # the text the chunks sent so far spell
+        self._text = LiveText()  # the text the chunks sent so far spell
 
     def feed(self, samples: np.ndarray) -> None:
         if samples.size and not self._stopped:
@@ -164,15 +174,14 @@ class LiveChunks:
                 self._waiting.insert(0, samples)
                 return
             for event in events:
-                await self._send(event.text[: event.stable])
+                await self._send(self._text.update(event))
 
-    async def _send(self, kept: str) -> None:
+    async def _send(self, piece: str) -> None:
         if not self._started:
             self._started = True
             await self._write(TranscriptStart(language=_code(self._options.language)).event())
-        if kept.startswith(self.sent) and len(kept) > len(self.sent):
-            await self._write(TranscriptChunk(text=kept[len(self.sent):]).event())
-            self.sent = kept
+        if piece:
+            await self._write(TranscriptChunk(text=piece).event())
 
     async def end(self, transcript: Transcript) -> None:
         """After the audio: the chunks completed by the whole recording's text, `transcript`, then
@@ -180,7 +189,7 @@ class LiveChunks:
         self._stopped = True
         if self._running is not None:
             await asyncio.gather(self._running, return_exceptions=True)
-        await self._send(transcript.text)
+        await self._send(self._text.complete(transcript.text))
         await self._write(transcript.event())
         await self._write(TranscriptStop().event())
 
