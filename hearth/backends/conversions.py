@@ -354,43 +354,17 @@ def mapped_spans(directories: list[Path]) -> list[Span]:
             spans.append((lo, hi, path))  # read-only: nothing in it can differ from the file
         elif perms.endswith("p"):
             writable[f"{lo:x}-{hi:x}"] = (lo, hi, path)
-    if writable:
-        spans.extend(_unwritten(writable))
+    if writable:  # which of them hold a written page: /proc/self/smaps (tens of ms to read, so only then)
+        current = None
+        for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
+            fields = line.split(maxsplit=1)
+            if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
+                current = writable.get(fields[0])
+            elif current is not None and fields and fields[0] == "Private_Dirty:":
+                if fields[1].split()[0] == "0":
+                    spans.append(current)  # writable, but not one page written
+                current = None
     return spans
-
-
-def _unwritten(writable: dict[str, Span]) -> list[Span]:
-    """Those of this process's private file mappings (by their /proc/self/maps address range) in
-    which no page has been written: each page is absent or still the file's own. Read from
-    /proc/self/pagemap (8 bytes a page: bit 63 present, 62 swapped, 61 a file's page; a page once
-    written is the process's own, no longer the file's), or where that cannot be read from
-    /proc/self/smaps, which the kernel makes by walking every mapping of the process: 50-100 ms in
-    one that holds torch and a few models, against well under 1 ms for the pages asked here."""
-    import numpy as np
-
-    page = os.sysconf("SC_PAGE_SIZE")
-    try:
-        kept = []
-        with open("/proc/self/pagemap", "rb", buffering=0) as f:
-            for lo, hi, path in writable.values():
-                f.seek(lo // page * 8)
-                entries = np.frombuffer(f.read((hi - lo) // page * 8), dtype="<u8")
-                own = (entries >> np.uint64(63)) & ~(entries >> np.uint64(61)) & np.uint64(1)
-                if not own.any() and not ((entries >> np.uint64(62)) & np.uint64(1)).any():
-                    kept.append((lo, hi, path))
-        return kept
-    except OSError:
-        pass
-    kept, current = [], None
-    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
-        fields = line.split(maxsplit=1)
-        if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
-            current = writable.get(fields[0])
-        elif current is not None and fields and fields[0] == "Private_Dirty:":
-            if fields[1].split()[0] == "0":
-                kept.append(current)  # writable, but not one page written
-            current = None
-    return kept
 
 
 MADV_DONTNEED = 4

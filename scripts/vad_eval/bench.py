@@ -35,7 +35,7 @@ def main(name, tag):
              cpu_s_per_audio_s_total=c_tot / (n * H / 16000), wall_s_per_audio_s_total=w_tot / (n * H / 16000),
              threads_in_process=nthreads, torch_imported="torch" in sys.modules)
     print(json.dumps(r))
-    with open(os.path.join(BASE, "bench.jsonl"), "a") as fh: fh.write(json.dumps(r) + "\n")
+    with open(os.path.join(BASE, "bench.jsonl"), "a", encoding="utf-8") as fh: fh.write(json.dumps(r) + "\n")
 
 if __name__ == "__main__":
     main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else "run1")

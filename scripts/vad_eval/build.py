@@ -19,7 +19,7 @@ def frame_energy(x):
     return (x[: n * HOP].reshape(n, HOP) ** 2).mean(1)
 
 def load_utts():
-    meta = json.load(open(os.path.join(BASE, "utts", "meta.json")))
+    meta = json.load(open(os.path.join(BASE, "utts", "meta.json"), encoding="utf-8"))
     out = []
     for m in meta:
         x, sr = sf.read(os.path.join(BASE, "utts", m["file"]), dtype="float32")

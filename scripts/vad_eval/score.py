@@ -105,7 +105,7 @@ if __name__ == "__main__":
     for mode in ("raw", "hyst"):
         for c in cands:
             allres[f"{c}|{mode}"] = evaluate(c, mode)
-    json.dump(allres, open(os.path.join(BASE, "results.json"), "w"), indent=1)
+    json.dump(allres, open(os.path.join(BASE, "results.json"), "w", encoding="utf-8"), indent=1)
     for mode in ("raw", "hyst"):
         print(f"\n=== mode={mode}  F1 (strict labels) / F1 bridged / P / R / onset ms med / offset ms med")
         for cond in SPEECH_CONDS:

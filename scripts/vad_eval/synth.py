@@ -94,7 +94,7 @@ def main():
         d = synth(text, voice, speed, pitch, p)
         meta.append(dict(file=os.path.basename(p), lang=lang, voice=voice, speed=speed, pitch=pitch, dur=d, text=text))
         print(f"{p} {voice} {speed} {pitch} {d:.2f}s")
-    json.dump(meta, open(os.path.join(OUT, "meta.json"), "w"), indent=1, ensure_ascii=False)
+    json.dump(meta, open(os.path.join(OUT, "meta.json"), "w", encoding="utf-8"), indent=1, ensure_ascii=False)
 
 if __name__ == "__main__":
     main()
