@@ -178,9 +178,13 @@ class LiveTranscription:
 
     # The updates ----------------------------------------------------------------------------------
 
-    def _prefix(self, s: _Segment, closing: bool) -> str:
-        """The answer's forced start for the segment's next update (qwen-asr's rule, see the module)."""
-        if s.chunks - (0 if closing else 1) < self.live.unfixed_chunks or not s.raw:
+    def _prefix(self, s: _Segment, closing: bool, heard_before: int | None = None) -> str:
+        """The answer's forced start for the segment's next update (qwen-asr's rule, see the module):
+        `heard_before` is the chunks heard before that update (qwen-asr's chunk_id; by default the
+        segment's count less the chunk just taken, or all of them at the close)."""
+        if heard_before is None:
+            heard_before = s.chunks - (0 if closing else 1)
+        if heard_before < self.live.unfixed_chunks or not s.raw:
             return ""
         tok = self.listener.tokenizer
         ids = tok.encode(s.raw)
@@ -209,9 +213,7 @@ class LiveTranscription:
         language, text = parse_transcript(s.raw, self.options.language)
         stable = 0
         if kind == "partial":
-            s.chunks += 1  # (as the next update will count)
-            kept = parse_transcript(self._prefix(s, closing=False), self.options.language)[1]
-            s.chunks -= 1
+            kept = parse_transcript(self._prefix(s, False, heard_before=s.chunks), self.options.language)[1]
             stable = len(kept) if kept and text.startswith(kept) else 0
         return LiveEvent(kind, s.index, s.offset, audio.size / SAMPLE_RATE, language, text, stable, s.raw, ids,
                          time.perf_counter() - t0)
