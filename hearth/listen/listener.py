@@ -156,12 +156,19 @@ class Listener:
     def live(self, options: ListenOptions | None = None, live: LiveOptions | None = None,
              sample_rate: int = SAMPLE_RATE) -> LiveTranscription:
         """A live transcription (`hearth.listen.live`): push audio at `sample_rate` as it is captured,
-        read partial and final text as it follows. Timestamps are not given live."""
+        read partial and final text as it follows (and, with `live.vad`, where speech starts and
+        stops). Timestamps are not given live."""
         o = self.check_options(options)
         if o.timestamps:
             raise InputError("live transcription gives no timestamps: transcribe the recording for them",
                              "timestamps")
-        return LiveTranscription(self, o, (live or LiveOptions()).checked(), sample_rate)
+        live = (live or LiveOptions()).checked()
+        detector = None
+        if live.vad:
+            from hearth.listen.vad import SileroVad
+
+            detector = SileroVad.load()
+        return LiveTranscription(self, o, live, sample_rate, detector)
 
     def transcribe(self, audio: np.ndarray, options: ListenOptions | None = None,
                    sample_rate: int = SAMPLE_RATE) -> Transcript:

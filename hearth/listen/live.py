@@ -17,6 +17,19 @@ A segment ends when its audio reaches `max_segment_s` (or at `finish`): its fina
 update's text, and the next segment starts with nothing forced. Every update hears the whole
 segment again, so the segment's length bounds the cost of each.
 
+With voice activity (`LiveOptions.vad`: Silero VAD, `hearth.listen.vad`, on 32 ms frames) only
+speech is heard, and a segment is one stretch of it: `speech_started` when a frame's probability
+reaches `vad_threshold` (the segment starts `padding_s` earlier, so the first sound is kept), then
+updates as above. Quiet starts at a frame below the threshold less 0.15 (as silero's own
+segmentation has it); once it has lasted 96 ms (three frames: shorter pauses inside speech are not
+worth it) the segment's final is heard, over its audio so far with the closing rule, and held: if
+speech comes back before `silence_s` of quiet it is thrown away and the segment goes on;
+otherwise `speech_stopped` and that final come, so the final is ready about `silence_s` after the
+last word whatever the segment's length. No update is heard while a final is held (its chunks are
+counted). Silence between segments costs only the detector (about 0.1 ms a
+frame) and is never transcribed. A segment cut at `max_segment_s` in mid-speech is stopped and
+the next started, so every `speech_started` has its `speech_stopped` and its final.
+
 Audio: float samples (in [-1, 1] as a rule, but not scaled or clipped: a stream has no peak to
 scale by, and qwen-asr streams them as they are) or int16, mono or [samples, channels], at any
 rate from 4 to 384 kHz (mixed down and resampled to 16 kHz on the way in, chunk by chunk).
@@ -26,7 +39,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
@@ -53,6 +66,16 @@ class Hearing(Protocol):
     def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "") -> Iterator[int]: ...
 
 
+class Detector(Protocol):
+    """A voice activity detector (`hearth.listen.vad.SileroVad`): 512 samples at 16 kHz -> the
+    probability that they hold speech, its state carried from frame to frame."""
+
+    def __call__(self, frame: np.ndarray) -> float: ...
+
+
+VAD_FRAME = 512  # samples at 16 kHz: 32 ms, Silero's frame
+
+
 @dataclass(frozen=True)
 class LiveOptions:
     """How a live transcription updates. The defaults are qwen-asr's streaming ones."""
@@ -61,8 +84,22 @@ class LiveOptions:
     rollback_tokens: int = 5  # the previous answer's last tokens left free to change
     unfixed_chunks: int = 2  # the first updates force nothing
     max_segment_s: float = 30.0  # a segment is closed when its audio reaches this
+    vad: bool = False  # hear speech only, a segment to each stretch of it (see the module)
+    vad_threshold: float = 0.5  # a frame at this probability or above is speech
+    silence_s: float = 0.5  # this much quiet ends a stretch of speech
+    padding_s: float = 0.3  # audio kept before the first speech frame
 
     def checked(self) -> LiveOptions:
+        if not isinstance(self.vad, bool):
+            raise InputError(f"vad must be true or false, got {self.vad!r}", "vad")
+        value = self.vad_threshold
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.2 <= value < 1.0:
+            raise InputError(f"vad_threshold must be a probability from 0.2 to below 1, got {value!r}",
+                             "vad_threshold")
+        for name, low in (("silence_s", 0.032), ("padding_s", 0.0)):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not low <= value <= 10.0:
+                raise InputError(f"{name} must be a number of seconds from {low} to 10, got {value!r}", name)
         for name, low in (("chunk_s", 0.1), ("max_segment_s", 1.0)):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= low:
@@ -80,8 +117,10 @@ class LiveOptions:
 @dataclass(frozen=True)
 class LiveEvent:
     """What an update gives. `kind` is "partial" (the text so far; it may still change) or "final"
-    (the segment's last word on it). `stable` is how many leading characters of `text` the next
-    update of the segment is forced to keep (0 in a final: nothing follows). Times in seconds:
+    (the segment's last word on it); with voice activity also "speech_started" and
+    "speech_stopped" (no text; the segment's stretch of audio is `offset` .. `offset + audio_s`,
+    padding and the closing quiet included). `stable` is how many leading characters of `text` the
+    next update of the segment is forced to keep (0 in a final: nothing follows). Times in seconds:
     `offset` where the segment starts in the stream, `audio_s` how much of it was heard,
     `compute_s` what the update took."""
 
@@ -113,7 +152,10 @@ class LiveTranscription:
     """One live stream (`Listener.live`). `push` audio as it comes and read the events it returns;
     `finish` at the end. Not for several threads at once: one stream, one feeder."""
 
-    def __init__(self, listener: Hearing, options: ListenOptions, live: LiveOptions, sample_rate: int):
+    def __init__(self, listener: Hearing, options: ListenOptions, live: LiveOptions, sample_rate: int,
+                 detector: Detector | None = None):
+        if live.vad and detector is None:
+            raise ValueError("LiveOptions.vad needs a detector (Listener.live makes one)")
         self.listener = listener
         self.options = options
         self.live = live
@@ -125,6 +167,18 @@ class LiveTranscription:
         self._pending_n = 0
         self._segment = _Segment(0, 0.0)
         self._finished = False
+        # Voice activity (None without): the frames' state, see `_voiced`.
+        self._detector = detector if live.vad else None
+        self._unframed = np.zeros(0, np.float32)  # 16 kHz samples short of a whole frame
+        self._consumed = 0  # 16 kHz samples through the detector
+        self._speaking = False
+        self._before = np.zeros(0, np.float32)  # the last `padding_s` of audio outside speech
+        self._quiet = 0  # samples of quiet since the speech's last frame (0: none)
+        self._held: LiveEvent | None = None  # the final heard once the quiet lasted `_hold`
+        # A pause inside speech (a stop consonant, a breath) is not worth a final: one is heard once
+        # the quiet has lasted 96 ms (half of `silence_s` if that is shorter), still well before
+        # `silence_s` ends it.
+        self._hold = max(VAD_FRAME, min(3 * VAD_FRAME, int(live.silence_s * SAMPLE_RATE / 2) // VAD_FRAME * VAD_FRAME))
 
     # The audio ------------------------------------------------------------------------------------
 
@@ -133,13 +187,18 @@ class LiveTranscription:
         has come). With `latest_only`, of several chunks it completes only the last is heard."""
         if self._finished:
             raise InputError("this live transcription has finished; start another", "audio")
-        return list(self._updates(self._resampler.push(_as_float(samples)), latest_only))
+        heard = self._resampler.push(_as_float(samples))
+        if self._detector is not None:
+            return list(self._voiced(heard, latest_only))
+        return list(self._updates(heard, latest_only))
 
     def finish(self) -> list[LiveEvent]:
         """The end of the stream: the rest heard, and the last segment's final (if it heard any)."""
         if self._finished:
             return []
         self._finished = True
+        if self._detector is not None:
+            return self._finish_voiced()
         events = list(self._updates(self._resampler.finish()))
         tail = self._take_pending()
         s = self._segment
@@ -151,7 +210,9 @@ class LiveTranscription:
             events.append(self._final_of(s))
         return events
 
-    def _updates(self, samples: np.ndarray, latest_only: bool = False) -> Iterator[LiveEvent]:
+    def _updates(self, samples: np.ndarray, latest_only: bool = False, hear: bool = True) -> Iterator[LiveEvent]:
+        """The segment's audio goes on with `samples`: an update for each chunk it completes (none
+        heard with `hear` false, the chunks still counted), a final where the segment is full."""
         if samples.size:
             self._pending.append(samples)
             self._pending_n += samples.size
@@ -164,12 +225,109 @@ class LiveTranscription:
             s.audio.append(chunk)
             s.samples += chunk.size
             s.chunks += 1
-            if latest_only and self._pending_n >= self._chunk and s.samples < self._max_segment:
+            full = s.samples >= self._max_segment
+            if latest_only and self._pending_n >= self._chunk and not full:
                 continue  # a later chunk is complete already: only it is heard
-            yield self._update(s, self._prefix(s, closing=False), "partial")
-            if s.samples >= self._max_segment:
-                yield self._final_of(s)
+            if hear or (full and self._held is None):
+                yield self._update(s, self._prefix(s, closing=False), "partial")
+            if full:
+                if self._speaking:
+                    yield self._mark("speech_stopped", s, s.samples)
+                yield self._held or self._final_of(s)
+                self._held, self._quiet = None, 0
                 self._segment = _Segment(s.index + 1, s.offset + s.samples / SAMPLE_RATE)
+                if self._speaking:
+                    yield self._mark("speech_started", self._segment, 0)
+
+    def _voiced(self, samples: np.ndarray, latest_only: bool) -> Iterator[LiveEvent]:
+        """The audio through the detector, frame by frame: stretches of speech into segments."""
+        assert self._detector is not None
+        frames = np.concatenate([self._unframed, samples])
+        whole = frames.size // VAD_FRAME * VAD_FRAME
+        self._unframed = frames[whole:]
+        quiet_below = self.live.vad_threshold - 0.15
+        run_start = 0  # the frames since the last change of state, given to the segment together
+        for at in range(0, whole, VAD_FRAME):
+            p = self._detector(frames[at : at + VAD_FRAME])
+            self._consumed += VAD_FRAME
+            if not self._speaking:
+                if p >= self.live.vad_threshold:
+                    yield from self._speech_starts()
+                    run_start = at
+                else:
+                    kept = int(self.live.padding_s * SAMPLE_RATE)
+                    before = np.concatenate([self._before, frames[at : at + VAD_FRAME]])
+                    self._before = before[max(0, before.size - kept) :] if kept else before[:0]
+                continue
+            if p >= self.live.vad_threshold and self._quiet:  # speech again: a held final is thrown away
+                yield from self._updates(frames[run_start:at], latest_only, hear=self._held is None)
+                run_start, self._quiet, self._held = at, 0, None
+            elif p < quiet_below or self._quiet:
+                self._quiet += VAD_FRAME
+                if self._held is None and self._quiet >= self._hold:  # the final heard now, and held
+                    quiet_from = max(run_start, at + VAD_FRAME - self._quiet)
+                    yield from self._updates(frames[run_start:quiet_from], latest_only)
+                    yield from self._updates(frames[quiet_from : at + VAD_FRAME], hear=False)
+                    run_start = at + VAD_FRAME
+                    self._held = self._heard_final()
+                if self._quiet >= self.live.silence_s * SAMPLE_RATE:
+                    yield from self._updates(frames[run_start : at + VAD_FRAME], hear=False)
+                    run_start = at + VAD_FRAME
+                    yield from self._speech_stops()
+        if self._speaking:
+            yield from self._updates(frames[run_start:whole], latest_only, hear=self._held is None)
+
+    def _speech_starts(self) -> Iterator[LiveEvent]:
+        """Speech from the frame just heard: a segment starts with the audio kept before it."""
+        s = self._segment
+        before = self._before
+        start = self._consumed - VAD_FRAME - before.size
+        self._segment = _Segment(s.index + (1 if s.samples else 0), start / SAMPLE_RATE)
+        self._speaking, self._quiet, self._held = True, 0, None
+        self._before = np.zeros(0, np.float32)
+        yield self._mark("speech_started", self._segment, 0)
+        if before.size:
+            yield from self._updates(before)
+
+    def _speech_stops(self) -> Iterator[LiveEvent]:
+        """`silence_s` of quiet: the segment is closed with the final held since the quiet began."""
+        s = self._segment
+        yield self._mark("speech_stopped", s, s.samples + self._pending_n)
+        final = self._held or self._heard_final()
+        kept = int(self.live.padding_s * SAMPLE_RATE)
+        tail = self._take_pending() if self._pending_n else np.zeros(0, np.float32)
+        audio = np.concatenate(s.audio + [tail]) if kept else tail[:0]
+        self._before = audio[max(0, audio.size - kept) :]
+        self._speaking, self._quiet, self._held = False, 0, None
+        self._segment = _Segment(s.index + 1, self._consumed / SAMPLE_RATE)
+        yield final
+
+    def _heard_final(self) -> LiveEvent:
+        """The segment's final over its audio so far (the pending part included), with the closing
+        rule; the segment itself unchanged, so that it can go on if speech comes back."""
+        s = self._segment
+        if self._pending_n:
+            trial = replace(s, audio=[*s.audio, *self._pending], samples=s.samples + self._pending_n)
+        else:
+            trial = replace(s, audio=list(s.audio))
+        if not trial.samples:
+            return self._final_of(s)
+        if trial.samples == s.heard and s.updates:
+            return self._final_of(s)  # heard already, just as it is
+        return self._update(trial, self._prefix(trial, closing=True), "final")
+
+    def _finish_voiced(self) -> list[LiveEvent]:
+        events = list(self._voiced(self._resampler.finish(), False))
+        if not self._speaking:
+            return events
+        if self._unframed.size and not self._quiet:  # (speech to the end: heard in the final)
+            events += self._updates(self._unframed, hear=False)
+        events += self._speech_stops()
+        return events
+
+    def _mark(self, kind: str, s: _Segment, samples: int) -> LiveEvent:
+        return LiveEvent(kind, s.index, s.offset, samples / SAMPLE_RATE, self.options.language or "", "", 0, "",
+                         (), 0.0)
 
     def _take_pending(self) -> np.ndarray:
         out = np.concatenate(self._pending) if self._pending else np.zeros(0, np.float32)
