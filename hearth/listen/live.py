@@ -93,8 +93,8 @@ class LiveOptions:
         if not isinstance(self.vad, bool):
             raise InputError(f"vad must be true or false, got {self.vad!r}", "vad")
         value = self.vad_threshold
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.2 <= value < 1.0:
-            raise InputError(f"vad_threshold must be a probability from 0.2 to below 1, got {value!r}",
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
+            raise InputError(f"vad_threshold must be a probability above 0 and below 1, got {value!r}",
                              "vad_threshold")
         for name, low in (("silence_s", 0.032), ("padding_s", 0.0)):
             value = getattr(self, name)
@@ -245,7 +245,7 @@ class LiveTranscription:
         frames = np.concatenate([self._unframed, samples])
         whole = frames.size // VAD_FRAME * VAD_FRAME
         self._unframed = frames[whole:]
-        quiet_below = self.live.vad_threshold - 0.15
+        quiet_below = max(self.live.vad_threshold - 0.15, 0.01)
         run_start = 0  # the frames since the last change of state, given to the segment together
         for at in range(0, whole, VAD_FRAME):
             p = self._detector(frames[at : at + VAD_FRAME])
@@ -276,6 +276,13 @@ class LiveTranscription:
                     yield from self._speech_stops()
         if self._speaking:
             yield from self._updates(frames[run_start:whole], latest_only, hear=self._held is None)
+
+    def end_speech(self) -> list[LiveEvent]:
+        """With voice activity: the stretch of speech under way ends here, as if its quiet had
+        lasted (a client's commit): its `speech_stopped` and final. None when no speech is under way."""
+        if self._finished or self._detector is None or not self._speaking:
+            return []
+        return list(self._speech_stops())
 
     def _speech_starts(self) -> Iterator[LiveEvent]:
         """Speech from the frame just heard: a segment starts with the audio kept before it."""

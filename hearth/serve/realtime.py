@@ -7,9 +7,10 @@ The events are OpenAI's (the openai SDK's `openai.types.realtime`, and the older
     server: session.created {session}                                          (at once)
     client: session.update {session: {type: "transcription", audio: {input: {format: {type:
               "audio/pcm", rate: 24000}, transcription: {model, language, prompt}, turn_detection:
-              null, noise_reduction}}}}                   -> session.updated {session}
+              null or {type: "server_vad", threshold, prefix_padding_ms, silence_duration_ms},
+              noise_reduction}}}}                         -> session.updated {session}
             transcription_session.update {session: {input_audio_format: "pcm16",
-              input_audio_transcription: {model, language, prompt}, turn_detection: null}}
+              input_audio_transcription: {model, language, prompt}, turn_detection}}
                                                           -> transcription_session.updated {session}
             input_audio_buffer.append {audio: base64 of 16-bit PCM, 24 kHz, mono}
                  -> conversation.item.input_audio_transcription.delta {item_id, content_index, delta}
@@ -30,9 +31,20 @@ and the live transcription finishes: its final text is the transcript, which the
 spell whenever it goes on from them. The next append starts a new item, heard afresh, whose events
 follow the last item's. A `session.update` applies from the next item (an item's options are fixed at
 its first audio). `language` is a code ("en")
-or a name, `prompt` the model's context. Not here yet: turn detection (`server_vad`,
-`semantic_vad`: an error, the session unchanged), G.711 audio, logprobs; `noise_reduction` is
-taken and not applied (the session says null).
+or a name, `prompt` the model's context.
+
+With `server_vad` the server cuts the audio into items itself (`_Voiced`): one live
+transcription with voice activity (`LiveOptions.vad`: Silero VAD, OpenAI's defaults threshold
+0.5, prefix_padding_ms 300, silence_duration_ms 500) hears the session's audio, and each stretch of
+speech is an item: `input_audio_buffer.speech_started {item_id, audio_start_ms}` (the padding
+included), deltas, then after silence_duration_ms of quiet `input_audio_buffer.speech_stopped
+{item_id, audio_end_ms}` (the quiet included), `committed`, the last delta and `completed`. The
+final was heard 96 ms into the quiet, so it comes about silence_duration_ms after the last word.
+Silence is never transcribed. A commit ends the speech under way (an error when none is); a clear
+drops it unsent; turning turn detection off or changing it finishes the speech under way first.
+Not here: `semantic_vad` (an error, the session unchanged), G.711 audio, logprobs;
+`create_response` and `interrupt_response` are taken and mean nothing here (no responses);
+`noise_reduction` is taken and not applied (the session says null).
 """
 
 from __future__ import annotations
@@ -184,6 +196,130 @@ class _Item:
                  "commit", self.id, self.samples / INPUT_RATE, self._heard, chunks, time.monotonic() - t0)
 
 
+# -- server_vad: the session's audio cut into items by voice activity -----------------------------
+
+class _Voiced:
+    """With server_vad: one live transcription with voice activity (`LiveOptions.vad`) over the
+    session's audio, fed as `_Item` feeds its own; each stretch of speech is an item, its events
+    `speech_started`, deltas, `speech_stopped` with `committed`, then `completed`. Audio times count
+    from the session's first audio."""
+
+    def __init__(self, conn: _Connection, setup: Setup, after: asyncio.Task[None] | None, start_ms: float):
+        assert conn.hearing.listener is not None and setup.vad is not None
+        self.conn = conn
+        self.start_ms = start_ms  # the session's audio before this stream's
+        self._session = conn.hearing.listener.live(setup.options, setup.vad, INPUT_RATE)
+        self._waiting: list[np.ndarray] = []
+        self._after = after
+        self._running: asyncio.Task[None] | None = None
+        self._turn = asyncio.Lock()  # one call into the live transcription at a time, its events sent in order
+        self._items: dict[int, tuple[str, LiveText]] = {}  # segment -> its item's id and text
+        self._lengths: dict[int, float] = {}  # segment -> its audio, at speech_stopped
+        self._cleared = False
+        self.failed = False
+
+    @property
+    def dropped(self) -> bool:
+        return self._cleared or self.failed or self.conn.gone
+
+    @property
+    def unheard(self) -> int:
+        return sum(part.size for part in self._waiting)
+
+    def feed(self, samples: np.ndarray) -> None:
+        self._waiting.append(samples)
+        if self._running is None or self._running.done():
+            self._running = self.conn.spawn(self._follow())
+
+    async def _follow(self) -> None:
+        await _settled(self._after)
+        while self._waiting and not self.dropped:
+            samples = np.concatenate(self._waiting)
+            self._waiting = []
+            try:
+                await self._call(self._session.push, samples, True)
+            except Busy:  # the server is full: the audio waits for the next append's turn
+                self._waiting.insert(0, samples)
+                return
+
+    async def _call(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> None:  # noqa: ANN401
+        """`fn` in the session's turn at the model, its events sent; a failure ends the stream."""
+        async with self._turn:
+            if self.dropped:
+                return
+            try:
+                events = await self.conn.hearing.run(self.conn.pool, lambda: [] if self.dropped else fn(*args))
+            except Busy:
+                raise
+            except Exception as e:  # noqa: BLE001 - this stream ends, said; the connection goes on
+                log.exception("realtime session %s: voice activity transcription failed", self.conn.session_id)
+                self.failed = True
+                for item_id, _ in self._items.values():
+                    await self._failed(item_id, e)
+                await self.conn.send(error(f"transcribing the audio failed ({type(e).__name__}: {e}); the audio "
+                                           "after this is heard afresh", "server_error", kind="server_error"))
+                return
+            for event in events:
+                await self._send(event)
+
+    async def _failed(self, item_id: str, e: BaseException) -> None:
+        await self.conn.send({"type": "conversation.item.input_audio_transcription.failed", "item_id": item_id,
+                              "content_index": 0, "error": {"type": "server_error", "code": None,
+                                                            "message": f"the transcription failed: {e}",
+                                                            "param": None}})
+
+    async def _send(self, e: LiveEvent) -> None:
+        conn = self.conn
+        if e.kind == "speech_started":
+            self._items[e.segment] = (_id("item"), LiveText())
+            await conn.send({"type": "input_audio_buffer.speech_started", "item_id": self._items[e.segment][0],
+                             "audio_start_ms": round(self.start_ms + e.offset * 1000)})
+            return
+        item_id, text = self._items[e.segment]
+        if e.kind == "speech_stopped":
+            self._lengths[e.segment] = e.audio_s
+            await conn.send({"type": "input_audio_buffer.speech_stopped", "item_id": item_id,
+                             "audio_end_ms": round(self.start_ms + (e.offset + e.audio_s) * 1000)})
+            await conn.send({"type": "input_audio_buffer.committed", "item_id": item_id,
+                             "previous_item_id": conn.previous})
+            conn.previous = item_id
+            return
+        piece = text.update(e)
+        if piece:
+            await conn.send({"type": "conversation.item.input_audio_transcription.delta", "item_id": item_id,
+                             "content_index": 0, "delta": piece})
+        if e.kind == "final":
+            del self._items[e.segment]
+            seconds = self._lengths.pop(e.segment, e.audio_s)
+            await conn.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": item_id,
+                             "content_index": 0, "transcript": text.closed,
+                             "usage": {"type": "duration", "seconds": round(seconds, 3)}})
+
+    async def commit(self) -> None:
+        """The client's commit: the audio so far heard, and the speech under way ends now (an error
+        where none is, as for an empty buffer)."""
+        await _settled(self._running)
+        if self._waiting:
+            samples = np.concatenate(self._waiting)
+            self._waiting = []
+            await self._call(self._session.push, samples, False)
+        if not self._items:
+            await self.conn.send(error("Error committing input audio buffer: no speech is under way (with server_vad "
+                                       "each pause commits the speech before it)", "input_audio_buffer_commit_empty"))
+            return
+        await self._call(self._session.end_speech)
+
+    async def close(self) -> None:
+        """Turn detection switched off (or changed): the rest heard, the speech under way finished."""
+        await _settled(self._running)
+        rest = np.concatenate(self._waiting) if self._waiting else np.zeros(0, np.int16)
+        self._waiting = []
+        await self._call(lambda: (self._session.push(rest) if rest.size else []) + self._session.finish())
+
+    def clear(self) -> None:
+        self._cleared = True  # (an update running now ends in its time, unsent)
+
+
 # -- the connection -------------------------------------------------------------------------------
 
 class _Connection:
@@ -194,6 +330,8 @@ class _Connection:
         self.session_id = _id("sess")
         self.setup = Setup()
         self.item: _Item | None = None  # the buffer being appended to
+        self.voiced: _Voiced | None = None  # with server_vad: the audio's live transcription
+        self.appended = 0  # samples of the session's audio, at INPUT_RATE
         self.previous: str | None = None  # the last item committed
         self.last: asyncio.Task[None] | None = None  # its transcription
         self.behind: set[_Item] = set()  # the items committed and not yet transcribed
@@ -242,10 +380,10 @@ class _Connection:
         kind = event["type"]
         languages = self.hearing.listener.languages if self.hearing.listener is not None else ()
         if kind == "session.update":
-            self.setup = ga_setup(event.get("session"), self.setup, languages)
+            self._set(ga_setup(event.get("session"), self.setup, languages))
             await self.send({"type": "session.updated", "session": self.setup.ga(self.session_id)})
         elif kind == "transcription_session.update":
-            self.setup = beta_setup(event.get("session"), self.setup, languages)
+            self._set(beta_setup(event.get("session"), self.setup, languages))
             await self.send({"type": "transcription_session.updated", "session": self.setup.beta(self.session_id)})
         elif kind == "input_audio_buffer.append":
             self._append(event.get("audio"))
@@ -254,11 +392,21 @@ class _Connection:
         elif kind == "input_audio_buffer.clear":
             if self.item is not None:
                 self.item.clear()
-            self.item, self._odd = None, b""
+            if self.voiced is not None:
+                self.voiced.clear()
+            self.item, self.voiced, self._odd = None, None, b""
             await self.send({"type": "input_audio_buffer.cleared"})
         else:
             raise Refused(f"unknown event type {kind!r}: this server transcribes only, and takes "
                           f"{', '.join(_CLIENT_EVENTS)}", param="type")
+
+    def _set(self, setup: Setup) -> None:
+        """A new setup: with turn detection changed, the audio's live transcription so far is finished
+        (its speech under way transcribed) and the next audio starts another, or none."""
+        if self.voiced is not None and setup.vad != self.setup.vad:
+            self.last = self.spawn(self.voiced.close())
+            self.voiced = None
+        self.setup = setup
 
     def _append(self, audio: Any) -> None:  # noqa: ANN401 - JSON
         if not isinstance(audio, str):
@@ -273,17 +421,29 @@ class _Connection:
         if held + n > MAX_BUFFER_SECONDS * INPUT_RATE:
             raise Refused(f"the input audio buffer holds at most {MAX_BUFFER_SECONDS / 60:.0f} minutes of audio: "
                           "commit it (or clear it), then append", "input_audio_buffer_too_large", "audio")
-        if sum(i.unheard for i in self.behind) + n > MAX_BUFFER_SECONDS * INPUT_RATE:  # (memory: one buffer's)
+        behind = sum(i.unheard for i in self.behind) + (self.voiced.unheard if self.voiced is not None else 0)
+        if behind + n > MAX_BUFFER_SECONDS * INPUT_RATE:  # (memory: one buffer's)
             raise Refused(f"the server is {MAX_BUFFER_SECONDS / 60:.0f} minutes of audio behind this session: wait "
                           "for the transcripts of the items committed, then append", "input_audio_buffer_too_large",
                           "audio")
         self._odd = data[2 * n :]
-        if n:
+        if not n:
+            return
+        samples = np.frombuffer(data[: 2 * n], "<i2")
+        if self.item is None and self.setup.vad is not None:  # (a buffer begun before keeps its audio)
+            if self.voiced is None or self.voiced.dropped:
+                self.voiced = _Voiced(self, self.setup, self.last, self.appended / INPUT_RATE * 1000)
+            self.voiced.feed(samples)
+        else:
             if self.item is None:
                 self.item = _Item(self, self.setup.options, self.last)
-            self.item.feed(np.frombuffer(data[: 2 * n], "<i2"))
+            self.item.feed(samples)
+        self.appended += n
 
     async def _commit(self) -> None:
+        if self.item is None and self.voiced is not None:  # server_vad: the speech under way ends now
+            self.spawn(self.voiced.commit())
+            return
         item = self.item
         held = item.samples if item is not None else 0
         if item is None or held < MIN_COMMIT_SECONDS * INPUT_RATE:

@@ -7,19 +7,21 @@ without its `client_secret`, which an update over the WebSocket does not carry).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from hearth.errors import InputError
-from hearth.listen import ListenOptions
+from hearth.listen import ListenOptions, LiveOptions
 from hearth.listen.languages import language_named
 from hearth.serve.transcription import MAX_PROMPT_CHARS
 
-__all__ = ["INPUT_RATE", "Refused", "Setup", "beta_setup", "error", "ga_setup"]
+__all__ = ["INPUT_RATE", "SERVER_VAD", "Refused", "Setup", "beta_setup", "error", "ga_setup"]
 
 INPUT_RATE = 24000  # OpenAI's pcm16 and audio/pcm: 16-bit little-endian mono at 24 kHz, the only rate
-_NO_VAD = ("turn detection ({}) is not available on this server yet: send turn_detection null and commit "
-           "each utterance yourself (input_audio_buffer.commit); the session is unchanged")
+_NO_SEMANTIC = ("semantic_vad is not available on this server: use server_vad (Silero VAD: a pause of "
+                "silence_duration_ms ends a turn) or turn_detection null; the session is unchanged")
+# OpenAI's server_vad defaults: threshold 0.5, prefix_padding_ms 300, silence_duration_ms 500.
+SERVER_VAD = LiveOptions(vad=True, vad_threshold=0.5, padding_s=0.3, silence_s=0.5)
 
 
 class Refused(Exception):
@@ -44,17 +46,26 @@ class Setup:
     language: str | None = None  # as the client gave it ("en"), shown so
     prompt: str = ""
     options: ListenOptions = field(default_factory=ListenOptions)
+    vad: LiveOptions | None = None  # server_vad's settings (None: turn detection off, the client commits)
+
+    def turn_detection(self) -> dict[str, Any] | None:
+        if self.vad is None:
+            return None
+        return {"type": "server_vad", "threshold": self.vad.vad_threshold,
+                "prefix_padding_ms": round(self.vad.padding_s * 1000),
+                "silence_duration_ms": round(self.vad.silence_s * 1000)}
 
     def ga(self, session_id: str) -> dict[str, Any]:
         return {"type": "transcription", "object": "realtime.transcription_session", "id": session_id,
                 "audio": {"input": {"format": {"type": "audio/pcm", "rate": INPUT_RATE},
-                                    "transcription": self._transcription(), "turn_detection": None,
+                                    "transcription": self._transcription(),
+                                    "turn_detection": self.turn_detection(),
                                     "noise_reduction": None}},
                 "include": None}
 
     def beta(self, session_id: str) -> dict[str, Any]:
         return {"object": "realtime.transcription_session", "id": session_id, "input_audio_format": "pcm16",
-                "input_audio_transcription": self._transcription(), "turn_detection": None,
+                "input_audio_transcription": self._transcription(), "turn_detection": self.turn_detection(),
                 "input_audio_noise_reduction": None, "include": None, "modalities": ["text"]}
 
     def _transcription(self) -> dict[str, Any]:
@@ -74,20 +85,48 @@ def _known(value: dict[str, Any], known: tuple[str, ...], param: str) -> None:
                       f"{', '.join(known)}", "unknown_parameter", f"{param}.{unknown[0]}")
 
 
-def _turn_detection(value: Any, param: str) -> None:  # noqa: ANN401 - JSON
+def _turn_detection(value: Any, param: str) -> LiveOptions | None:  # noqa: ANN401 - JSON
+    """`turn_detection`: null (off) or server_vad with its settings (OpenAI's defaults where not given)."""
     if value is None:
-        return
-    kind = _object(value, param).get("type")
-    if kind in ("server_vad", "semantic_vad"):
-        raise Refused(_NO_VAD.format(kind), "turn_detection_not_available", param)
-    raise Refused(f"{param}.type must be server_vad or semantic_vad (neither is available yet) or the whole "
-                  "turn_detection null", param=f"{param}.type")
+        return None
+    t = _object(value, param)
+    kind = t.get("type")
+    if kind == "semantic_vad":
+        raise Refused(_NO_SEMANTIC, "turn_detection_not_available", param)
+    if kind != "server_vad":
+        raise Refused(f"{param}.type must be server_vad (semantic_vad is not available here), or the whole "
+                      "turn_detection null", param=f"{param}.type")
+    _known(t, ("type", "threshold", "prefix_padding_ms", "silence_duration_ms", "create_response",
+               "interrupt_response", "idle_timeout_ms"), param)
+    for name in ("create_response", "interrupt_response"):  # (taken: a transcription session makes no responses)
+        if t.get(name) is not None and not isinstance(t[name], bool):
+            raise Refused(f"{param}.{name} must be true or false", param=f"{param}.{name}")
+    if t.get("idle_timeout_ms") is not None:
+        raise Refused(f"{param}.idle_timeout_ms: a transcription session makes no responses to time out; send "
+                      "null", param=f"{param}.idle_timeout_ms")
+    threshold = t.get("threshold")
+    if threshold is None:
+        threshold = SERVER_VAD.vad_threshold
+    if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0.0 < threshold < 1.0:
+        raise Refused(f"{param}.threshold must be a number above 0 and below 1", param=f"{param}.threshold")
+    ms = {}
+    for name, low, default in (("prefix_padding_ms", 0, SERVER_VAD.padding_s),
+                               ("silence_duration_ms", 32, SERVER_VAD.silence_s)):
+        given = t.get(name)
+        if given is None:
+            given = round(default * 1000)
+        if isinstance(given, bool) or not isinstance(given, int) or not low <= given <= 10_000:
+            raise Refused(f"{param}.{name} must be a whole number of milliseconds from {low} to 10000",
+                          param=f"{param}.{name}")
+        ms[name] = given
+    return LiveOptions(vad=True, vad_threshold=float(threshold), padding_s=ms["prefix_padding_ms"] / 1000,
+                       silence_s=ms["silence_duration_ms"] / 1000)
 
 
 def _transcription(value: Any, param: str, setup: Setup, languages: tuple[str, ...]) -> Setup:  # noqa: ANN401
     """`transcription` (or the beta `input_audio_transcription`): model, language, prompt."""
     if value is None:  # ("null to turn it off": this server always transcribes, with the defaults)
-        return Setup()
+        return Setup(vad=setup.vad)
     t = _object(value, param)
     _known(t, ("model", "language", "prompt"), param)
     model, language, prompt = t.get("model", setup.model), t.get("language", setup.language), \
@@ -103,7 +142,7 @@ def _transcription(value: Any, param: str, setup: Setup, languages: tuple[str, .
         named = language_named(language, languages)
     except InputError as e:
         raise Refused(str(e), param=f"{param}.language") from None
-    return Setup(model, language or None, prompt, ListenOptions(context=prompt, language=named))
+    return Setup(model, language or None, prompt, ListenOptions(context=prompt, language=named), setup.vad)
 
 
 def ga_setup(session: Any, setup: Setup, languages: tuple[str, ...]) -> Setup:  # noqa: ANN401 - JSON
@@ -124,7 +163,8 @@ def ga_setup(session: Any, setup: Setup, languages: tuple[str, ...]) -> Setup:  
         if fmt.get("type", "audio/pcm") != "audio/pcm" or fmt.get("rate", INPUT_RATE) != INPUT_RATE:
             raise Refused(f"session.audio.input.format: this server takes audio/pcm at {INPUT_RATE} Hz (16-bit "
                           f"mono), not {fmt.get('type')} at {fmt.get('rate')}", param="session.audio.input.format")
-    _turn_detection(given.get("turn_detection"), "session.audio.input.turn_detection")
+    if "turn_detection" in given:
+        setup = replace(setup, vad=_turn_detection(given["turn_detection"], "session.audio.input.turn_detection"))
     if "transcription" not in given:
         return setup
     return _transcription(given["transcription"], "session.audio.input.transcription", setup, languages)
@@ -140,7 +180,8 @@ def beta_setup(session: Any, setup: Setup, languages: tuple[str, ...]) -> Setup:
     if s.get("input_audio_format", "pcm16") not in ("pcm16", None):
         raise Refused(f"session.input_audio_format: this server takes pcm16 (16-bit mono at {INPUT_RATE} Hz), "
                       f"not {s['input_audio_format']!r}", param="session.input_audio_format")
-    _turn_detection(s.get("turn_detection"), "session.turn_detection")
+    if "turn_detection" in s:
+        setup = replace(setup, vad=_turn_detection(s["turn_detection"], "session.turn_detection"))
     if "input_audio_transcription" not in s:
         return setup
     return _transcription(s["input_audio_transcription"], "session.input_audio_transcription", setup, languages)
