@@ -98,6 +98,32 @@ def test_transcribe_live_from_raw_pcm_on_stdin_follows_the_api(own_asr_dir, reco
     assert from_file.stdout == lines.stdout
 
 
+def test_transcribe_live_with_vad_gives_a_line_to_each_stretch_of_speech(own_asr_dir):
+    """`--live --vad`: silence is not heard, each stretch of speech is a segment whose final is a line
+    (--json: the speech events too), as `Listener.live` with voice activity gives them."""
+    from sounds import silence, voiced
+
+    from hearth.listen import Listener, ListenOptions, LiveOptions
+
+    audio = np.concatenate([silence(0.7), voiced(1.1, 1), silence(0.8), voiced(0.9, 2), silence(0.7)])
+    pcm = np.round(audio * 32767).astype("<i2")
+    listener = Listener.load(own_asr_dir, backend="torch")
+    session = listener.live(ListenOptions(max_new_tokens=6), LiveOptions(chunk_s=0.5, vad=True, silence_s=0.4))
+    want = session.push(pcm) + session.finish()
+    assert [e.kind for e in want if e.kind != "partial"] == ["speech_started", "speech_stopped", "final"] * 2
+    args = ("transcribe", "--live", "-", "--vad", "--silence-s", "0.4", "--chunk-s", "0.5", "--model",
+            str(own_asr_dir), "--backend", "torch", "--max-new-tokens", "6")
+    lines = hearth_cmd(*args, stdin=pcm.tobytes())
+    assert lines.returncode == 0, lines.stderr.decode()
+    assert lines.stdout.decode("utf-8") == "".join(e.text + "\n" for e in want if e.kind == "final")
+    as_json = hearth_cmd(*args, "--json", stdin=pcm.tobytes())
+    got = [json.loads(line) for line in as_json.stdout.decode("utf-8").splitlines()]
+    assert [(g["type"], g["segment"], g["offset"], g["audio_s"], g["text"]) for g in got] == [
+        (e.kind, e.segment, round(e.offset, 3), round(e.audio_s, 3), e.text) for e in want]
+    wrong = hearth_cmd(*args[:-2], "--vad-threshold", "1.5", stdin=pcm.tobytes())
+    assert wrong.returncode == 2 and b"vad_threshold must be" in wrong.stderr
+
+
 def test_transcribe_live_refuses_what_it_cannot_give(own_asr_dir):
     for extra, says in ((("--timestamps",), b"--timestamps is not given live"),
                         (("--chunk-s", "0"), b"chunk_s must be"),

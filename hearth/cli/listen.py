@@ -64,6 +64,13 @@ def add_parsers(sub: Any) -> None:
                    help="--live: the last N tokens of the previous update left free to change (default 5)")
     g.add_argument("--segment-s", type=float, default=30.0, metavar="S",
                    help="--live: a segment's longest audio; its final is given then (default 30)")
+    g.add_argument("--vad", action="store_true",
+                   help="--live: hear speech only (Silero VAD), a segment to each stretch of it, its final a "
+                        "pause after the last word (needs pip install 'hearth-tts[vad]')")
+    g.add_argument("--silence-s", type=float, default=0.5, metavar="S",
+                   help="--vad: this much quiet ends a stretch of speech (default 0.5)")
+    g.add_argument("--vad-threshold", type=float, default=0.5, metavar="P",
+                   help="--vad: a 32 ms frame of this speech probability or more is speech (default 0.5)")
     g = p.add_argument_group("models")
     g.add_argument("--model", default=DEFAULT_ASR,
                    help=f"Qwen3-ASR checkpoint directory or hub id (default {DEFAULT_ASR})")
@@ -199,7 +206,8 @@ def _transcribe_live(args: argparse.Namespace, language: str | None) -> int:
     for flag in ("timestamps", "captions"):
         if getattr(args, flag):
             raise InputError(f"--{flag} is not given live: transcribe the recording without --live for it")
-    live = LiveOptions(chunk_s=args.chunk_s, rollback_tokens=args.rollback, max_segment_s=args.segment_s).checked()
+    live = LiveOptions(chunk_s=args.chunk_s, rollback_tokens=args.rollback, max_segment_s=args.segment_s,
+                       vad=args.vad, vad_threshold=args.vad_threshold, silence_s=args.silence_s).checked()
     t0 = time.perf_counter()
     listener = Listener.load(args.model, args.backend, args.dtype or "float32", None, args.weights)
     log.info("loaded %s in %.1f s; listening", listener.checkpoint.path, time.perf_counter() - t0)
@@ -236,6 +244,8 @@ def _show(event: Any, as_json: bool, in_place: bool, shown: bool) -> bool:  # no
                                      "text": event.text, "stable": event.stable}, ensure_ascii=False) + "\n")
         sys.stdout.flush()
         return False
+    if event.kind in ("speech_started", "speech_stopped"):
+        return shown
     if event.kind == "partial":
         if in_place:
             sys.stderr.write("\r\x1b[2K" + event.text[-200:])
