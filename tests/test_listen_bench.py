@@ -32,6 +32,24 @@ def test_the_listen_bench_reports_every_figure(own_asr_dir, own_aligner_dir):
     assert "5s of audio, 23 tokens" in text and "ms per second of speech" in text and "% of that speed" in text
 
 
+def test_a_live_session_is_fed_at_real_time_and_each_utterance_timed(own_asr_dir):
+    """The live bench's arithmetic on a short session (two utterances, fed at real time: about 5 s)."""
+    from hearth.listen import Listener
+    from hearth.tools.bench_listen_live import format_live, run_live
+
+    listener = Listener.load(own_asr_dir, backend="onnxruntime")
+    r = run_live(listener, 3.0, tokens_for, silence_s=0.4, utterances=(1.0, 1.5))
+    assert r["utterances"] == 2 and r["finals"] == 2
+    assert r["audio_s"] == pytest.approx(0.5 + 1.0 + 1.2 + 1.5 + 1.2)
+    for key in ("1s", "1.5s"):
+        ready, given = r["by_length"][key]["ready_s"], r["by_length"][key]["given_s"]
+        assert ready["n"] == given["n"] == 1
+        # The final is given once silence_s of quiet has passed, after it was made.
+        assert 0 < ready["p50"] <= given["p50"] and given["p50"] >= 0.4
+    assert r["cpu_s_per_audio_s"] > 0 and r["memory_mb"]["samples"] >= 2
+    assert "end of speech to the final ready" in format_live(r)
+
+
 def test_the_drift_of_a_model_against_itself_is_none(own_asr_dir, own_aligner_dir):
     from hearth.listen import Aligner, Listener
     from hearth.tools.listen_drift import compare_models

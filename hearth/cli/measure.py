@@ -50,6 +50,9 @@ def add_parsers(sub: Any) -> None:
                                       "the aligner, memory beside the speech model (--model, --backend, ... choose it)")
     listen.add_argument("--listen-weights", choices=ASR_WEIGHTS, default=None, help="int8 (default) or fp32")
     listen.add_argument("--no-speech", action="store_true", help="without the speech model resident")
+    listen.add_argument("--listen-live", type=seconds(False), default=None, metavar="SECONDS",
+                        help="also a live transcription with voice activity fed at real time for this long: end of "
+                             "speech to final by utterance length, partial lag, CPU per audio second, memory")
     add_model_group(bench, None, "checkpoint directory or hub id (default: a random one of the true 0.6B shapes, "
                                  "made once)")
     bench.set_defaults(run=_bench)
@@ -169,7 +172,7 @@ def _bench_listen(args: argparse.Namespace) -> int:
     speech = None if args.no_speech else {k: v for k, v in backend_flags(args).items() if v is not None}
     settings = ListenBenchSettings(asr=args.asr, aligner=args.aligner, backend=args.listen_backend,
                                    weights=args.listen_weights, threads=args.threads, runs=args.runs, speech=speech,
-                                   speech_model=args.model)
+                                   speech_model=args.model, live_s=args.listen_live)
     return main_listen(settings, args.json)
 
 

@@ -33,7 +33,7 @@ follow the last item's. A `session.update` applies from the next item (an item's
 its first audio). `language` is a code ("en")
 or a name, `prompt` the model's context.
 
-With `server_vad` the server cuts the audio into items itself (`_Voiced`): one live
+With `server_vad` the server cuts the audio into items itself (`realtime_vad.Voiced`): one live
 transcription with voice activity (`LiveOptions.vad`: Silero VAD, OpenAI's defaults threshold
 0.5, prefix_padding_ms 300, silence_duration_ms 500) hears the session's audio, and each stretch of
 speech is an item: `input_audio_buffer.speech_started {item_id, audio_start_ms}` (the padding
@@ -53,7 +53,6 @@ import asyncio
 import base64
 import binascii
 import logging
-import secrets
 import time
 from collections.abc import Callable
 from typing import Any
@@ -67,7 +66,8 @@ from hearth.runtime.request import Busy
 from hearth.serve import jsonbody
 from hearth.serve.hearing import Hearing, not_loaded
 from hearth.serve.live_text import LiveText
-from hearth.serve.realtime_session import INPUT_RATE, Refused, Setup, beta_setup, error, ga_setup
+from hearth.serve.realtime_session import INPUT_RATE, Refused, Setup, beta_setup, error, ga_setup, new_id, settled
+from hearth.serve.realtime_vad import Voiced
 
 __all__ = ["INPUT_RATE", "MAX_BUFFER_SECONDS", "realtime_transcription"]
 
@@ -79,16 +79,7 @@ _CLIENT_EVENTS = ("session.update", "transcription_session.update", "input_audio
                   "input_audio_buffer.commit", "input_audio_buffer.clear")
 
 
-def _id(kind: str) -> str:
-    return f"{kind}_{secrets.token_hex(10)}"  # (OpenAI's ids: a kind and 20 or so letters and digits)
-
-
 # -- an item: one input audio buffer, heard while it comes ---------------------------------------
-
-async def _settled(task: asyncio.Task[None] | None) -> None:
-    if task is not None:
-        await asyncio.wait([task])  # (not gather: being cancelled here must not cancel `task`)
-
 
 class _Item:
     """One input audio buffer: its audio heard by a live transcription as it comes (see the module),
@@ -97,7 +88,7 @@ class _Item:
     def __init__(self, conn: _Connection, options: ListenOptions, after: asyncio.Task[None] | None):
         assert conn.hearing.listener is not None
         self.conn = conn
-        self.id = _id("item")
+        self.id = new_id("item")
         self.samples = 0  # appended, at INPUT_RATE
         self._session = conn.hearing.listener.live(options, LiveOptions(), INPUT_RATE)
         self._text = LiveText()
@@ -124,7 +115,7 @@ class _Item:
             self._running = self.conn.spawn(self._follow())
 
     async def _follow(self) -> None:
-        await _settled(self._after)
+        await settled(self._after)
         while self._waiting and not (self._committed or self.dropped or self._failure):
             samples = np.concatenate(self._waiting)
             self._waiting = []
@@ -168,8 +159,8 @@ class _Item:
     async def _transcribe(self) -> None:
         """After the commit: the rest heard, the live transcription's final, the last delta, `completed`."""
         t0 = time.monotonic()
-        await _settled(self._after)
-        await _settled(self._running)
+        await settled(self._after)
+        await settled(self._running)
         rest = np.concatenate(self._waiting) if self._waiting else np.zeros(0, np.int16)
         self._waiting = []
         self.conn.behind.discard(self)  # (its audio is no longer waiting)
@@ -196,130 +187,6 @@ class _Item:
                  "commit", self.id, self.samples / INPUT_RATE, self._heard, chunks, time.monotonic() - t0)
 
 
-# -- server_vad: the session's audio cut into items by voice activity -----------------------------
-
-class _Voiced:
-    """With server_vad: one live transcription with voice activity (`LiveOptions.vad`) over the
-    session's audio, fed as `_Item` feeds its own; each stretch of speech is an item, its events
-    `speech_started`, deltas, `speech_stopped` with `committed`, then `completed`. Audio times count
-    from the session's first audio."""
-
-    def __init__(self, conn: _Connection, setup: Setup, after: asyncio.Task[None] | None, start_ms: float):
-        assert conn.hearing.listener is not None and setup.vad is not None
-        self.conn = conn
-        self.start_ms = start_ms  # the session's audio before this stream's
-        self._session = conn.hearing.listener.live(setup.options, setup.vad, INPUT_RATE)
-        self._waiting: list[np.ndarray] = []
-        self._after = after
-        self._running: asyncio.Task[None] | None = None
-        self._turn = asyncio.Lock()  # one call into the live transcription at a time, its events sent in order
-        self._items: dict[int, tuple[str, LiveText]] = {}  # segment -> its item's id and text
-        self._lengths: dict[int, float] = {}  # segment -> its audio, at speech_stopped
-        self._cleared = False
-        self.failed = False
-
-    @property
-    def dropped(self) -> bool:
-        return self._cleared or self.failed or self.conn.gone
-
-    @property
-    def unheard(self) -> int:
-        return sum(part.size for part in self._waiting)
-
-    def feed(self, samples: np.ndarray) -> None:
-        self._waiting.append(samples)
-        if self._running is None or self._running.done():
-            self._running = self.conn.spawn(self._follow())
-
-    async def _follow(self) -> None:
-        await _settled(self._after)
-        while self._waiting and not self.dropped:
-            samples = np.concatenate(self._waiting)
-            self._waiting = []
-            try:
-                await self._call(self._session.push, samples, True)
-            except Busy:  # the server is full: the audio waits for the next append's turn
-                self._waiting.insert(0, samples)
-                return
-
-    async def _call(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> None:  # noqa: ANN401
-        """`fn` in the session's turn at the model, its events sent; a failure ends the stream."""
-        async with self._turn:
-            if self.dropped:
-                return
-            try:
-                events = await self.conn.hearing.run(self.conn.pool, lambda: [] if self.dropped else fn(*args))
-            except Busy:
-                raise
-            except Exception as e:  # noqa: BLE001 - this stream ends, said; the connection goes on
-                log.exception("realtime session %s: voice activity transcription failed", self.conn.session_id)
-                self.failed = True
-                for item_id, _ in self._items.values():
-                    await self._failed(item_id, e)
-                await self.conn.send(error(f"transcribing the audio failed ({type(e).__name__}: {e}); the audio "
-                                           "after this is heard afresh", "server_error", kind="server_error"))
-                return
-            for event in events:
-                await self._send(event)
-
-    async def _failed(self, item_id: str, e: BaseException) -> None:
-        await self.conn.send({"type": "conversation.item.input_audio_transcription.failed", "item_id": item_id,
-                              "content_index": 0, "error": {"type": "server_error", "code": None,
-                                                            "message": f"the transcription failed: {e}",
-                                                            "param": None}})
-
-    async def _send(self, e: LiveEvent) -> None:
-        conn = self.conn
-        if e.kind == "speech_started":
-            self._items[e.segment] = (_id("item"), LiveText())
-            await conn.send({"type": "input_audio_buffer.speech_started", "item_id": self._items[e.segment][0],
-                             "audio_start_ms": round(self.start_ms + e.offset * 1000)})
-            return
-        item_id, text = self._items[e.segment]
-        if e.kind == "speech_stopped":
-            self._lengths[e.segment] = e.audio_s
-            await conn.send({"type": "input_audio_buffer.speech_stopped", "item_id": item_id,
-                             "audio_end_ms": round(self.start_ms + (e.offset + e.audio_s) * 1000)})
-            await conn.send({"type": "input_audio_buffer.committed", "item_id": item_id,
-                             "previous_item_id": conn.previous})
-            conn.previous = item_id
-            return
-        piece = text.update(e)
-        if piece:
-            await conn.send({"type": "conversation.item.input_audio_transcription.delta", "item_id": item_id,
-                             "content_index": 0, "delta": piece})
-        if e.kind == "final":
-            del self._items[e.segment]
-            seconds = self._lengths.pop(e.segment, e.audio_s)
-            await conn.send({"type": "conversation.item.input_audio_transcription.completed", "item_id": item_id,
-                             "content_index": 0, "transcript": text.closed,
-                             "usage": {"type": "duration", "seconds": round(seconds, 3)}})
-
-    async def commit(self) -> None:
-        """The client's commit: the audio so far heard, and the speech under way ends now (an error
-        where none is, as for an empty buffer)."""
-        await _settled(self._running)
-        if self._waiting:
-            samples = np.concatenate(self._waiting)
-            self._waiting = []
-            await self._call(self._session.push, samples, False)
-        if not self._items:
-            await self.conn.send(error("Error committing input audio buffer: no speech is under way (with server_vad "
-                                       "each pause commits the speech before it)", "input_audio_buffer_commit_empty"))
-            return
-        await self._call(self._session.end_speech)
-
-    async def close(self) -> None:
-        """Turn detection switched off (or changed): the rest heard, the speech under way finished."""
-        await _settled(self._running)
-        rest = np.concatenate(self._waiting) if self._waiting else np.zeros(0, np.int16)
-        self._waiting = []
-        await self._call(lambda: (self._session.push(rest) if rest.size else []) + self._session.finish())
-
-    def clear(self) -> None:
-        self._cleared = True  # (an update running now ends in its time, unsent)
-
-
 # -- the connection -------------------------------------------------------------------------------
 
 class _Connection:
@@ -327,10 +194,10 @@ class _Connection:
 
     def __init__(self, ws: WebSocket, hearing: Hearing, pool: Any):  # noqa: ANN401
         self.ws, self.hearing, self.pool = ws, hearing, pool
-        self.session_id = _id("sess")
+        self.session_id = new_id("sess")
         self.setup = Setup()
         self.item: _Item | None = None  # the buffer being appended to
-        self.voiced: _Voiced | None = None  # with server_vad: the audio's live transcription
+        self.voiced: Voiced | None = None  # with server_vad: the audio's live transcription
         self.appended = 0  # samples of the session's audio, at INPUT_RATE
         self.previous: str | None = None  # the last item committed
         self.last: asyncio.Task[None] | None = None  # its transcription
@@ -349,7 +216,7 @@ class _Connection:
         if self.gone:
             return
         try:
-            await self.ws.send_json({"type": event["type"], "event_id": _id("event"), **event})
+            await self.ws.send_json({"type": event["type"], "event_id": new_id("event"), **event})
         except (WebSocketDisconnect, RuntimeError, OSError):  # the client went away mid-send
             self.gone = True
 
@@ -432,7 +299,7 @@ class _Connection:
         samples = np.frombuffer(data[: 2 * n], "<i2")
         if self.item is None and self.setup.vad is not None:  # (a buffer begun before keeps its audio)
             if self.voiced is None or self.voiced.dropped:
-                self.voiced = _Voiced(self, self.setup, self.last, self.appended / INPUT_RATE * 1000)
+                self.voiced = Voiced(self, self.setup, self.last, self.appended / INPUT_RATE * 1000)
             self.voiced.feed(samples)
         else:
             if self.item is None:
@@ -498,7 +365,7 @@ async def realtime_transcription(ws: WebSocket, state: Any, api_key_ok: bool) ->
     refused = _refusal(ws, state, api_key_ok)
     if refused is not None:
         event, code = refused
-        await ws.send_json({"type": "error", "event_id": _id("event"), **event})
+        await ws.send_json({"type": "error", "event_id": new_id("event"), **event})
         await ws.close(code=code)
         return
     conn = _Connection(ws, state.hearing, state.pool)

@@ -7,6 +7,8 @@ without its `client_secret`, which an update over the WebSocket does not carry).
 
 from __future__ import annotations
 
+import asyncio
+import secrets
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -15,13 +17,22 @@ from hearth.listen import ListenOptions, LiveOptions
 from hearth.listen.languages import language_named
 from hearth.serve.transcription import MAX_PROMPT_CHARS
 
-__all__ = ["INPUT_RATE", "SERVER_VAD", "Refused", "Setup", "beta_setup", "error", "ga_setup"]
+__all__ = ["INPUT_RATE", "SERVER_VAD", "Refused", "Setup", "beta_setup", "error", "ga_setup", "new_id", "settled"]
 
 INPUT_RATE = 24000  # OpenAI's pcm16 and audio/pcm: 16-bit little-endian mono at 24 kHz, the only rate
 _NO_SEMANTIC = ("semantic_vad is not available on this server: use server_vad (Silero VAD: a pause of "
                 "silence_duration_ms ends a turn) or turn_detection null; the session is unchanged")
 # OpenAI's server_vad defaults: threshold 0.5, prefix_padding_ms 300, silence_duration_ms 500.
 SERVER_VAD = LiveOptions(vad=True, vad_threshold=0.5, padding_s=0.3, silence_s=0.5)
+
+
+def new_id(kind: str) -> str:
+    return f"{kind}_{secrets.token_hex(10)}"  # (OpenAI's ids: a kind and 20 or so letters and digits)
+
+
+async def settled(task: asyncio.Task[None] | None) -> None:
+    if task is not None:
+        await asyncio.wait([task])  # (not gather: being cancelled here must not cancel `task`)
 
 
 class Refused(Exception):

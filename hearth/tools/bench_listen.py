@@ -60,6 +60,7 @@ class ListenBenchSettings:
     runs: int = 3
     speech: dict[str, Any] | None = None  # the speech model's load keywords; None: no speech model resident
     speech_model: str | None = None
+    live_s: float | None = None  # a live session this long, fed at real time (bench_listen_live)
 
 
 def listen_checkpoint(kind: str) -> Path:
@@ -227,6 +228,11 @@ def run_listen(s: ListenBenchSettings) -> dict[str, Any]:
     out["peak_rss_mb"] = peak_rss_mb()
     out["load_average_after"] = _load_average()
     weights: dict[str, dict[str, float]] = getattr(listener.model, "weights_mb", dict)()
+    if s.live_s:
+        from hearth.tools.bench_listen_live import run_live
+
+        print(f"hearth bench: a live session of {s.live_s:g} s of audio, fed at real time ...", file=sys.stderr)
+        out["live"] = run_live(listener, s.live_s, tokens_for)
     if "decoder" in weights:
         gbs = memory_bandwidth_gbs(s.threads)
         floor_ms = weights["decoder"]["stored_mb"] / 1e3 / gbs * 1e3
@@ -259,6 +265,10 @@ def format_listen(r: dict[str, Any]) -> str:
     lines.append(memory + f"); listening models ready in {r['listen_load_s']:.1f} s")
     for part, w in r.get("weights_mb", {}).items():
         lines.append(f"asr weights {part}: {w['fp32_mb']:.0f} MB fp32 -> {w['stored_mb']:.0f} MB stored")
+    if "live" in r:
+        from hearth.tools.bench_listen_live import format_live
+
+        lines.append(format_live(r["live"]))
     return "\n".join(lines)
 
 
