@@ -71,6 +71,7 @@ def _cpuid_faulting() -> bool:
 
 
 @pytest.mark.skipif(not _cpuid_faulting(), reason="--cpu needs CPUID faulting and a C compiler")
+@pytest.mark.slow  # (hearth commands under a CPUID mask: processes of their own)
 def test_cpu_on_say_and_speak_runs_as_on_an_avx2_machine_with_the_same_output(tiny_dir):
     """`--cpu avx2` (refused on `say` and `speak` before): the process sees an AVX2 CPU, so its
     default backend is that machine's (ONNX Runtime), and a seeded sentence comes out as it does
@@ -93,6 +94,7 @@ def test_cpu_on_say_and_speak_runs_as_on_an_avx2_machine_with_the_same_output(ti
 
 
 @pytest.mark.skipif(not _cpuid_faulting(), reason="--cpu needs CPUID faulting and a C compiler")
+@pytest.mark.slow  # (hearth commands under a CPUID mask: processes of their own)
 def test_cpu_sse42_speaks_on_onnx_runtime_and_refuses_openvino_s_language_model(tiny_dir):
     """An x86 without AVX2 (`--cpu sse42`: the Celeron and Atom NAS class): the default (ONNX
     Runtime) speaks; OpenVINO's language model, whose paged attention has no kernel there, is refused

@@ -32,6 +32,7 @@ def test_the_listen_bench_reports_every_figure(own_asr_dir, own_aligner_dir):
     assert "5s of audio, 23 tokens" in text and "ms per second of speech" in text and "% of that speed" in text
 
 
+@pytest.mark.slow  # (fed at real time: 5.4 s whatever the machine)
 def test_a_live_session_is_fed_at_real_time_and_each_utterance_timed(own_asr_dir):
     """The live bench's arithmetic on a short session (two utterances, fed at real time: about 5 s)."""
     from hearth.listen import Listener
