@@ -379,3 +379,38 @@ def test_server_vad_cuts_the_audio_into_items_at_pauses(listening, asr_dir):
     for done in completed:
         deltas = "".join(e.delta for e in item if e.type.endswith(".delta") and e.item_id == done.item_id)
         assert deltas == done.transcript
+
+
+def test_a_session_that_sends_nothing_is_closed_after_the_idle_timeout(tiny_dir, asr_dir):
+    """`--idle-timeout`: a session silent that long gets its speech under way (server_vad) transcribed,
+    then an `error` saying why, then a normal close; the server serves the next session."""
+    from websockets.asyncio.client import connect
+    from websockets.exceptions import ConnectionClosedOK
+
+    audio = _voiced24([("silence", 0.4, 0), ("speech", 1.0, 1)])  # speech to the end: under way at the timeout
+
+    async def idle(url: str) -> tuple[list, float]:
+        async with connect(url, open_timeout=10) as ws:
+            events = [await _recv(ws)]
+            await ws.send(json.dumps({"type": "session.update", "session": {"type": "transcription", "audio": {
+                "input": {"turn_detection": {"type": "server_vad"}}}}}))
+            events.append(await _recv(ws))
+            await ws.send(json.dumps({"type": "input_audio_buffer.append", "audio": b64(audio)}))
+            t0 = time.monotonic()
+            with pytest.raises(ConnectionClosedOK):
+                while True:
+                    events.append(await _recv(ws, 60))
+            return events, time.monotonic() - t0, ws.close_code
+
+    with Server(tiny_dir, "--backend", "torch", "--listen", str(asr_dir), "--listen-backend", "torch",
+                "--idle-timeout", "2") as server:
+        url = server.url.replace("http", "ws") + "/v1/realtime?intent=transcription"
+        events, waited, code = asyncio.run(asyncio.wait_for(idle(url), 120))
+        kinds = [e["type"] for e in events[2:] if not e["type"].endswith(".delta")]
+        assert kinds == ["input_audio_buffer.speech_started", "input_audio_buffer.speech_stopped",
+                         "input_audio_buffer.committed", "conversation.item.input_audio_transcription.completed",
+                         "error"], kinds
+        assert events[-1]["error"]["code"] == "session_idle_timeout" and "--idle-timeout" in events[-1]["error"][
+            "message"]
+        assert waited >= 2.0 and code == 1000
+        assert "idle for 2 s, closed" in server.logged()

@@ -43,6 +43,9 @@ def add_parsers(sub: Any) -> None:
                             "the one `hearth tune` chose, else 4; 1 generates one at a time)")
     serve.add_argument("--cors", action="append", default=[], metavar="ORIGIN",
                        help="allow browser pages from ORIGIN (repeatable; '*' for any)")
+    serve.add_argument("--idle-timeout", type=arguments.seconds(False), default=600.0, metavar="SECONDS",
+                       help="a realtime transcription session (/v1/realtime) that sends nothing this long is closed, "
+                            "its speech under way transcribed first (default 600)")
     arguments.add_voice_alias(serve)
     arguments.add_lexicon(serve)
     arguments.add_model_group(serve)
@@ -181,7 +184,7 @@ def _serve(args: argparse.Namespace) -> int:
     sock = _bind(args.host, args.port)
     port = sock.getsockname()[1]
     name = args.model if args.model != DEFAULT_MODEL else "qwen3-tts-0.6b-customvoice"
-    state = ServerState(model_name=str(name).rstrip("/").rsplit("/", 1)[-1])
+    state = ServerState(model_name=str(name).rstrip("/").rsplit("/", 1)[-1], idle_s=args.idle_timeout)
     app = create_app(state, api_key=args.api_key, cors_origins=args.cors)
     config = uvicorn.Config(app, log_level="warning", lifespan="off", timeout_graceful_shutdown=3)
 

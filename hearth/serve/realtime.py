@@ -52,6 +52,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import binascii
+import contextlib
 import logging
 import time
 from collections.abc import Callable
@@ -220,6 +221,17 @@ class _Connection:
         except (WebSocketDisconnect, RuntimeError, OSError):  # the client went away mid-send
             self.gone = True
 
+    async def idle(self, seconds: float) -> None:
+        """No event for `seconds`: the speech under way (server_vad) finished and sent, then an
+        `error` that says why, and the close (1000: the session ended, nothing went wrong)."""
+        if self.voiced is not None:
+            await self.voiced.close()
+        await self.send(error(f"the session sent nothing for {seconds:g} s and has been closed (the server's "
+                              "--idle-timeout); connect again to go on", "session_idle_timeout"))
+        log.info("realtime session %s: idle for %g s, closed", self.session_id, seconds)
+        with contextlib.suppress(RuntimeError, OSError):  # (the client may be gone by now)
+            await self.ws.close(code=1000)
+
     async def close(self) -> None:
         """The client went away: nothing more is heard; an update running now is awaited."""
         self.gone = True
@@ -372,7 +384,11 @@ async def realtime_transcription(ws: WebSocket, state: Any, api_key_ok: bool) ->
     await conn.send({"type": "session.created", "session": conn.setup.ga(conn.session_id)})
     try:
         while True:
-            message = await ws.receive()
+            try:
+                message = await asyncio.wait_for(ws.receive(), state.idle_s)
+            except TimeoutError:
+                await conn.idle(state.idle_s)
+                return
             if message["type"] == "websocket.disconnect":
                 return
             await conn.handle(message.get("text"))

@@ -51,6 +51,7 @@ class ServerState(SharedEngine):
 
     model_name: str = "hearth"
     api_key: str | None = None
+    idle_s: float = 600.0  # a realtime transcription session with no client event this long is closed
     metrics: Metrics = field(init=False)
     uploading: asyncio.Lock = field(default_factory=asyncio.Lock)  # voice uploads run one at a time
     priming: set[asyncio.Task[Any]] = field(default_factory=set)  # uploaded voices' vocoder states being made
