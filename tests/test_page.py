@@ -19,12 +19,31 @@ from webdriver import Chromium
 LONG = " ".join(["word"] * 50)  # one sentence of several hundred frames
 
 
+def _microphone(path) -> str:
+    """What the fake microphone says, over and over: a speech-like stretch between pauses (16-bit WAV)."""
+    import wave
+
+    import numpy as np
+    from sounds import silence, voiced
+
+    audio = np.concatenate([silence(0.6), voiced(1.2, 3), silence(1.2)])
+    with wave.open(str(path), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes(np.round(audio * 32767).astype("<i2").tobytes())
+    return str(path)
+
+
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory):
     chromium, driver = need_programs("chromium", "chromedriver", package="chromium chromium-driver")
+    microphone = _microphone(tmp_path_factory.mktemp("microphone") / "speech.wav")
     flags = ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-quic",
-             "--autoplay-policy=no-user-gesture-required", "--window-size=900,800"]
+             "--autoplay-policy=no-user-gesture-required", "--window-size=900,800",
+             "--use-fake-ui-for-media-stream", "--use-fake-device-for-media-stream",
+             f"--use-file-for-fake-audio-capture={microphone}"]
     browser = Chromium(chromium, driver, str(tmp_path_factory.mktemp("chromium-profile")), flags)
     yield browser
     browser.quit()
@@ -125,3 +144,27 @@ def test_page_adds_speaks_and_removes_a_cloned_voice(browser, base_dir, tmp_path
         browser.click("#addVoice")  # no transcript: the speaker embedding alone
         browser.wait("return document.querySelectorAll('#voice option').length === 1")
         assert "x-vector" in browser.text("#message")
+
+
+def test_page_dictates_into_the_text_box(browser, tiny_dir, asr_dir):
+    """Dictate (shown where the server listens): Chromium's fake microphone through the realtime
+    WebSocket with server_vad; each utterance's transcript is written into the box after the text
+    there, and Stop ends it cleanly on the server."""
+    with Server(tiny_dir, "--backend", "torch", "--listen", str(asr_dir), "--listen-backend", "torch") as server:
+        browser.get(server.url + "/")
+        browser.wait("return !document.getElementById('dictate').hidden")
+        browser.run("document.getElementById('text').value = 'Notes:'")
+        browser.click("#dictate")
+        browser.wait("return window.hearth.dictation.transcripts.length >= 2", timeout=120)
+        browser.click("#dictate")
+        browser.wait("return window.hearth.dictation.state === 'off'", timeout=60)
+        transcripts = browser.run("return window.hearth.dictation.transcripts")
+        text = browser.run("return document.getElementById('text').value")
+        written = "".join(t + " " for t in transcripts if t)
+        assert text == "Notes: " + written
+        assert "Traceback" not in server.logged()
+    # A server that does not listen shows no Dictate button.
+    with Server(tiny_dir, "--backend", "torch") as plain:
+        browser.get(plain.url + "/")
+        browser.wait("return document.querySelectorAll('#voice option').length === 9")
+        assert browser.run("return document.getElementById('dictate').hidden") is True

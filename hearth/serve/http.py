@@ -144,7 +144,8 @@ async def _health(http: Request) -> JSONResponse:
     if state.engine is not None and state.error is None:
         config = state.engine.config
         body = {**body, "model": state.model_name, "backend": state.engine.options.backend,
-                "kind": config.kind, "instructions": config.honours_instruct}
+                "kind": config.kind, "instructions": config.honours_instruct,
+                "listen": state.hearing is not None and state.hearing.listener is not None}
     headers = {"Retry-After": "5"} if status == 503 else None
     return JSONResponse(body, status_code=status, headers=headers)
 
