@@ -193,3 +193,15 @@ def test_bad_input_is_refused_with_what_to_do(listener):
     assert [e.kind for e in session.finish()] == ["final"]
     with pytest.raises(InputError, match="finished"):
         session.push(np.zeros(10, np.float32))
+
+
+def test_an_offline_final_is_transcribe_s_text(listener):
+    """`offline_final`: the final hears the segment whole with nothing forced, prepared as a
+    recording is (here a peak above 1, scaled down): `transcribe`'s language and text."""
+    samples = SIGNALS["bursts"](3.3) * np.float32(1.7)
+    options = ListenOptions(max_new_tokens=MAX_NEW)
+    session = listener.live(options, LiveOptions(chunk_s=1.0, max_segment_s=60, offline_final=True))
+    events = [e for piece in _cut(samples, [5000, 20000]) for e in session.push(piece)] + session.finish()
+    assert [e.kind for e in events] == ["partial"] * 3 + ["final"]
+    want = listener.transcribe(samples, options)
+    assert (events[-1].language, events[-1].text) == (want.language, want.text)

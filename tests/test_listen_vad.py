@@ -174,3 +174,15 @@ def test_detector_over_the_real_model_is_one_per_stream(listener):
     key = [(e.kind, e.offset, e.audio_s, e.ids) for e in alone]
     assert key and all([(e.kind, e.offset, e.audio_s, e.ids) for e in t] == key for t in together)
     assert isinstance(a._detector, SileroVad)
+
+
+def test_offline_finals_are_each_stretch_transcribed_whole(listener):
+    stream = np.concatenate([silence(0.5), voiced(1.4, 1), silence(0.9), voiced(0.8, 2), silence(0.7)])
+    options = ListenOptions(max_new_tokens=MAX_NEW)
+    session = listener.live(options, LiveOptions(chunk_s=0.5, vad=True, silence_s=0.4, offline_final=True))
+    finals = [e for e in _run(session, stream, [9999]) if e.kind == "final"]
+    assert len(finals) == 2
+    for e in finals:
+        start = round(e.offset * RATE)
+        want = listener.transcribe(stream[start : start + round(e.audio_s * RATE)], options)
+        assert (e.language, e.text) == (want.language, want.text)

@@ -64,6 +64,9 @@ def add_parsers(sub: Any) -> None:
                    help="--live: the last N tokens of the previous update left free to change (default 5)")
     g.add_argument("--segment-s", type=float, default=30.0, metavar="S",
                    help="--live: a segment's longest audio; its final is given then (default 30)")
+    g.add_argument("--offline-final", action="store_true",
+                   help="--live: each segment's final hears it whole with nothing forced (the text transcribe gives "
+                        "for that audio; costs one more pass at the end of each segment)")
     g.add_argument("--vad", action="store_true",
                    help="--live: hear speech only (Silero VAD), a segment to each stretch of it, its final a "
                         "pause after the last word (needs pip install 'hearth-tts[vad]')")
@@ -207,7 +210,8 @@ def _transcribe_live(args: argparse.Namespace, language: str | None) -> int:
         if getattr(args, flag):
             raise InputError(f"--{flag} is not given live: transcribe the recording without --live for it")
     live = LiveOptions(chunk_s=args.chunk_s, rollback_tokens=args.rollback, max_segment_s=args.segment_s,
-                       vad=args.vad, vad_threshold=args.vad_threshold, silence_s=args.silence_s).checked()
+                       vad=args.vad, vad_threshold=args.vad_threshold, silence_s=args.silence_s,
+                       offline_final=args.offline_final).checked()
     t0 = time.perf_counter()
     listener = Listener.load(args.model, args.backend, args.dtype or "float32", None, args.weights)
     log.info("loaded %s in %.1f s; listening", listener.checkpoint.path, time.perf_counter() - t0)

@@ -9,6 +9,10 @@ exactly what the model gives for that audio and that forced start, whichever bac
 `finish` hears the rest (shorter than a chunk) the same way, with qwen-asr's end rule: the
 rollback there keeps at least one token and does not step over a cut character.
 
+With `offline_final` a segment's final is instead heard whole with nothing forced, prepared as
+`transcribe` prepares a recording: the text `transcribe` gives for that audio (one more pass over
+the segment at its end; the partials are unchanged).
+
 A feeder that cannot keep up (a server on a slow machine) pushes with `latest_only`: of the chunks
 completed at once only the last is heard, as no one would read the updates in between; the
 chunks are still counted, so the forced start begins where it would have.
@@ -46,7 +50,7 @@ import numpy as np
 
 from hearth.checkpoint.tokenizer import TextTokenizer
 from hearth.errors import InputError
-from hearth.listen.audio import MIN_PIECE_SECONDS, SAMPLE_RATE
+from hearth.listen.audio import MIN_PIECE_SECONDS, SAMPLE_RATE, prepare_audio
 from hearth.listen.features import LogMel
 from hearth.listen.options import ListenOptions
 from hearth.listen.resample import Resampler, check_rate, mix_down
@@ -88,10 +92,12 @@ class LiveOptions:
     vad_threshold: float = 0.5  # a frame at this probability or above is speech
     silence_s: float = 0.5  # this much quiet ends a stretch of speech
     padding_s: float = 0.3  # audio kept before the first speech frame
+    offline_final: bool = False  # a segment's final hears it whole with nothing forced: `transcribe`'s text
 
     def checked(self) -> LiveOptions:
-        if not isinstance(self.vad, bool):
-            raise InputError(f"vad must be true or false, got {self.vad!r}", "vad")
+        for name in ("vad", "offline_final"):
+            if not isinstance(getattr(self, name), bool):
+                raise InputError(f"{name} must be true or false, got {getattr(self, name)!r}", name)
         value = self.vad_threshold
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 < value < 1.0:
             raise InputError(f"vad_threshold must be a probability above 0 and below 1, got {value!r}",
@@ -205,7 +211,7 @@ class LiveTranscription:
         if tail.size:
             s.audio.append(tail)
             s.samples += tail.size
-            events.append(self._update(s, self._prefix(s, closing=True), "final"))
+            events.append(self._closing(s))
         elif s.updates:
             events.append(self._final_of(s))
         return events
@@ -319,9 +325,15 @@ class LiveTranscription:
             trial = replace(s, audio=list(s.audio))
         if not trial.samples:
             return self._final_of(s)
-        if trial.samples == s.heard and s.updates:
+        if trial.samples == s.heard and s.updates and not self.live.offline_final:
             return self._final_of(s)  # heard already, just as it is
-        return self._update(trial, self._prefix(trial, closing=True), "final")
+        return self._closing(trial)
+
+    def _closing(self, s: _Segment) -> LiveEvent:
+        """The segment's final heard now: with the closing rule, or whole (`offline_final`)."""
+        if self.live.offline_final:
+            return self._update(s, "", "final", whole=True)
+        return self._update(s, self._prefix(s, closing=True), "final")
 
     def _finish_voiced(self) -> list[LiveEvent]:
         events = list(self._voiced(self._resampler.finish(), False))
@@ -365,12 +377,16 @@ class LiveTranscription:
                 return ""
             k += 1
 
-    def _update(self, s: _Segment, prefix: str, kind: str) -> LiveEvent:
+    def _update(self, s: _Segment, prefix: str, kind: str, whole: bool = False) -> LiveEvent:
+        """The model on the segment's audio so far, its answer forced to start with `prefix`; `whole`:
+        the audio prepared as `transcribe` prepares a recording (scaled down by a peak above 1)."""
         t0 = time.perf_counter()
         audio = np.concatenate(s.audio)
         s.audio = [audio]
         shortest = max(int(MIN_PIECE_SECONDS * SAMPLE_RATE), self.listener.features.min_samples)
         heard = np.pad(audio, (0, shortest - audio.size)) if audio.size < shortest else audio
+        if whole:
+            heard = prepare_audio(heard, SAMPLE_RATE, shortest)
         ids = tuple(self.listener.tokens(heard, self.options, prefix))
         s.raw = prefix + self.listener.tokenizer.decode(list(ids), skip_special=True)
         s.updates += 1
@@ -384,6 +400,8 @@ class LiveTranscription:
                          time.perf_counter() - t0)
 
     def _final_of(self, s: _Segment) -> LiveEvent:
+        if self.live.offline_final and s.samples:
+            return self._update(replace(s, audio=list(s.audio)), "", "final", whole=True)
         language, text = parse_transcript(s.raw, self.options.language)
         return LiveEvent("final", s.index, s.offset, s.heard / SAMPLE_RATE, language, text, 0, s.raw, (), 0.0)
 
