@@ -1,5 +1,6 @@
 """`hearth cluster`: hearth serve's app as Ray Serve replicas on a local Ray instance (loopback),
-used with the clients people use: the `openai` SDK, plain HTTP, and `hearth loadtest`. The command
+used with the clients people use: the `openai` SDK, plain HTTP, `websockets` and `hearth loadtest`.
+With `--listen` each replica transcribes too, whole recordings and live. The command
 runs under audit (tests/audited.py): Ray's processes report nothing, write nothing under HOME, and
 are all gone once the command has stopped."""
 
@@ -22,13 +23,39 @@ def _ray_processes() -> list[str]:
     return [line for line in out.splitlines() if "pgrep" not in line]
 
 
-def test_two_replicas_serve_like_one_hearth_serve(tiny_dir, tmp_path):
+def _live_through_the_proxy(url: str, audio) -> list[dict]:
+    """A realtime transcription session (manual commit) through Ray's proxy, with `websockets`."""
+    import asyncio
+    import base64
+
+    from websockets.asyncio.client import connect
+
+    async def session() -> list[dict]:
+        async with connect(url.replace("http", "ws") + "/v1/realtime?intent=transcription", open_timeout=30) as ws:
+            events = [json.loads(await ws.recv())]
+            await ws.send(json.dumps({"type": "input_audio_buffer.append",
+                                      "audio": base64.b64encode(audio.tobytes()).decode("ascii")}))
+            await ws.send(json.dumps({"type": "input_audio_buffer.commit"}))
+            while events[-1]["type"] not in ("conversation.item.input_audio_transcription.completed", "error"):
+                events.append(json.loads(await asyncio.wait_for(ws.recv(), 120)))
+            return events
+
+    return asyncio.run(session())
+
+
+def test_two_replicas_serve_like_one_hearth_serve(tiny_dir, asr_dir, tmp_path):
+    import io
+    import wave
+
+    import numpy as np
     import openai
+    from sounds import SIGNALS
 
     assert not _ray_processes(), "a Ray instance is already running here"
     audited = Audited(tmp_path, keep_cache=True)
-    with Server(tiny_dir, "--replicas", "2", "--cpus-per-replica", "0.5", "--max-active", "2",
-                    command="cluster", ready_s=300, stop_s=90, wait=False, env=audited.env()) as server:
+    with Server(tiny_dir, "--replicas", "2", "--cpus-per-replica", "0.5", "--max-active", "2", "--listen",
+                str(asr_dir), "--listen-backend", "torch",
+                command="cluster", ready_s=300, stop_s=90, wait=False, env=audited.env()) as server:
         server.wait_ready()
         client = server.client(timeout=120)
         with client.audio.speech.with_streaming_response.create(
@@ -59,6 +86,29 @@ def test_two_replicas_serve_like_one_hearth_serve(tiny_dir, tmp_path):
         assert r.returncode == 0, r.stderr
         report = json.loads(r.stdout)
         assert report["served"] == 6 and report["errors"] == 0 and report["busy_503"] == 0, report
+
+        # Transcription through the proxy: a whole recording with the SDK, and live over the WebSocket.
+        from hearth.listen import Listener, ListenOptions
+
+        samples = SIGNALS["bursts"](1.5)
+        pcm16 = np.round(samples * 32767).astype("<i2")
+        wav = io.BytesIO()
+        with wave.open(wav, "wb") as w:
+            w.setnchannels(1)
+            w.setsampwidth(2)
+            w.setframerate(16000)
+            w.writeframes(pcm16.tobytes())
+        listener = Listener.load(asr_dir, backend="torch")
+        want = listener.transcribe(pcm16.astype(np.float32) / 32768)
+        done = client.audio.transcriptions.create(model="gpt-4o-transcribe", file=("a.wav", wav.getvalue()))
+        assert done.text == want.text
+        from hearth.listen import resample
+
+        at24 = np.round(np.clip(resample(samples, 16000, 24000), -1, 1) * 32767).astype("<i2")
+        events = _live_through_the_proxy(server.url, at24)
+        assert events[0]["type"] == "session.created" and events[-1]["type"].endswith(".completed"), events
+        live = listener.live(ListenOptions(), None, 24000)
+        assert events[-1]["transcript"] == (live.push(at24) + live.finish())[-1].text
     deadline = time.monotonic() + 30
     while _ray_processes() and time.monotonic() < deadline:
         time.sleep(0.5)

@@ -193,6 +193,77 @@ def test_giving_pages_back_never_changes_memory_that_stopped_being_the_files(tmp
         libc.munmap(addr, size)
 
 
+def test_a_written_page_of_a_mapping_made_read_only_is_kept(tmp_path):
+    """A runtime may convert weights in place in a private mapping and then make it read-only (as a
+    loader relocates a library): those pages are the process's own copies, not the file's, so the
+    mapping is left alone (dropping them put the file's bytes back under live data)."""
+    import ctypes
+    import mmap
+
+    from hearth.backends.conversions import mapped_spans, release_mapped_files
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+    size = 64 * mmap.PAGESIZE
+    path = tmp_path / "weights.bin"
+    path.write_bytes(bytes(size))
+    with path.open("rb") as f:
+        addr = libc.mmap(None, size, mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE, f.fileno(), 0)
+    try:
+        ctypes.memmove(addr + 3 * mmap.PAGESIZE, b"converted", 9)  # one page becomes the process's own
+        assert libc.mprotect(addr, size, mmap.PROT_READ) == 0
+        assert mapped_spans([tmp_path]) == []
+        assert release_mapped_files([tmp_path]) == 0
+        assert ctypes.string_at(addr + 3 * mmap.PAGESIZE, 9) == b"converted"
+    finally:
+        libc.munmap(addr, size)
+
+
+def test_a_release_waits_for_the_loads_under_way(tmp_path):
+    """A release asked while a `bounded_mapping` load runs on another thread waits for it (nothing
+    may map or unmap those files between the release's snapshot and its madvise): it happens when
+    the last load ends."""
+    import mmap
+    import threading
+
+    from hearth.backends.conversions import bounded_mapping, release_mapped_files
+
+    path = tmp_path / "weights.bin"
+    path.write_bytes(bytes(range(256)) * (64 * mmap.PAGESIZE // 256))
+    loading, done = threading.Event(), threading.Event()
+
+    def load() -> None:
+        with bounded_mapping([tmp_path]):
+            loading.set()
+            done.wait(30)
+
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
+        assert sum(m[i] for i in range(0, len(m), mmap.PAGESIZE)) >= 0
+        loader = threading.Thread(target=load)
+        loader.start()
+        assert loading.wait(30)
+        assert release_mapped_files([tmp_path]) == 0  # deferred: a load is under way
+        assert _resident_kb(path) > 0
+        done.set()
+        loader.join(30)
+        assert _resident_kb(path) == 0  # released when the load ended
+        assert m[300] == 300 % 256
+
+
+def _resident_kb(path) -> int:
+    kb, current = 0, False
+    for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
+        fields = line.split()
+        if "-" in fields[0] and not fields[0].endswith(":"):
+            current = fields[-1] == str(path.resolve())
+        elif current and fields[0] == "Rss:":
+            kb += int(fields[1])
+    return kb
+
+
 def test_mix_is_the_int8_talker_beside_the_four_bit_predictor(tiny_dir, ort_int8):
     """weights "mix": the talker (and the first codebook) as int8 converts it, the predictor (the
     other 15 codebooks) as int4 does, byte for byte; it speaks, and OpenVINO refuses it by name."""

@@ -296,20 +296,47 @@ def weights_mb(converted: ConvertedModel) -> dict[str, dict[str, float]]:
     return {name: {"fp32_mb": p["fp32_bytes"] / 1e6, "stored_mb": p["stored_bytes"] / 1e6} for name, p in parts.items()}
 
 
+class _Loads:
+    """The `bounded_mapping` loads under way in this process, and the directories whose release
+    waits for the last of them to end."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.under_way = 0
+        self.waiting: set[Path] = set()
+
+
+_loads = _Loads()
+
+
 @contextmanager
 def bounded_mapping(directories: list[Path]) -> Iterator[None]:
     """A network's load (compile, first inference) from mapped cache files in `directories`, after
-    which this process's pages of those files are dropped (`release_mapped_files`), on this thread:
-    the runtime holds its own copy by then, and only a few pages of the originals are read again.
+    which this process's pages of those files are dropped (`release_mapped_files`): the runtime
+    holds its own copy by then, and only a few pages of the originals are read again.
+
+    Loads run side by side (the language model and the vocoder, an engine beside another): the
+    release waits for the last load under way to end, and no load starts while it runs, so nothing
+    maps, writes or unmaps those files between the release's reading of the mappings and its
+    madvise (a vocoder compiling beside a releasing language model crashed a worker on Zen 4,
+    2026-12-07).
 
     Dropped once, at the end, not every 20 ms while it compiled (as before 2026-12-06): on a 2-vCPU
     Zen 3 with OpenVINO's 0.6B (talker, predictor, vocoder) the load's peak RSS was the same either
     way (2274 against 2279 MB), and the pages the compile reads twice came back from the page cache
     instead of the disk (start to ready 4.1-4.9 s against 12-14 s with MADV_PAGEOUT every 20 ms)."""
+    with _loads.lock:
+        _loads.under_way += 1
     try:
         yield
     finally:
-        release_mapped_files(directories)
+        with _loads.lock:
+            _loads.under_way -= 1
+            _loads.waiting.update(directories)
+            if _loads.under_way == 0:
+                waiting = sorted(_loads.waiting)
+                _loads.waiting.clear()
+                release_spans(mapped_spans(waiting))
 
 
 def release_mapped_files(directories: list[Path]) -> int:
@@ -317,10 +344,14 @@ def release_mapped_files(directories: list[Path]) -> int:
     the cached IR and compiled blobs, ONNX Runtime's external weights). A runtime copies weights into
     its own layout on load or on the first inference, after which the mapped originals only double
     the resident memory; should they be read again, the kernel pages them back in from the file.
-    Only mappings that hold nothing but the file's own pages are asked: read-only ones, and private
-    writable ones (ONNX Runtime maps each initializer so) with no page written. Returns the bytes
-    asked for (Linux 5.4 or later; 0 elsewhere)."""
-    return release_spans(mapped_spans(directories))
+    Only mappings that hold nothing but the file's own pages are asked (`mapped_spans`). While a
+    `bounded_mapping` load is under way the release waits for it (done when the last one ends).
+    Returns the bytes released now (0 where madvise is not Linux's)."""
+    with _loads.lock:
+        if _loads.under_way:
+            _loads.waiting.update(directories)
+            return 0
+        return release_spans(mapped_spans(directories))
 
 
 Span = tuple[int, int, str]  # a mapping's first and end address, and the file it maps
@@ -342,28 +373,35 @@ def _file_mappings() -> list[tuple[int, int, str, str]]:
 
 
 def mapped_spans(directories: list[Path]) -> list[Span]:
-    """This process's mappings of files in `directories` that hold only the file's own pages (see
-    `release_mapped_files`). A snapshot: `release_spans` checks each is still there."""
+    """This process's mappings of files in `directories` that hold only the file's own pages: shared
+    ones, and private ones without an anonymous page (`Anonymous` 0 in /proc/self/smaps; not
+    `Private_Dirty`, which counts a tmpfs file's pages too). A private mapping's written page is the
+    process's own copy, and it stays so
+    when the mapping is made read-only afterwards (a runtime that converts weights in place, as a
+    loader relocates a library): dropping it would put the file's bytes back under live data, so
+    read-only mappings are checked as writable ones are. A snapshot: `release_spans` checks each is
+    still there."""
     prefixes = tuple(str(d.resolve()) + (os.sep if d.is_dir() else "") for d in directories)
+    if not any(path.startswith(prefixes) for _, _, _, path in _file_mappings()):
+        return []  # (smaps takes tens of ms to read: only when there is something to ask)
+    try:
+        smaps = Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
     spans: list[Span] = []
-    writable: dict[str, Span] = {}
-    for lo, hi, perms, path in _file_mappings():
-        if not path.startswith(prefixes):
-            continue
-        if "w" not in perms:
-            spans.append((lo, hi, path))  # read-only: nothing in it can differ from the file
-        elif perms.endswith("p"):
-            writable[f"{lo:x}-{hi:x}"] = (lo, hi, path)
-    if writable:  # which of them hold a written page: /proc/self/smaps (tens of ms to read, so only then)
-        current = None
-        for line in Path("/proc/self/smaps").read_text(encoding="utf-8").splitlines():
-            fields = line.split(maxsplit=1)
-            if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
-                current = writable.get(fields[0])
-            elif current is not None and fields and fields[0] == "Private_Dirty:":
-                if fields[1].split()[0] == "0":
-                    spans.append(current)  # writable, but not one page written
-                current = None
+    current: Span | None = None
+    private = own = False
+    for line in smaps + ["0-0 ---- 0 0:0 0"]:  # (a last header closes the last mapping)
+        fields = line.split(maxsplit=5)
+        if fields and "-" in fields[0] and not fields[0].endswith(":"):  # a mapping's header line
+            if current is not None and own:
+                spans.append(current)
+            current, own = None, True
+            if len(fields) == 6 and fields[5].startswith(prefixes):
+                lo, hi = (int(x, 16) for x in fields[0].split("-"))
+                current, private = (lo, hi, fields[5]), fields[1].endswith("p")
+        elif current is not None and private and fields and fields[0] == "Anonymous:":
+            own = fields[1].split()[0] == "0"
     return spans
 
 

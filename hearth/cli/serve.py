@@ -17,6 +17,7 @@ import socket
 import sys
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from hearth.checkpoint.loading import DEFAULT_MODEL, Checkpoint, open_checkpoint
@@ -71,6 +72,7 @@ def add_parsers(sub: Any) -> None:
     cluster.add_argument("--max-batch", type=arguments.count(1), default=None, help="per replica, as for hearth serve")
     cluster.add_argument("--cors", action="append", default=[], metavar="ORIGIN")
     arguments.add_voice_alias(cluster)
+    listen.add_hearing_flags(cluster)
     arguments.add_model_group(cluster)
     cluster.set_defaults(run=_cluster)
 
@@ -119,6 +121,15 @@ def _loadtest(args: argparse.Namespace) -> int:
         raise InputError(str(e)) from None
 
 
+def _replicas_read(hearing: dict[str, Any]) -> dict[str, Any]:
+    """The listening models as every replica reads them: a local directory by its absolute path."""
+    out = dict(hearing)
+    for key in ("listen", "aligner"):
+        if out.get(key) is not None and Path(out[key]).is_dir():
+            out[key] = str(Path(out[key]).resolve())
+    return {} if out.get("listen") is None and out.get("aligner") is None else out
+
+
 def _cluster(args: argparse.Namespace) -> int:
     if args.address is None:
         # A local Ray on loopback only. Ray picks the machine's outward address for its own
@@ -139,6 +150,7 @@ def _cluster(args: argparse.Namespace) -> int:
         model_name=str(name).rstrip("/").rsplit("/", 1)[-1], flags=arguments.load_flags(args), replicas=args.replicas,
         max_replicas=args.max_replicas, cpus_per_replica=args.cpus_per_replica, max_active=args.max_active,
         max_queue=args.max_queue, max_batch=args.max_batch, api_key=args.api_key, cors=tuple(args.cors),
+        hearing=_replicas_read(listen.hearing_models(args)),
     )
     with contextlib.redirect_stdout(sys.stderr):  # Ray reports on stdout; this command prints no data
         run(settings, args.address, args.host, args.port, threading.Event())

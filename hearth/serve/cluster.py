@@ -1,7 +1,8 @@
 """`hearth cluster`: `hearth serve` scaled out on Ray Serve (the `cluster` extra).
 
 Each replica is a Ray actor holding one engine and its scheduler, behind the very app `hearth
-serve` runs (same endpoints, same error envelope, the page and the WebSocket too); Ray's HTTP proxy
+serve` runs (same endpoints, same error envelope, the page and the WebSockets too; with `--listen`
+each replica also transcribes, whole recordings and live); Ray's HTTP proxy
 in front spreads requests over the replicas and streams the responses through. Replicas are a
 fixed number, or autoscaled on their queues: Ray counts each replica's requests in flight (being
 spoken plus waiting in its scheduler) and adds a replica when they pass `--max-active` on average.
@@ -41,6 +42,7 @@ class ClusterSettings:
     max_batch: int | None = None
     api_key: str | None = None
     cors: tuple[str, ...] = ()
+    hearing: dict[str, Any] = field(default_factory=dict)  # listening models (HearingModels' fields), as serve's
 
 
 _replica_state: list[Any] = []  # in a replica's process: its ServerState, for the health check
@@ -58,12 +60,14 @@ def _build_app(s: ClusterSettings) -> Any:  # noqa: ANN401 - a FastAPI app
     the app of `hearth serve`."""
     from ray import serve
 
+    from hearth.serve.hearing import HearingModels
     from hearth.serve.http import ServerState, create_app
 
     state = ServerState(model_name=s.model_name)
     _replica_state[:] = [state]
     failed: list[BaseException] = []
-    state.load_in_background(s.model, s.flags, s.max_active, s.max_queue, failed.append, max_batch=s.max_batch)
+    state.load_in_background(s.model, s.flags, s.max_active, s.max_queue, failed.append, max_batch=s.max_batch,
+                             hearing=HearingModels(**s.hearing) if s.hearing else None)
     state.ready.wait()
     if failed:
         raise RuntimeError(f"the replica could not load {s.model}: {failed[0]}")
