@@ -25,7 +25,7 @@ setup:
 test:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m mypy
-	$(PYTHON) -m pytest -q -n 2 --dist loadscope --no-loadscope-reorder --max-worker-restart 0 --durations=25
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --durations=25
 
 # The same in a random order (modules and the tests in them), to find a test that depends on another's
 # leftovers; the seed is printed, and `--random-order-seed=N` repeats an order.

@@ -331,18 +331,11 @@ def _needs_compiled_backend(item: pytest.Item) -> bool:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    heavy = set()
     for item in items:
         if item.get_closest_marker("smoke"):
             continue
         if item.module.__name__ in PROCESS_MODULES or _needs_compiled_backend(item):
             item.add_marker(pytest.mark.slow)
-            heavy.add(item.module.__name__)
-    # `make test` hands whole modules to its two workers in this order (xdist's loadscope with
-    # --no-loadscope-reorder; by default it sends the modules with the most tests first, which put
-    # the few-test, process-starting ones last and left one worker waiting up to a minute for the
-    # other): the modules that start processes or convert first, the quick ones after, filling gaps.
-    items.sort(key=lambda item: item.module.__name__ not in heavy)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
