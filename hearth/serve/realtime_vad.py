@@ -98,9 +98,20 @@ class Voiced:
             for event in events:
                 await self._send(event)
 
+    async def _finishing(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> None:  # noqa: ANN401
+        """A commit's or a close's call: where the server is too full to take it, the speech under
+        way fails (said, as a manual commit's does) instead of waiting for a later append."""
+        try:
+            await self._call(fn, *args)
+        except Busy as e:
+            for item_id, _ in self._items.values():
+                await self._failed(item_id, e)
+            self._items.clear()
+
     async def _failed(self, item_id: str, e: BaseException) -> None:
         await self.conn.send({"type": "conversation.item.input_audio_transcription.failed", "item_id": item_id,
-                              "content_index": 0, "error": {"type": "server_error", "code": None,
+                              "content_index": 0, "error": {"type": "server_error",
+                                                            "code": "busy" if isinstance(e, Busy) else None,
                                                             "message": f"the transcription failed: {e}",
                                                             "param": None}})
 
@@ -138,19 +149,19 @@ class Voiced:
         if self._waiting:
             samples = np.concatenate(self._waiting)
             self._waiting = []
-            await self._call(self._session.push, samples, False)
+            await self._finishing(self._session.push, samples, False)
         if not self._items:
             await self.conn.send(error("Error committing input audio buffer: no speech is under way (with server_vad "
                                        "each pause commits the speech before it)", "input_audio_buffer_commit_empty"))
             return
-        await self._call(self._session.end_speech)
+        await self._finishing(self._session.end_speech)
 
     async def close(self) -> None:
         """Turn detection switched off (or changed): the rest heard, the speech under way finished."""
         await settled(self._running)
         rest = np.concatenate(self._waiting) if self._waiting else np.zeros(0, np.int16)
         self._waiting = []
-        await self._call(lambda: (self._session.push(rest) if rest.size else []) + self._session.finish())
+        await self._finishing(lambda: (self._session.push(rest) if rest.size else []) + self._session.finish())
 
     def clear(self) -> None:
         self._cleared = True  # (an update running now ends in its time, unsent)
