@@ -174,11 +174,7 @@ def ga_setup(session: Any, setup: Setup, languages: tuple[str, ...]) -> Setup:  
         if fmt.get("type", "audio/pcm") != "audio/pcm" or fmt.get("rate", INPUT_RATE) != INPUT_RATE:
             raise Refused(f"session.audio.input.format: this server takes audio/pcm at {INPUT_RATE} Hz (16-bit "
                           f"mono), not {fmt.get('type')} at {fmt.get('rate')}", param="session.audio.input.format")
-    if "turn_detection" in given:
-        setup = replace(setup, vad=_turn_detection(given["turn_detection"], "session.audio.input.turn_detection"))
-    if "transcription" not in given:
-        return setup
-    return _transcription(given["transcription"], "session.audio.input.transcription", setup, languages)
+    return _listening(given, "session.audio.input", "transcription", setup, languages)
 
 
 def beta_setup(session: Any, setup: Setup, languages: tuple[str, ...]) -> Setup:  # noqa: ANN401 - JSON
@@ -191,8 +187,13 @@ def beta_setup(session: Any, setup: Setup, languages: tuple[str, ...]) -> Setup:
     if s.get("input_audio_format", "pcm16") not in ("pcm16", None):
         raise Refused(f"session.input_audio_format: this server takes pcm16 (16-bit mono at {INPUT_RATE} Hz), "
                       f"not {s['input_audio_format']!r}", param="session.input_audio_format")
-    if "turn_detection" in s:
-        setup = replace(setup, vad=_turn_detection(s["turn_detection"], "session.turn_detection"))
-    if "input_audio_transcription" not in s:
+    return _listening(s, "session", "input_audio_transcription", setup, languages)
+
+
+def _listening(given: dict[str, Any], param: str, key: str, setup: Setup, languages: tuple[str, ...]) -> Setup:
+    """The setup with `given`'s turn_detection and transcription (under `key`), where given."""
+    if "turn_detection" in given:
+        setup = replace(setup, vad=_turn_detection(given["turn_detection"], f"{param}.turn_detection"))
+    if key not in given:
         return setup
-    return _transcription(s["input_audio_transcription"], "session.input_audio_transcription", setup, languages)
+    return _transcription(given[key], f"{param}.{key}", setup, languages)
