@@ -223,30 +223,34 @@ def test_a_written_page_of_a_mapping_made_read_only_is_kept(tmp_path):
 
 
 def test_a_release_waits_for_the_loads_under_way(tmp_path):
-    """A release asked while a `bounded_mapping` load runs on another thread waits for it (nothing
-    may map or unmap those files between the release's snapshot and its madvise): it happens when
-    the last load ends."""
+    """A release of files a `bounded_mapping` load on another thread also reads waits for it (nothing
+    may map or unmap them between the release's snapshot and its madvise) and happens when that load
+    ends; files no load touches are released at once."""
     import mmap
     import threading
 
     from hearth.backends.conversions import bounded_mapping, release_mapped_files
 
-    path = tmp_path / "weights.bin"
-    path.write_bytes(bytes(range(256)) * (64 * mmap.PAGESIZE // 256))
+    (tmp_path / "loading").mkdir()
+    (tmp_path / "other").mkdir()
+    path, other = tmp_path / "loading" / "weights.bin", tmp_path / "other" / "weights.bin"
+    for file in (path, other):
+        file.write_bytes(bytes(range(256)) * (64 * mmap.PAGESIZE // 256))
     loading, done = threading.Event(), threading.Event()
 
     def load() -> None:
-        with bounded_mapping([tmp_path]):
+        with bounded_mapping([tmp_path / "loading"]):
             loading.set()
             done.wait(30)
 
-    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m:
-        assert sum(m[i] for i in range(0, len(m), mmap.PAGESIZE)) >= 0
+    with path.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as m, \
+            other.open("rb") as g, mmap.mmap(g.fileno(), 0, access=mmap.ACCESS_READ) as n:
+        assert sum(m[i] + n[i] for i in range(0, len(m), mmap.PAGESIZE)) >= 0
         loader = threading.Thread(target=load)
         loader.start()
         assert loading.wait(30)
-        assert release_mapped_files([tmp_path]) == 0  # deferred: a load is under way
-        assert _resident_kb(path) > 0
+        assert release_mapped_files([tmp_path / "loading", tmp_path / "other"]) == len(n)  # the loading one: later
+        assert _resident_kb(path) > 0 and _resident_kb(other) == 0
         done.set()
         loader.join(30)
         assert _resident_kb(path) == 0  # released when the load ended

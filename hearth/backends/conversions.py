@@ -297,13 +297,23 @@ def weights_mb(converted: ConvertedModel) -> dict[str, dict[str, float]]:
 
 
 class _Loads:
-    """The `bounded_mapping` loads under way in this process, and the directories whose release
-    waits for the last of them to end."""
+    """The `bounded_mapping` loads under way in this process (their directories, counted), and the
+    directories whose release waits for a load of theirs to end."""
 
     def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.under_way = 0
+        self.lock = threading.Lock()  # also held through a release: one at a time
+        self.under_way: dict[Path, int] = {}
         self.waiting: set[Path] = set()
+
+    def busy(self, directory: Path) -> bool:
+        """Whether a load under way reads files of `directory` (it, inside it, or around it)."""
+        return any(d == directory or d in directory.parents or directory in d.parents for d in self.under_way)
+
+    def release(self, directories: list[Path]) -> int:
+        """Under the lock: release those of `directories` no load under way touches, the rest later."""
+        free = [d for d in directories if not self.busy(d)]
+        self.waiting.update(d for d in directories if d not in free)
+        return release_spans(mapped_spans(free)) if free else 0
 
 
 _loads = _Loads()
@@ -315,28 +325,31 @@ def bounded_mapping(directories: list[Path]) -> Iterator[None]:
     which this process's pages of those files are dropped (`release_mapped_files`): the runtime
     holds its own copy by then, and only a few pages of the originals are read again.
 
-    Loads run side by side (the language model and the vocoder, an engine beside another): the
-    release waits for the last load under way to end, and no load starts while it runs, so nothing
-    maps, writes or unmaps those files between the release's reading of the mappings and its
-    madvise (a vocoder compiling beside a releasing language model crashed a worker on Zen 4,
-    2026-12-07).
+    Loads run side by side (the language model beside the vocoder, an engine beside another). A
+    release of files that a load under way also reads waits for that load to end, and releases run
+    one at a time, so nothing maps, writes or unmaps the released files between the release's
+    reading of the mappings and its madvise. (Waiting for every load instead kept the language
+    model's files resident while the vocoder compiled: peak RSS +12 %, 1916 against 1708 MB.)
 
     Dropped once, at the end, not every 20 ms while it compiled (as before 2026-12-06): on a 2-vCPU
     Zen 3 with OpenVINO's 0.6B (talker, predictor, vocoder) the load's peak RSS was the same either
     way (2274 against 2279 MB), and the pages the compile reads twice came back from the page cache
     instead of the disk (start to ready 4.1-4.9 s against 12-14 s with MADV_PAGEOUT every 20 ms)."""
+    mine = [d.resolve() for d in directories]
     with _loads.lock:
-        _loads.under_way += 1
+        for d in mine:
+            _loads.under_way[d] = _loads.under_way.get(d, 0) + 1
     try:
         yield
     finally:
         with _loads.lock:
-            _loads.under_way -= 1
-            _loads.waiting.update(directories)
-            if _loads.under_way == 0:
-                waiting = sorted(_loads.waiting)
-                _loads.waiting.clear()
-                release_spans(mapped_spans(waiting))
+            for d in mine:
+                _loads.under_way[d] -= 1
+                if not _loads.under_way[d]:
+                    del _loads.under_way[d]
+            waiting = sorted(_loads.waiting | set(mine))
+            _loads.waiting.clear()
+            _loads.release(waiting)
 
 
 def release_mapped_files(directories: list[Path]) -> int:
@@ -344,14 +357,11 @@ def release_mapped_files(directories: list[Path]) -> int:
     the cached IR and compiled blobs, ONNX Runtime's external weights). A runtime copies weights into
     its own layout on load or on the first inference, after which the mapped originals only double
     the resident memory; should they be read again, the kernel pages them back in from the file.
-    Only mappings that hold nothing but the file's own pages are asked (`mapped_spans`). While a
-    `bounded_mapping` load is under way the release waits for it (done when the last one ends).
-    Returns the bytes released now (0 where madvise is not Linux's)."""
+    Only mappings that hold nothing but the file's own pages are asked (`mapped_spans`). Files a
+    `bounded_mapping` load under way also reads are released when it ends. Returns the bytes
+    released now (0 where madvise is not Linux's)."""
     with _loads.lock:
-        if _loads.under_way:
-            _loads.waiting.update(directories)
-            return 0
-        return release_spans(mapped_spans(directories))
+        return _loads.release([d.resolve() for d in directories])
 
 
 Span = tuple[int, int, str]  # a mapping's first and end address, and the file it maps
@@ -376,11 +386,10 @@ def mapped_spans(directories: list[Path]) -> list[Span]:
     """This process's mappings of files in `directories` that hold only the file's own pages: shared
     ones, and private ones without an anonymous page (`Anonymous` 0 in /proc/self/smaps; not
     `Private_Dirty`, which counts a tmpfs file's pages too). A private mapping's written page is the
-    process's own copy, and it stays so
-    when the mapping is made read-only afterwards (a runtime that converts weights in place, as a
-    loader relocates a library): dropping it would put the file's bytes back under live data, so
-    read-only mappings are checked as writable ones are. A snapshot: `release_spans` checks each is
-    still there."""
+    process's own copy, and it stays so when the mapping is made read-only afterwards (a runtime
+    that converts weights in place, as a loader relocates a library): dropping it would put the
+    file's bytes back under live data, so read-only mappings are checked as writable ones are. A
+    snapshot: `release_spans` checks each is still there."""
     prefixes = tuple(str(d.resolve()) + (os.sep if d.is_dir() else "") for d in directories)
     if not any(path.startswith(prefixes) for _, _, _, path in _file_mappings()):
         return []  # (smaps takes tens of ms to read: only when there is something to ask)

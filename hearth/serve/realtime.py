@@ -321,7 +321,7 @@ class _Connection:
 
     async def _commit(self) -> None:
         if self.item is None and self.voiced is not None:  # server_vad: the speech under way ends now
-            self.spawn(self.voiced.commit())
+            self.voiced.commit()
             return
         item = self.item
         held = item.samples if item is not None else 0

@@ -52,6 +52,7 @@ class Voiced:
         self._items: dict[int, tuple[str, LiveText]] = {}  # segment -> its item's id and text
         self._lengths: dict[int, float] = {}  # segment -> its audio, at speech_stopped
         self._cleared = False
+        self._committing = 0  # commits under way: the audio appended after one waits for it
         self.failed = False
 
     @property
@@ -69,7 +70,7 @@ class Voiced:
 
     async def _follow(self) -> None:
         await settled(self._after)
-        while self._waiting and not self.dropped:
+        while self._waiting and not (self.dropped or self._committing):
             samples = np.concatenate(self._waiting)
             self._waiting = []
             try:
@@ -78,11 +79,12 @@ class Voiced:
                 self._waiting.insert(0, samples)
                 return
 
-    async def _call(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> None:  # noqa: ANN401
-        """`fn` in the session's turn at the model, its events sent; a failure ends the stream."""
+    async def _call(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> list[LiveEvent]:  # noqa: ANN401
+        """`fn` in the session's turn at the model, its events sent (and returned); a failure ends
+        the stream."""
         async with self._turn:
             if self.dropped:
-                return
+                return []
             try:
                 events = await self.conn.hearing.run(self.conn.pool, lambda: [] if self.dropped else fn(*args))
             except Busy:
@@ -94,19 +96,21 @@ class Voiced:
                     await self._failed(item_id, e)
                 await self.conn.send(error(f"transcribing the audio failed ({type(e).__name__}: {e}); the audio "
                                            "after this is heard afresh", "server_error", kind="server_error"))
-                return
+                return []
             for event in events:
                 await self._send(event)
+            return events
 
-    async def _finishing(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> None:  # noqa: ANN401
+    async def _finishing(self, fn: Callable[..., list[LiveEvent]], *args: Any) -> list[LiveEvent]:  # noqa: ANN401
         """A commit's or a close's call: where the server is too full to take it, the speech under
         way fails (said, as a manual commit's does) instead of waiting for a later append."""
         try:
-            await self._call(fn, *args)
+            return await self._call(fn, *args)
         except Busy as e:
             for item_id, _ in self._items.values():
                 await self._failed(item_id, e)
             self._items.clear()
+            return []
 
     async def _failed(self, item_id: str, e: BaseException) -> None:
         await self.conn.send({"type": "conversation.item.input_audio_transcription.failed", "item_id": item_id,
@@ -142,19 +146,28 @@ class Voiced:
                              "content_index": 0, "transcript": text.closed,
                              "usage": {"type": "duration", "seconds": round(seconds, 3)}})
 
-    async def commit(self) -> None:
-        """The client's commit: the audio so far heard, and the speech under way ends now (an error
-        where none is, as for an empty buffer)."""
-        await settled(self._running)
-        if self._waiting:
-            samples = np.concatenate(self._waiting)
-            self._waiting = []
-            await self._finishing(self._session.push, samples, False)
-        if not self._items:
-            await self.conn.send(error("Error committing input audio buffer: no speech is under way (with server_vad "
-                                       "each pause commits the speech before it)", "input_audio_buffer_commit_empty"))
-            return
-        await self._finishing(self._session.end_speech)
+    def commit(self) -> None:
+        """The client's commit, taken where it came: the audio appended before it is heard and the
+        speech under way ends there, in one turn at the model (an error where no speech was under
+        way, as for an empty buffer); audio appended after it waits for it."""
+        before, self._waiting = self._waiting, []
+        self._committing += 1
+        self.conn.spawn(self._commit(before))
+
+    async def _commit(self, before: list[np.ndarray]) -> None:
+        try:
+            await settled(self._running)  # (an update under way ends first; the loop stops after it)
+            audio = np.concatenate(before) if before else np.zeros(0, np.int16)
+            events = await self._finishing(
+                lambda: (self._session.push(audio) if audio.size else []) + self._session.end_speech())
+            if not any(e.kind == "speech_stopped" for e in events) and not self.dropped:
+                await self.conn.send(error("Error committing input audio buffer: no speech is under way (with "
+                                           "server_vad each pause commits the speech before it)",
+                                           "input_audio_buffer_commit_empty"))
+        finally:
+            self._committing -= 1
+            if self._waiting and not self._committing and (self._running is None or self._running.done()):
+                self._running = self.conn.spawn(self._follow())
 
     async def close(self) -> None:
         """Turn detection switched off (or changed): the rest heard, the speech under way finished."""
