@@ -11,10 +11,11 @@ characters, whole words, one long piece), sent with random pauses, `input.done` 
 
 Invariants: no session gets an error or misses its `session.done`; each sentence's audio equals the
 same text sent whole to the same server, beside other sessions too (the determinism contract,
-docs/determinism.md): byte for byte where its chunks fell alike, and within one step of 16-bit PCM
-where a live session cut a chunk to wait for text (the vocoder's calls then fall elsewhere, and on
-most CPUs that moves the last bits of its floats: 124 dB on Zen 3; other codes would differ by
-thousands of steps); afterwards the server serves, `/health` counts no failure, and nothing was
+docs/determinism.md): byte for byte where its chunks fell alike, and where a live session cut a
+chunk to wait for text (the vocoder's calls then fall elsewhere, which on most CPUs moves the last
+bits of its floats: 124 dB on Zen 3) within one step of 16-bit PCM in fp32, within the bf16
+vocoder's rounding where the CPU computes it in bf16 (`_rounding_steps`; a changed code moves
+hundreds of steps or more); afterwards the server serves, `/health` counts no failure, and nothing was
 logged as a traceback.
 """
 
@@ -94,11 +95,23 @@ class Heard:
     audio: bytearray
     chunks: list[int]
 
-    def same_as(self, other: Heard) -> bool:
+    def same_as(self, other: Heard, steps: int) -> bool:
         if self.chunks == other.chunks:
             return self.audio == other.audio
         a, b = (np.frombuffer(bytes(h.audio), np.int16).astype(np.int32) for h in (self, other))
-        return a.shape == b.shape and bool(np.abs(a - b).max(initial=0) <= 1)
+        return a.shape == b.shape and bool(np.abs(a - b).max(initial=0) <= steps)
+
+
+def _rounding_steps(flags: list[str]) -> int:
+    """How far the default vocoder's audio may move when its calls fall elsewhere: one step of
+    16-bit PCM in fp32; where OpenVINO computes it in bf16 (a CPU with AVX512-BF16 or AMX, unless
+    masked to AVX2), a value rounded to bf16 the other way now and then, which its state carries:
+    up to 82 steps measured on a Xeon with AMX, where one code changed anywhere in a sentence
+    moves its frame by 361 to 1785 (docs/determinism.md)."""
+    import openvino
+
+    bf16 = "BF16" in openvino.Core().get_property("CPU", "OPTIMIZATION_CAPABILITIES")
+    return 160 if bf16 and "--cpu" not in flags else 1
 
 
 def speak(port: int, s: Session, whole: bool = False) -> list[Heard]:
@@ -189,7 +202,8 @@ def fuzzed_server(request, tmp_path_factory, tiny_dir):
     elif rule == "none":
         env["HEARTH_TEXT_INVARIANCE"] = "none"
     with Server(checkpoint, *flags, env=env) as server:
-        yield server, alone_only, f"{request.param} ({writer} writer, seed {RUN_SEEDS[k]}, rule {rule})"
+        name = f"{request.param} ({writer} writer, seed {RUN_SEEDS[k]}, rule {rule})"
+        yield server, alone_only, _rounding_steps(flags), name
     assert "Traceback" not in server.stopped_log, server.stopped_log
 
 
@@ -198,7 +212,7 @@ def fuzzed_server(request, tmp_path_factory, tiny_dir):
                                  HealthCheck.data_too_large])
 @given(group=st.lists(sessions(), min_size=1, max_size=4))
 def test_text_in_pieces_equals_text_sent_whole(fuzzed_server, group):
-    server, alone_only, name = fuzzed_server
+    server, alone_only, steps, name = fuzzed_server
     got = at_once([lambda s=s: speak(server.port, s) for s in group])
     errors = {i: e for i, e in enumerate(got) if isinstance(e, BaseException)}
     results = dict(enumerate(got))
@@ -210,14 +224,14 @@ def test_text_in_pieces_equals_text_sent_whole(fuzzed_server, group):
         if len(group) == 1 or not alone_only:
             whole = speak(server.port, s, whole=True)
             heard = results[i]
-            assert len(whole) == len(heard) and all(a.same_as(b) for a, b in zip(heard, whole, strict=True)), \
+            assert len(whole) == len(heard) and all(a.same_as(b, steps) for a, b in zip(heard, whole, strict=True)), \
                 (name, s, [a.chunks for a in heard], [b.chunks for b in whole])
         else:
             assert all(h.audio for h in results[i]), (name, s)  # batched beside others: audio for every sentence
 
 
 def test_the_fuzzed_server_is_healthy_afterwards(fuzzed_server):
-    server, _, name = fuzzed_server
+    server, _, _, name = fuzzed_server
     with urllib.request.urlopen(server.url + "/health", timeout=10) as r:
         health = json.loads(r.read())
     assert r.status == 200 and health["status"] == "ok" and health["failures"] == {} and health["restarts"] == {}, \

@@ -151,6 +151,30 @@ def test_vocoder_crosses_the_attention_window(engine, ov_fp32):
         np.testing.assert_allclose(request.get_output_tensor(i + 1).data, tensor, atol=1e-5)
 
 
+def test_a_lone_frame_mid_stream_goes_in_a_padded_call(engine, ov_int8, monkeypatch):
+    """A stream's first call may be one frame; a later lone frame is a 2-frame call with `valid` 1
+    (a CPU's one-row kernels round otherwise: docs/determinism.md), its audio and state the frame's."""
+    vocoder = ov_int8.vocoder
+    calls: list[tuple[int, int, int]] = []
+    infer = vocoder.infer
+
+    def spy(codes, position, valid, tensors):
+        calls.append((codes.shape[0], position, valid))
+        return infer(codes, position, valid, tensors)
+
+    gen = torch.Generator().manual_seed(8)
+    codes = torch.randint(0, engine.checkpoint.codec.codebook_size, (9, 16), generator=gen).numpy()
+    alone = vocoder.start()
+    parts = [vocoder.decode(codes[a:b], alone) for a, b in ((0, 2), (2, 3), (3, 6), (6, 7), (7, 9))]
+    monkeypatch.setattr(vocoder, "infer", spy)
+    state = vocoder.start()
+    got = [vocoder.decode(codes[a:b], state) for a, b in ((0, 1), (1, 2), (2, 3), (3, 6), (6, 7), (7, 9))]
+    assert calls == [(1, 0, 1), (2, 1, 1), (2, 2, 1), (3, 3, 3), (2, 6, 1), (2, 7, 2)]
+    assert state.frames == 9 and [g.size for g in got] == [1920, 1920, 1920, 5760, 1920, 3840]
+    assert snr_db(np.concatenate(parts), np.concatenate(got)) > 25.0
+    assert snr_db(engine.decode(codes), np.concatenate(got)) > 25.0
+
+
 def test_first_chunk_defaults_to_one_frame_with_the_openvino_vocoder(engine, ov_int8):
     assert engine.default_first_chunk == 2 and ov_int8.default_first_chunk == 1
     with ov_int8.stream("First audio early.", "ryan", seed=4, max_new_tokens=12, budget=None) as stream:

@@ -23,7 +23,8 @@ segment again, so the segment's length bounds the cost of each.
 
 With voice activity (`LiveOptions.vad`: Silero VAD, `hearth.listen.vad`, on 32 ms frames) only
 speech is heard, and a segment is one stretch of it: `speech_started` when a frame's probability
-reaches `vad_threshold` (the segment starts `padding_s` earlier, so the first sound is kept), then
+reaches `vad_threshold` (the segment starts `padding_s` earlier, so the first sound is kept, but not before the last
+stretch's end: stretches never overlap), then
 updates as above. Quiet starts at a frame below the threshold less 0.15 (as silero's own
 segmentation has it); once it has lasted 96 ms (three frames: shorter pauses inside speech are not
 worth it) the segment's final is heard, over its audio so far with the closing rule, and held: if
@@ -307,10 +308,9 @@ class LiveTranscription:
         s = self._segment
         yield self._mark("speech_stopped", s, s.samples + self._pending_n)
         final = self._held or self._heard_final()
-        kept = int(self.live.padding_s * SAMPLE_RATE)
-        tail = self._take_pending() if self._pending_n else np.zeros(0, np.float32)
-        audio = np.concatenate(s.audio + [tail]) if kept else tail[:0]
-        self._before = audio[max(0, audio.size - kept) :]
+        self._take_pending()
+        # The next stretch's padding starts here: the closing quiet is this stretch's, not the next's.
+        self._before = np.zeros(0, np.float32)
         self._speaking, self._quiet, self._held = False, 0, None
         self._segment = _Segment(s.index + 1, self._consumed / SAMPLE_RATE)
         yield final
