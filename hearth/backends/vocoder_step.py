@@ -103,9 +103,9 @@ class SteppedVocoder:
         (`valid` 1): a CPU's kernels may take another path for one row than for several (on a Xeon
         with AMX, OpenVINO's bf16 vocoder then rounds a value the other way now and then, and the
         state carries it: up to 74 steps of 16-bit PCM), and that would make the audio depend on
-        where a live session's calls fall. With calls of 2 to 5 frames after the first, 78
-        partitions out of 78 gave the same bits there. The first call stays one frame (the
-        earliest audio), as in every chunk plan."""
+        where a live session's calls fall: 20 of 600 random partitions differed there, 0 of 600
+        padded (docs/determinism.md). The first call stays one frame (the earliest audio), as in
+        every chunk plan."""
         if codes.ndim != 2 or codes.shape[1] != self.cfg.num_quantizers or codes.shape[0] == 0:
             raise ValueError(
                 f"expected codes of shape [frames >= 1, {self.cfg.num_quantizers}], got {tuple(codes.shape)}"

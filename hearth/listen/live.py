@@ -23,17 +23,17 @@ segment again, so the segment's length bounds the cost of each.
 
 With voice activity (`LiveOptions.vad`: Silero VAD, `hearth.listen.vad`, on 32 ms frames) only
 speech is heard, and a segment is one stretch of it: `speech_started` when a frame's probability
-reaches `vad_threshold` (the segment starts `padding_s` earlier, so the first sound is kept, but not before the last
-stretch's end: stretches never overlap), then
-updates as above. Quiet starts at a frame below the threshold less 0.15 (as silero's own
-segmentation has it); once it has lasted 96 ms (three frames: shorter pauses inside speech are not
-worth it) the segment's final is heard, over its audio so far with the closing rule, and held: if
-speech comes back before `silence_s` of quiet it is thrown away and the segment goes on;
-otherwise `speech_stopped` and that final come, so the final is ready about `silence_s` after the
-last word whatever the segment's length. No update is heard while a final is held (its chunks are
-counted). Silence between segments costs only the detector (about 0.1 ms a
-frame) and is never transcribed. A segment cut at `max_segment_s` in mid-speech is stopped and
-the next started, so every `speech_started` has its `speech_stopped` and its final.
+reaches `vad_threshold` (the segment starts `padding_s` earlier, so the first sound is kept, but
+not before the last stretch's end: stretches never overlap), then updates as above. Quiet starts at
+a frame below the threshold less 0.15 (as silero's own segmentation has it); once it has lasted 96
+ms (three frames: shorter pauses inside speech are not worth it) the segment's final is heard, over
+its audio so far with the closing rule, and held: if speech comes back before `silence_s` of quiet
+it is thrown away and the segment goes on; otherwise `speech_stopped` and that final come, so the
+final is ready about `silence_s` after the last word whatever the segment's length. No update is
+heard while a final is held (its chunks are counted). Silence between segments costs only the
+detector (about 0.1 ms a frame) and is never transcribed. A segment cut at `max_segment_s` in
+mid-speech is stopped and the next started, so every `speech_started` has its `speech_stopped` and
+its final.
 
 Audio: float samples (in [-1, 1] as a rule, but not scaled or clipped: a stream has no peak to
 scale by, and qwen-asr streams them as they are) or int16, mono or [samples, channels], at any
