@@ -18,6 +18,9 @@ set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 cd "$HERE"
 PYTHON=${PYTHON:-python3}
+# numpy's OpenBLAS picks its kernels by the CPUID it sees, as the runtimes do, unless told otherwise:
+# a core type set in the environment (some sandboxes set OPENBLAS_CORETYPE=Haswell) would hide the level.
+unset OPENBLAS_CORETYPE
 
 if ! grep -qw cpuid_fault /proc/cpuinfo; then
     echo "test-cpus: this CPU (or its hypervisor) has no CPUID faulting ('cpuid_fault' in /proc/cpuinfo):" \
