@@ -18,9 +18,13 @@ set -eu
 HERE=$(cd "$(dirname "$0")/.." && pwd)
 cd "$HERE"
 PYTHON=${PYTHON:-python3}
-# numpy's OpenBLAS picks its kernels by the CPUID it sees, as the runtimes do, unless told otherwise:
-# a core type set in the environment (some sandboxes set OPENBLAS_CORETYPE=Haswell) would hide the level.
+# numpy's OpenBLAS picks its kernels by the CPUID it sees, unless OPENBLAS_CORETYPE names them (some
+# sandboxes set Haswell, which would hide the level). Each level's tests get the core type OpenBLAS picks
+# under that level's CPUID, asked in a process of its own and then given by name: left to detect it in
+# every process, a test worker died under the AVX2 masks on a Zen 5 (2026-12-07; see docs/determinism.md).
 unset OPENBLAS_CORETYPE
+BLAS_PICK='import numpy, threadpoolctl
+print(next((i.get("architecture") or "") for i in threadpoolctl.threadpool_info() if i.get("internal_api") == "openblas"))'
 
 if ! grep -qw cpuid_fault /proc/cpuinfo; then
     echo "test-cpus: this CPU (or its hypervisor) has no CPUID faulting ('cpuid_fault' in /proc/cpuinfo):" \
@@ -40,7 +44,8 @@ for level in $LEVELS; do
     # (pytest's fault handler would take the SIGSEGV through which every hidden CPUID passes)
     shown=$(HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -c \
         'from hearth.platform.topology import simd; print(simd())')
-    if HEARTH_CPU_RECORD="$WORK/listen" HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" \
+    blas=$(HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" $PYTHON -c "$BLAS_PICK")
+    if OPENBLAS_CORETYPE=$blas HEARTH_CPU_RECORD="$WORK/listen" HEARTH_CPU_MASK=$level LD_PRELOAD="$WORK/cpu_mask.so" \
         $PYTHON -m pytest -q -p no:faulthandler \
         -p no:cacheprovider -n 2 $TESTS >"$WORK/$level.log" 2>&1; then
         result=passed
@@ -51,7 +56,7 @@ for level in $LEVELS; do
         grep "cpu_mask:" "$WORK/$level.log" >&2 || true  # where a process died of a real fault, if one did
     fi
     summary=$(grep -E '[0-9]+ (passed|failed)' "$WORK/$level.log" | tail -n 1)
-    echo "test-cpus: $level (the runtimes saw $shown): $result in $(( $(date +%s) - t0 )) s: $summary"
+    echo "test-cpus: $level (the runtimes saw $shown, numpy's BLAS $blas): $result in $(( $(date +%s) - t0 )) s: $summary"
 done
 echo "test-cpus: $(echo $LEVELS | wc -w) levels in $(( $(date +%s) - start )) s"
 if [ -d "$WORK/listen" ]; then
