@@ -232,8 +232,8 @@ def runtime_venv(dist, tmp_path_factory) -> Path:
 
 def _kernel_choices() -> dict[str, str]:
     """The environment's settings that pick this machine's math kernels and thread pools. The same codes
-    are promised on one machine (docs/determinism.md), and these make part of what the machine is: with
-    OPENBLAS_CORETYPE=Haswell (set in some build sandboxes) numpy's products round otherwise than with
+    are promised on one machine (docs/determinism.md), and these settings are part of the machine: under
+    OPENBLAS_CORETYPE=Haswell (set in some build sandboxes) numpy's products round otherwise than under
     the kernels OpenBLAS picks itself, and the compiled backends project the text with numpy (on an AMD
     Zen 5, seed 3: 8 of the last frame's 16 codes differed)."""
     kinds = ("OPENBLAS_", "MKL_", "OMP_", "ONEDNN_", "DNNL_", "NPY_")
