@@ -21,16 +21,18 @@ setup:
 
 # Everything, in two worker processes (a test module stays on one worker: its server starts once).
 # A worker that dies ends the run: pytest-xdist 3.8's loadscope can wait forever after replacing one
-# (pytest-dev/pytest-xdist#1378).
+# (pytest-dev/pytest-xdist#1378). Output is captured at Python's level only (--capture=sys), so what
+# a native library writes as a worker dies (the dynamic loader's "Inconsistency detected by ld.so",
+# a runtime's abort message) reaches the log instead of a capture file that dies with the worker.
 test:
 	$(PYTHON) -m ruff check hearth tests
 	$(PYTHON) -m mypy
-	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --durations=25
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --capture=sys --durations=25
 
 # The same in a random order (modules and the tests in them), to find a test that depends on another's
 # leftovers; the seed is printed, and `--random-order-seed=N` repeats an order.
 test-shuffled:
-	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --random-order-bucket=global
+	$(PYTHON) -m pytest -q -n 2 --dist loadscope --max-worker-restart 0 --capture=sys --random-order-bucket=global
 
 # For working: no test that starts a process or converts for a compiled backend, but one OpenVINO
 # smoke test (see tests/conftest.py); about two minutes on two cores.

@@ -62,16 +62,24 @@ def _core(device: str):  # noqa: ANN202 - the runtime's own type
 
     core = ov.Core()
     base = device.split(".")[0].split(":")[0]
-    if base in ("CPU", "GPU", "NPU") and not any(d.split(".")[0] == base for d in core.available_devices):
+    with _OPENING:
+        if not _OPENED:
+            # The devices, asked once a process: each asking loads every device's plugin, and one
+            # that cannot load stays closed, so it is opened and dropped again at every asking (the
+            # GPU plugin without libOpenCL.so.1: strace showed it on a compile thread while another
+            # started threads).
+            _DEVICES.extend(core.available_devices)
+            _OPENED.append(ov.frontend.FrontEndManager().load_by_framework("ir"))
+            _OPENED.extend(_hold_open("openvino"))  # (a runtime whose last core is gone closes its plugins)
+    if base in ("CPU", "GPU", "NPU") and not any(d.split(".")[0] == base for d in _DEVICES):
         raise ValueError(f"OpenVINO device {device} is not available here; devices found: "
-                         f"{', '.join(core.available_devices)} (see `hearth doctor`)")
-    if not _OPENED:
-        _OPENED.append(ov.frontend.FrontEndManager().load_by_framework("ir"))
-        _OPENED.extend(_hold_open("openvino"))  # (a runtime whose last core is gone closes its plugins)
+                         f"{', '.join(_DEVICES)} (see `hearth doctor`)")
     return core
 
 
+_OPENING = threading.Lock()
 _OPENED: list[Any] = []  # the IR reader and the runtime's libraries, held open for the process's life
+_DEVICES: list[str] = []  # what the runtime found, asked once (see `_core`)
 
 
 def _hold_open(name: str) -> list[Any]:
