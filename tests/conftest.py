@@ -72,16 +72,17 @@ with contextlib.suppress(ImportError):
 # A test process that ends on a signal says which, and where every thread was: pytest's fault
 # handler covers the fatal ones (SIGSEGV, SIGFPE, SIGABRT, SIGBUS, SIGILL); these end a process as
 # silently otherwise (an xdist worker would only be "not properly terminated"). So does os._exit.
+# Written to the process's own stderr, which `make test` leaves uncaptured (--capture=sys).
 for _sig in ("SIGTERM", "SIGHUP", "SIGUSR1", "SIGUSR2", "SIGXCPU", "SIGXFSZ", "SIGSYS", "SIGTRAP"):
     if hasattr(signal, _sig):
-        faulthandler.register(getattr(signal, _sig), all_threads=True, chain=True)
+        faulthandler.register(getattr(signal, _sig), file=sys.__stderr__, all_threads=True, chain=True)
 _real_exit = os._exit
 
 
 def _loud_exit(code: int) -> NoReturn:
-    print(f"os._exit({code}) in test process {os.getpid()}:", file=sys.stderr)
-    traceback.print_stack(file=sys.stderr)
-    faulthandler.dump_traceback(all_threads=True)
+    print(f"os._exit({code}) in test process {os.getpid()}:", file=sys.__stderr__)
+    traceback.print_stack(file=sys.__stderr__)
+    faulthandler.dump_traceback(file=sys.__stderr__, all_threads=True)
     _real_exit(code)
 
 

@@ -214,8 +214,6 @@ class CompiledSession:
             raise InputError(f"the decoder reached its {MAX_ASR_POSITIONS} positions", "max_new_tokens")
 
     def prefill(self, ids: np.ndarray, audio: np.ndarray, audio_at: int) -> np.ndarray:
-        if self.position:
-            raise RuntimeError("prefill runs once per session, before any step")
         embeds = self.model.embed(ids, audio, audio_at)
         return self.run(embeds, np.array([len(ids) - 1], np.int64))[0]
 
@@ -223,6 +221,13 @@ class CompiledSession:
         if not self.position and not self.closed:
             raise RuntimeError("step before prefill")
         return self.run(self.model.embed(np.array([token])), np.zeros(1, np.int64))[0]
+
+    def rewind(self, position: int) -> None:
+        if self.closed:
+            raise RuntimeError("this session is closed")
+        if not 0 <= position <= self.position:
+            raise ValueError(f"cannot rewind a session of {self.position} positions to {position}")
+        self.position = position
 
     def close(self) -> None:
         self.closed = True

@@ -29,13 +29,21 @@ class AudioEncoding(Protocol):
 class AsrSession(Protocol):
     """One transcription's decoder state (its KV cache and position)."""
 
+    position: int  # positions held
+
     def prefill(self, ids: np.ndarray, audio: np.ndarray, audio_at: int) -> np.ndarray:
-        """The prompt's ids [n], the rows audio_at .. audio_at + len(audio) taken by `audio` [tokens,
-        hidden] -> float32 logits of the last position [vocab]."""
+        """The ids [n] of the next n positions (the prompt, or what follows the positions kept by
+        `rewind`), the rows audio_at .. audio_at + len(audio) taken by `audio` [tokens, hidden] ->
+        float32 logits of the last position [vocab]."""
         ...
 
     def step(self, token: int) -> np.ndarray:
         """The token chosen last -> float32 logits of the next position [vocab]."""
+        ...
+
+    def rewind(self, position: int) -> None:
+        """Forget the positions from `position` on (at most `self.position`): the next prefill or
+        step goes there, and the positions before it are kept as they are."""
         ...
 
     def close(self) -> None:

@@ -103,6 +103,20 @@ class OpenVINOSession(CompiledSession):
         self.position += n
         return self.request.get_output_tensor(0).data.copy()
 
+    def rewind(self, position: int) -> None:
+        """Each layer's keys and values cut to `position` positions (the state's third axis)."""
+        import openvino as ov
+
+        held = self.position
+        super().rewind(position)
+        if position == held:
+            return
+        if not position:
+            self.request.reset_state()
+            return
+        for state in self.request.query_state():
+            state.state = ov.Tensor(np.ascontiguousarray(state.state.data[:, :, :position]))
+
     def close(self) -> None:
         if not self.closed and self.request is not None:
             self.request.reset_state()  # (its keys and values freed before it waits in the pool)

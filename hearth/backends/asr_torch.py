@@ -69,11 +69,13 @@ class TorchAsrSession:
             raise RuntimeError("this session is closed")
         return self.cache
 
+    @property
+    def position(self) -> int:
+        return self._cache().length
+
     @torch.inference_mode()
     def prefill(self, ids: np.ndarray, audio: np.ndarray, audio_at: int) -> np.ndarray:
         cache = self._cache()
-        if cache.length:
-            raise RuntimeError("prefill runs once per session, before any step")
         embeds = self.decoder.embed(torch.from_numpy(np.asarray(ids, np.int64)), torch.from_numpy(audio), audio_at)
         return _out(self.decoder(embeds, cache)[0, -1])
 
@@ -84,6 +86,12 @@ class TorchAsrSession:
             raise RuntimeError("step before prefill")
         embeds = self.decoder.embed(torch.tensor([token], dtype=torch.long))
         return _out(self.decoder(embeds, cache)[0, -1])
+
+    def rewind(self, position: int) -> None:
+        cache = self._cache()
+        if not 0 <= position <= cache.length:
+            raise ValueError(f"cannot rewind a session of {cache.length} positions to {position}")
+        cache.length = position
 
     def close(self) -> None:
         self.cache = None

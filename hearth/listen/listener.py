@@ -29,6 +29,7 @@ from hearth.listen.languages import LANGUAGES, canonical_language
 from hearth.listen.live import LiveOptions, LiveTranscription
 from hearth.listen.options import ListenOptions
 from hearth.listen.prompt import asr_prompt
+from hearth.listen.reuse import SegmentWork
 from hearth.listen.timestamps import TimedUnit
 from hearth.listen.transcript import merge_languages, parse_transcript
 from hearth.listen.units import split_units
@@ -120,17 +121,23 @@ class Listener:
                              "(e.g. Qwen/Qwen3-ForcedAligner-0.6B)", "timestamps")
         return replace(o, language=canonical_language(o.language, self.languages))
 
-    def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "") -> Iterator[int]:
+    def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "",
+               work: SegmentWork | None = None) -> Iterator[int]:
         """The tokens generated for one piece (`samples` through `prepare_audio`, `options` through
         `check_options`), as they are chosen; after `prefix`, the answer's start forced (live
-        transcription, `hearth.listen.live`)."""
+        transcription, `hearth.listen.live`, which keeps a segment's `work` between its updates)."""
         features = self.features(samples)
-        embeddings = self.model.encode_audio(features)
+        embeddings = work.encoder(features) if work is not None else self.model.encode_audio(features)
         if embeddings.shape[0] != self.checkpoint.config.encoder.tokens_for(features.shape[1]):
             raise RuntimeError(f"the backend encoded {features.shape[1]} frames into {embeddings.shape[0]} embeddings")
         prompt = asr_prompt(self.tokenizer, self.special, embeddings.shape[0], options.context, options.language,
                             prefix)
-        return greedy_tokens(self.model, prompt, embeddings, self.stop_ids, options.max_new_tokens)
+        return greedy_tokens(self.model, prompt, embeddings, self.stop_ids, options.max_new_tokens,
+                             work.decoder if work is not None else None)
+
+    def segment_work(self) -> SegmentWork:
+        """What a live segment keeps between updates (`hearth.listen.reuse`)."""
+        return SegmentWork(self.model, self.checkpoint.config.encoder)
 
     def _piece(self, piece: AudioPiece, options: ListenOptions) -> TranscriptPiece:
         ids = tuple(self.tokens(piece.samples, options))

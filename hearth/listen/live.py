@@ -19,7 +19,9 @@ chunks are still counted, so the forced start begins where it would have.
 
 A segment ends when its audio reaches `max_segment_s` (or at `finish`): its final is the last
 update's text, and the next segment starts with nothing forced. Every update hears the whole
-segment again, so the segment's length bounds the cost of each.
+segment again, but keeps what the last one computed and is still the same (`hearth.listen.reuse`:
+the encoder's finished windows, the decoder's positions up to the first changed input), so its
+cost grows with the segment's last window and the forced start, not the whole segment.
 
 With voice activity (`LiveOptions.vad`: Silero VAD, `hearth.listen.vad`, on 32 ms frames) only
 speech is heard, and a segment is one stretch of it: `speech_started` when a frame's probability
@@ -55,6 +57,7 @@ from hearth.listen.audio import MIN_PIECE_SECONDS, SAMPLE_RATE, prepare_audio
 from hearth.listen.features import LogMel
 from hearth.listen.options import ListenOptions
 from hearth.listen.resample import Resampler, check_rate, mix_down
+from hearth.listen.reuse import SegmentWork
 from hearth.listen.transcript import parse_transcript
 
 __all__ = ["LiveEvent", "LiveOptions", "LiveTranscription"]
@@ -68,7 +71,10 @@ class Hearing(Protocol):
     tokenizer: TextTokenizer
     features: LogMel
 
-    def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "") -> Iterator[int]: ...
+    def tokens(self, samples: np.ndarray, options: ListenOptions, prefix: str = "",
+               work: SegmentWork | None = None) -> Iterator[int]: ...
+
+    def segment_work(self) -> SegmentWork: ...
 
 
 class Detector(Protocol):
@@ -173,6 +179,7 @@ class LiveTranscription:
         self._pending: list[np.ndarray] = []  # 16 kHz samples not yet a whole chunk
         self._pending_n = 0
         self._segment = _Segment(0, 0.0)
+        self._work: tuple[int, SegmentWork] | None = None  # the segment's (by index) kept work, `reuse`
         self._finished = False
         # Voice activity (None without): the frames' state, see `_voiced`.
         self._detector = detector if live.vad else None
@@ -204,6 +211,12 @@ class LiveTranscription:
         if self._finished:
             return []
         self._finished = True
+        try:
+            return self._finish()
+        finally:
+            self._drop_work()
+
+    def _finish(self) -> list[LiveEvent]:
         if self._detector is not None:
             return self._finish_voiced()
         events = list(self._updates(self._resampler.finish()))
@@ -387,7 +400,7 @@ class LiveTranscription:
         heard = np.pad(audio, (0, shortest - audio.size)) if audio.size < shortest else audio
         if whole:
             heard = prepare_audio(heard, SAMPLE_RATE, shortest)
-        ids = tuple(self.listener.tokens(heard, self.options, prefix))
+        ids = tuple(self.listener.tokens(heard, self.options, prefix, None if whole else self._work_of(s)))
         s.raw = prefix + self.listener.tokenizer.decode(list(ids), skip_special=True)
         s.updates += 1
         s.heard = audio.size
@@ -398,6 +411,18 @@ class LiveTranscription:
             stable = len(kept) if kept and text.startswith(kept) else 0
         return LiveEvent(kind, s.index, s.offset, audio.size / SAMPLE_RATE, language, text, stable, s.raw, ids,
                          time.perf_counter() - t0)
+
+    def _work_of(self, s: _Segment) -> SegmentWork:
+        """The work kept for segment `s` (a new segment's replaces the last one's)."""
+        if self._work is None or self._work[0] != s.index:
+            self._drop_work()
+            self._work = (s.index, self.listener.segment_work())
+        return self._work[1]
+
+    def _drop_work(self) -> None:
+        if self._work is not None:
+            self._work[1].close()
+            self._work = None
 
     def _final_of(self, s: _Segment) -> LiveEvent:
         if self.live.offline_final and s.samples:

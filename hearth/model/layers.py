@@ -142,9 +142,16 @@ class Attention(nn.Module):
         q = (q * cos) + (rotate_half(q) * sin)
         k = (k * cos) + (rotate_half(k) * sin)
         keys, values = cache.append(layer, k, v)
-        # No mask is ever needed: prefill is plain causal and a step sees the whole cache.
+        # A prompt from position 0 is plain causal and a step sees the whole cache: no mask. Several
+        # positions after kept ones (a live transcription's prompt after the positions it shares
+        # with the last, `hearth.listen.reuse`) see those and the causal part of their own: the
+        # mask aligned to the end (`is_causal` aligns it to the start).
+        mask = None
+        if 1 < n < keys.shape[2]:
+            mask = torch.ones(n, keys.shape[2], dtype=torch.bool).tril(keys.shape[2] - n)
         out = F.scaled_dot_product_attention(
-            q, keys, values, is_causal=n > 1, scale=self.scale, enable_gqa=self.num_heads != self.num_kv_heads
+            q, keys, values, attn_mask=mask, is_causal=n > 1 and mask is None, scale=self.scale,
+            enable_gqa=self.num_heads != self.num_kv_heads,
         )
         out = out.transpose(1, 2).contiguous().reshape(b, n, -1)
         return self.o_proj(out)

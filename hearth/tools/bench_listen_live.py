@@ -71,10 +71,13 @@ class _Timed:
         self.tokens_for = tokens_for
         self.done: list[tuple[float, int]] = []  # (perf_counter at the end, samples heard)
 
-    def tokens(self, samples: np.ndarray, options: Any, prefix: str = "") -> Any:  # noqa: ANN401
+    def segment_work(self) -> Any:  # noqa: ANN401
+        return self.listener.segment_work()
+
+    def tokens(self, samples: np.ndarray, options: Any, prefix: str = "", work: Any = None) -> Any:  # noqa: ANN401
         forced = len(self.tokenizer.encode(prefix)) if prefix else 0
         n = max(1, self.tokens_for(samples.size / _RATE) - forced)
-        ids = list(self.listener.tokens(samples, replace(options, max_new_tokens=n), prefix))
+        ids = list(self.listener.tokens(samples, replace(options, max_new_tokens=n), prefix, work))
         self.done.append((time.perf_counter(), samples.size))
         return iter(ids)
 
