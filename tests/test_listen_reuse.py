@@ -36,7 +36,7 @@ def _audio(seconds: float, seed: int, loud_from: float | None = None) -> np.ndar
 
 
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(growth=st.lists(st.floats(0.05, 2.5), min_size=2, max_size=4), seed=st.integers(0, 2**16),
+@given(growth=st.lists(st.floats(0.01, 2.5), min_size=2, max_size=4), seed=st.integers(0, 2**16),
        loud_from=st.none() | st.floats(0.5, 6.0), prefixes=st.lists(st.sampled_from(["", "language English<asr_text>",
                                                                                   "hello", "a b c"]),
                                                                  min_size=4, max_size=4))
@@ -62,15 +62,17 @@ def test_finished_windows_and_shared_positions_are_not_computed_again(hearing):
     try:
         list(hearing.tokens(audio[: 3 * RATE], options, "", work))
         assert work.encoder.encoded == 2 and work.decoder.kept == 0  # (nothing held yet)
+        assert work.encoder.convolved == 3
         list(hearing.tokens(audio[: 7 * RATE], options, "", work))
         # 0-2 s is finished and the same; 2-4 s is not (its last frames saw the reflected end at 3 s).
-        assert work.encoder.encoded == 3
+        assert work.encoder.encoded == 3 and work.encoder.convolved == 5
         assert work.decoder.kept == 9 + 26  # the system prompt and the first window
         prompt = len(work.decoder.ids) - 3  # (and the 3 tokens fed back of the 4 chosen)
         list(hearing.tokens(audio[: 7 * RATE], options, "", work))
         # The same audio and prompt again: only the last window (never finished) and the prompt's
         # last position (whose logits are wanted) are computed.
         assert work.encoder.encoded == 1 and work.decoder.kept == prompt - 1
+        assert work.encoder.convolved == 0  # (the last window's one chunk is whole and the same)
     finally:
         work.close()
     assert work.decoder.session is None
@@ -112,3 +114,23 @@ def test_a_live_segment_keeps_its_work_between_updates(hearing):
     assert [e.kind for e in events] == ["partial"] * 7 + ["final"]
     assert sum(e for e, _ in counts) <= len(counts) + 3  # 3 finished windows, each encoded once more at most
     assert all(k >= 9 for _, k in counts[1:])
+
+
+def test_the_growing_windows_whole_chunks_keep_their_convolutions(asr17_dir):
+    """The released 8-second windows (8 chunks): as a window grows, only its new chunks and the one
+    whose end moved are convolved again, and the tokens are those heard afresh."""
+    hearing = Listener.load(asr17_dir, backend="torch")
+    options = hearing.check_options(ListenOptions(max_new_tokens=4))
+    audio = _audio(9.5, 11, loud_from=None)
+    work = hearing.segment_work()
+    convolved = []
+    try:
+        for seconds in (1.5, 3.0, 4.25, 6.0, 8.0, 9.5):
+            heard = audio[: int(seconds * RATE)]
+            assert list(hearing.tokens(heard, options, "", work)) == list(hearing.tokens(heard, options, ""))
+            convolved.append(work.encoder.convolved)
+    finally:
+        work.close()
+    # 1.5 s: chunks 0-1. 3 s: 1 (its end moved) and 2. 4.25 s: 2 to 4. 6 s: 4 and 5. 8 s: 5 to 7
+    # (the window is whole now). 9.5 s: 7 (its end moved) and the next window's 8 and 9.
+    assert convolved == [2, 2, 3, 2, 3, 3]

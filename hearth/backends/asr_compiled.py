@@ -123,10 +123,13 @@ class CompiledAsrModel:
     # -- shared -----------------------------------------------------------------------------------------
 
     def encode_audio(self, features: np.ndarray) -> np.ndarray:
+        return self.audio_windows(self.audio_steps(features), features.shape[1])
+
+    def audio_steps(self, features: np.ndarray, longest: int | None = None) -> np.ndarray:
         cfg = self.config.encoder
         features = np.ascontiguousarray(features, np.float32)
         lengths = cfg.chunk_lengths(features.shape[1])
-        longest = max(lengths)  # every chunk zero-padded to the longest, as the reference batches them
+        longest = longest or max(lengths)  # every chunk zero-padded to the longest, as the reference batches them
         starts = np.cumsum([0, *lengths[:-1]])
         steps = []
         per_call = max(cfg.chunks_per_window, 1)  # (memory stays bounded on long audio)
@@ -137,16 +140,18 @@ class CompiledAsrModel:
                 batch[j, 0, :, :n] = features[:, start : start + n]
             out = self._convolve(batch)
             steps += [out[j, : _conv_steps(lengths[first + j])] for j in range(batch.shape[0])]
-        x = np.concatenate(steps)  # [tokens, d_model]
-        windows = cfg.window_lengths(features.shape[1])
+        return np.concatenate(steps)  # [tokens, d_model]
+
+    def audio_windows(self, steps: np.ndarray, frames: int) -> np.ndarray:
+        windows = self.config.encoder.window_lengths(frames)
         full, width = (len(windows) - 1 if windows[-1] != windows[0] else len(windows)), windows[0]
         parts = []
         for first in range(0, full, 4):  # whole windows four at a time, as the rows of one batch
             count = min(4, full - first)
-            block = x[first * width : (first + count) * width].reshape(count, width, -1)
+            block = steps[first * width : (first + count) * width].reshape(count, width, -1)
             parts.append(self._transform(block).reshape(count * width, -1))
         if full < len(windows):  # the shorter last window alone
-            parts.append(self._transform(x[full * width :][None])[0])
+            parts.append(self._transform(steps[full * width :][None])[0])
         return np.concatenate(parts)
 
     def embed(self, ids: np.ndarray, audio: np.ndarray | None = None, audio_at: int = 0) -> np.ndarray:

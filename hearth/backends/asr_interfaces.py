@@ -22,7 +22,18 @@ __all__ = ["AlignerModel", "AsrModel", "AsrSession", "AudioEncoding"]
 class AudioEncoding(Protocol):
     def encode_audio(self, features: np.ndarray) -> np.ndarray:
         """Log-mel features [mel, frames] of one audio -> its embeddings [tokens, hidden], tokens being
-        `hearth.listen.prompt.audio_token_count(frames)`."""
+        `hearth.listen.prompt.audio_token_count(frames)`: `audio_windows(audio_steps(features))`."""
+        ...
+
+    def audio_steps(self, features: np.ndarray, longest: int | None = None) -> np.ndarray:
+        """The convolutions: features [mel, frames] -> steps [tokens, d_model], each chunk's own,
+        positioned. Chunks are zero-padded to `longest` frames (by default the longest of them), as
+        the reference pads a recording's chunks to its longest."""
+        ...
+
+    def audio_windows(self, steps: np.ndarray, frames: int) -> np.ndarray:
+        """The transformer over the steps of `frames` mel frames, each window attending to itself ->
+        embeddings [tokens, hidden]."""
         ...
 
 

@@ -38,6 +38,15 @@ class TorchAsrModel:
         x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(self.dtype)
         return _out(self.encoder(x))
 
+    @torch.inference_mode()
+    def audio_steps(self, features: np.ndarray, longest: int | None = None) -> np.ndarray:
+        x = torch.from_numpy(np.ascontiguousarray(features, dtype=np.float32)).to(self.dtype)
+        return _out(self.encoder.convolve(x, longest))
+
+    @torch.inference_mode()
+    def audio_windows(self, steps: np.ndarray, frames: int) -> np.ndarray:
+        return _out(self.encoder.transform(torch.from_numpy(steps).to(self.dtype), frames))
+
     def session(self, capacity: int) -> TorchAsrSession:
         return TorchAsrSession(self.decoder, capacity, self.dtype)
 

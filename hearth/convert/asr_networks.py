@@ -5,7 +5,7 @@ Three networks, each written against a writer (`asr_ov.AsrBuilder` for OpenVINO,
 `asr_ort.AsrWriter` for ONNX Runtime):
 
 * `conv_front`: a batch of mel chunks [C, 1, mel, T] -> [C, steps, d_model]: the three stride-2
-  convolutions, the projection and the sinusoidal positions (`hearth.model.asr_encoder._convolve`
+  convolutions, the projection and the sinusoidal positions (`hearth.model.asr_encoder.convolve`
   for each chunk; the caller pads the batch and trims the outputs as the reference does).
 * `window_stack`: the encoder's transformer over whole attention windows [W, n, d_model] ->
   [W, n, output_dim]. A window attends to itself alone, so running windows as the rows of a batch

@@ -100,11 +100,12 @@ class AudioEncoder(nn.Module):
         # Not a checkpoint tensor: made here, on the CPU, whatever device the module is built on.
         self.positions = sinusoids(cfg.max_source_positions, cfg.d_model, 10000.0)
 
-    def _convolve(self, features: torch.Tensor) -> torch.Tensor:
-        """features [mel, frames] -> [tokens, d_model]: each chunk convolved, positioned, trimmed."""
+    def convolve(self, features: torch.Tensor, longest: int | None = None) -> torch.Tensor:
+        """features [mel, frames] -> [tokens, d_model]: each chunk convolved, positioned, trimmed
+        (chunks zero-padded to `longest` frames, by default the longest of them)."""
         cfg = self.cfg
         lengths = cfg.chunk_lengths(features.shape[1])
-        longest = max(lengths)
+        longest = longest or max(lengths)
         batch = features.new_zeros(len(lengths), 1, cfg.num_mel_bins, longest)  # zero-padded, as pad_sequence
         start = 0
         for i, n in enumerate(lengths):
@@ -125,8 +126,11 @@ class AudioEncoder(nn.Module):
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         """features [mel, frames] (one audio) -> embeddings [tokens, output_dim]."""
-        x = self._convolve(features)
-        windows = self.cfg.window_lengths(features.shape[1])
+        return self.transform(self.convolve(features), features.shape[1])
+
+    def transform(self, x: torch.Tensor, frames: int) -> torch.Tensor:
+        """The convolutions' steps of `frames` mel frames -> embeddings, each window attending to itself."""
+        windows = self.cfg.window_lengths(frames)
         for layer in self.layers:
             x = layer(x, windows)
         x = self.ln_post(x)
