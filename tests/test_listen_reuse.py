@@ -134,3 +134,24 @@ def test_the_growing_windows_whole_chunks_keep_their_convolutions(asr17_dir):
     # 1.5 s: chunks 0-1. 3 s: 1 (its end moved) and 2. 4.25 s: 2 to 4. 6 s: 4 and 5. 8 s: 5 to 7
     # (the window is whole now). 9.5 s: 7 (its end moved) and the next window's 8 and 9.
     assert convolved == [2, 2, 3, 2, 3, 3]
+
+
+def test_an_update_that_fails_leaves_the_next_to_start_afresh(hearing):
+    """A prefill that fails after the session rewound (audio of the wrong width) must not leave the
+    segment's later updates a session whose positions it no longer knows."""
+    from hearth.listen.prompt import asr_prompt
+
+    options = hearing.check_options(ListenOptions(max_new_tokens=4))
+    audio = _audio(5.0, 7)
+    work = hearing.segment_work()
+    try:
+        list(hearing.tokens(audio[: 3 * RATE], options, "", work))
+        rows = hearing.model.encode_audio(hearing.features(audio[: 4 * RATE]))
+        prompt = asr_prompt(hearing.tokenizer, hearing.special, rows.shape[0], "", None, "")
+        with pytest.raises(Exception):  # noqa: B017 - whichever error the runtime gives
+            work.decoder.start(prompt, np.zeros((rows.shape[0], rows.shape[1] + 1), np.float32), 200)
+        assert work.decoder.session is None
+        heard = audio[: 5 * RATE]
+        assert list(hearing.tokens(heard, options, "", work)) == list(hearing.tokens(heard, options, ""))
+    finally:
+        work.close()

@@ -118,21 +118,28 @@ class HeldDecoder:
     def start(self, prompt: Prompt, audio: np.ndarray, capacity: int) -> np.ndarray:
         """The prompt heard (its positions shared with the last one kept) -> logits of its last."""
         ids = np.asarray(prompt.ids, np.int64)
-        if self.session is None:
-            self.session = self.model.session(capacity)
-            same = 0
-        else:
-            same = min(self._shared(ids, audio, prompt.audio_at), len(ids) - 1)
-            self.session.rewind(same)
-        at = prompt.audio_at - same
-        rows = audio[max(0, -at) :]
-        logits = self.session.prefill(ids[same:], rows, max(at, 0))
+        try:
+            if self.session is None:
+                self.session = self.model.session(capacity)
+                same = 0
+            else:
+                same = min(self._shared(ids, audio, prompt.audio_at), len(ids) - 1)
+                self.session.rewind(same)
+            at = prompt.audio_at - same
+            logits = self.session.prefill(ids[same:], audio[max(0, -at) :], max(at, 0))
+        except BaseException:
+            self.close()  # (what the session holds is unknown now: the next update starts afresh)
+            raise
         self.ids, self.audio, self.audio_at, self.kept = ids, audio, prompt.audio_at, same
         return logits
 
     def step(self, token: int) -> np.ndarray:
         assert self.session is not None, "step before start"
-        logits = self.session.step(token)
+        try:
+            logits = self.session.step(token)
+        except BaseException:
+            self.close()
+            raise
         self.ids = np.append(self.ids, np.int64(token))
         return logits
 
