@@ -128,7 +128,33 @@ def test_the_run_script_maps_the_options_to_the_server(tmp_path):
     export = tmp_path / "my-export"
     export.mkdir()
     given = json.loads(run_script(tmp_path, {**defaults, "model": str(export)}, "--check").stdout)
-    assert given["model"] == str(export)
+    assert given["model"] == str(export) and given["listen"] is None  # speech alone unless asked
+    for listen in ("Qwen/Qwen3-ASR-1.7B", f" {export} "):
+        hearing = json.loads(run_script(tmp_path, {**defaults, "listen": listen}, "--check").stdout)
+        assert hearing["listen"] == listen.strip() and hearing["command"] == out["command"][:2] + hearing["command"][2:]
+    assert json.loads(run_script(tmp_path, {**defaults, "listen": ""}, "--check").stdout)["listen"] is None
+
+
+def test_the_container_serves_the_listening_model_beside_the_speech_model(tmp_path, monkeypatch, capsys):
+    """What the run script's HEARTH_LISTEN becomes: `--listen` on the server `hearth-container`
+    starts, its export read as it is (the export of a hub id is `hearth export`'s, tested in
+    test_runtime_only), and a folder that is neither export nor checkpoint refused by name."""
+    from hearth.tools import container
+
+    speech, hearing = tmp_path / "speech", tmp_path / "asr"
+    for folder in (speech, hearing):
+        folder.mkdir()
+        (folder / "hearth-export.json").write_text("{}", encoding="utf-8")
+    assert container.prepare(str(hearing), "default", "HEARTH_LISTEN") == hearing
+    monkeypatch.setenv("HEARTH_PORT", "10300")
+    command, port = container.server_command("wyoming", speech, hearing, ["--voice", "ryan"], None)
+    assert command == ["hearth", "wyoming", "--uri", "tcp://0.0.0.0:10300", "--model", str(speech),
+                       "--listen", str(hearing), "--voice", "ryan"] and port == 10300
+    command, _ = container.server_command("serve", speech, None, [], "k")
+    assert "--listen" not in command and command[command.index("--api-key") + 1] == "k"
+    with pytest.raises(SystemExit):
+        container.prepare(str(tmp_path), "default", "HEARTH_LISTEN")
+    assert f"HEARTH_LISTEN={tmp_path}: neither an export" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(("options", "said"), [
@@ -143,6 +169,9 @@ def test_the_run_script_maps_the_options_to_the_server(tmp_path):
     ({"model": "/share/nowhere"}, "no such folder"),
     ({"model": "justaname"}, "give a hub id (owner/name"),
     ({"volume": 3}, "unknown option 'volume'"),
+    ({"listen": "asr"}, "listen 'asr': give a hub id (owner/name, e.g. Qwen/Qwen3-ASR-0.6B)"),
+    ({"listen": "/share/no-asr"}, "listen '/share/no-asr': no such folder"),
+    ({"listen": 5}, "listen 5: a Qwen3-ASR hub id"),
 ])
 def test_a_bad_option_is_named_in_the_addon_log_with_what_to_set(tmp_path, options, said):
     r = run_script(tmp_path, options)

@@ -5,12 +5,15 @@ tests/audit/sitecustomize.py: importing one fails and its package metadata is ab
 cache of its own. It loads a model directory `hearth export` wrote, speaks through every surface (the
 Python API, `hearth say`, `hearth serve` with the OpenAI client, `hearth wyoming` with Home
 Assistant's client) the same audio, sample for sample, as this process (which has torch) makes from
-that directory; what would need converting says what to install instead.
+that directory; what would need converting says what to install instead. A hearing model's export
+(Qwen3-ASR) transcribes there too, through `hearth transcribe` and `hearth wyoming --listen`.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
+import json
 import os
 import subprocess
 import sys
@@ -19,6 +22,7 @@ import wave
 import numpy as np
 import pytest
 from servers import Server, WyomingServer
+from sounds import voiced
 
 import hearth
 from hearth.streaming.sinks import to_pcm
@@ -126,7 +130,7 @@ def test_every_file_of_an_export_is_readable_by_all(exported, tmp_path):
     """An export is copied to other machines and read by other users (a container's, a service's):
     all its files are readable by all, also where the checkpoint's are not (safetensors writes 0600;
     such a file is copied and made readable, not linked)."""
-    from hearth.convert.export_model import _copy_tree
+    from hearth.convert.export_files import copy_tree
 
     # (What the runtimes add while the module's other tests use it, their compiled blobs and primed
     # states, is this machine's own, not the export's.)
@@ -138,7 +142,73 @@ def test_every_file_of_an_export_is_readable_by_all(exported, tmp_path):
     source.mkdir()
     (source / "model.safetensors").write_bytes(b"weights")
     (source / "model.safetensors").chmod(0o600)
-    _copy_tree(source, tmp_path / "out")
+    copy_tree(source, tmp_path / "out")
     copied = tmp_path / "out" / "model.safetensors"
     assert copied.read_bytes() == b"weights" and copied.stat().st_mode & 0o444 == 0o444
     assert (source / "model.safetensors").stat().st_mode & 0o777 == 0o600  # the user's own file is left as it was
+
+
+@pytest.fixture(scope="module")
+def hearing_export(own_asr_dir, tmp_path_factory):
+    """`hearth export` of a Qwen3-ASR checkpoint (int8 networks for both runtimes), and its manifest."""
+    out = tmp_path_factory.mktemp("asr-export") / "export"
+    r = subprocess.run([sys.executable, "-m", "hearth.cli", "export", str(own_asr_dir), str(out), "--json"],
+                       capture_output=True, timeout=600, check=False)
+    assert r.returncode == 0, r.stderr.decode()
+    return out, json.loads(r.stdout)
+
+
+def test_a_hearing_model_s_export_transcribes_without_torch(hearing_export, own_asr_dir, tmp_path):
+    """The same transcript, byte for byte, as this process's install gives from the checkpoint
+    (whose conversions the export copied), on each runtime, with nothing converted."""
+    exported, manifest = hearing_export
+    assert manifest["source"]["kind"] == "Qwen3-ASR" and manifest["runtimes"] == ["openvino", "onnxruntime"]
+    assert [c["what"] for c in manifest["converted"]] == ["openvino Qwen3-ASR (int8)", "onnxruntime Qwen3-ASR (int8)"]
+    recording = tmp_path / "speech.wav"
+    with wave.open(str(recording), "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(16000)
+        w.writeframes((voiced(2.5, seed=3) * 32767).astype("<i2").tobytes())
+    for backend in ("openvino", "onnxruntime"):
+        args = ["transcribe", str(recording), "--backend", backend, "--max-new-tokens", "12"]
+        r = run_without_torch(["-m", "hearth.cli", *args, "--model", str(exported)], tmp_path / "cache")
+        assert r.returncode == 0, r.stderr.decode()
+        want = subprocess.run([sys.executable, "-m", "hearth.cli", *args, "--model", str(own_asr_dir)],
+                              capture_output=True, timeout=300, check=False)
+        assert want.returncode == 0 and r.stdout == want.stdout and r.stdout.strip(), want.stderr.decode()
+    assert not any((tmp_path / "cache").rglob("manifest.json")), "nothing is converted into the cache"
+
+
+def test_wyoming_listens_with_a_hearing_export_without_torch(exported, hearing_export, tmp_path):
+    """What the container and the add-on run with HEARTH_LISTEN: `hearth wyoming --listen EXPORT`,
+    offering speech-to-text to Home Assistant's client and speaking as before."""
+    from wyoming.asr import Transcribe
+    from wyoming.audio import AudioChunk, AudioStart, AudioStop
+    from wyoming.client import AsyncTcpClient
+    from wyoming.info import Describe
+
+    pcm = (voiced(1.5, seed=5) * 32767).astype("<i2").tobytes()
+
+    async def exchange(port: int) -> tuple:
+        async with AsyncTcpClient("127.0.0.1", port) as client:
+            await client.write_event(Describe().event())
+            info = await client.read_event()
+            await client.write_event(Transcribe(language="en").event())
+            await client.write_event(AudioStart(rate=16000, width=2, channels=1).event())
+            for i in range(0, len(pcm), 3200):
+                await client.write_event(AudioChunk(rate=16000, width=2, channels=1, audio=pcm[i:i + 3200]).event())
+            await client.write_event(AudioStop().event())
+            events = [await client.read_event()]
+            while events[-1].type != "transcript-stop":
+                events.append(await client.read_event())
+            return info, events
+
+    with WyomingServer(exported, "--listen", str(hearing_export[0]), "--max-new-tokens", str(FRAMES),
+                       env=runtime_env(tmp_path / "cache")) as wyoming:
+        info, events = asyncio.run(asyncio.wait_for(exchange(wyoming.port), 300))
+        assert [p["name"] for p in info.data["asr"]] == ["hearth-asr"] and info.data["tts"]
+        assert [e.type for e in events][-2:] == ["transcript", "transcript-stop"]
+        assert isinstance(events[-2].data["text"], str)
+        assert wyoming.speak(TEXT)
+    assert not any((tmp_path / "cache").rglob("manifest.json")), "nothing is converted into the cache"

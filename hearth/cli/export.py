@@ -20,7 +20,8 @@ def add_parsers(sub: Any) -> None:
     from hearth.convert.export_model import PRESETS, RUNTIMES
 
     p = sub.add_parser("export", help="a self-contained model directory: converted once, loaded anywhere with --model")
-    p.add_argument("model", help="checkpoint directory or hub id (an export is exported again from its files)")
+    p.add_argument("model", help="checkpoint directory or hub id: a speech model, Qwen3-ASR or Qwen3-ForcedAligner "
+                                 "(an export is exported again from its files)")
     p.add_argument("out", type=Path, help="the directory to write (must not exist)")
     p.add_argument("--preset", choices=tuple(PRESETS), default="default",
                    help="; ".join(f"{name}: {preset.about}" for name, preset in PRESETS.items()))
@@ -48,6 +49,16 @@ def _export(args: argparse.Namespace) -> int:
     for part in manifest["converted"]:
         print(f"  {part['what']}: {part['mb']:.0f} MB ({part['dir']})", file=sys.stderr)
     print(f"exported {manifest['source']['path']} ({args.preset}) to {args.out} in {manifest['export_s']:.0f} s: "
-          f"{manifest['total_mb']:.0f} MB; copy it anywhere and run hearth say 'Hello.' --model {args.out}",
+          f"{manifest['total_mb']:.0f} MB; copy it anywhere and run {_try(manifest, args.out)}",
           file=sys.stderr)
     return 0
+
+
+def _try(manifest: dict[str, Any], out: Path) -> str:
+    """The command that uses the export, by its kind of model."""
+    kind = manifest["source"].get("kind")
+    if kind == "Qwen3-ASR":
+        return f"hearth transcribe RECORDING.wav --model {out} (or --listen {out} on hearth serve and wyoming)"
+    if kind == "Qwen3-ForcedAligner":
+        return f"hearth transcribe RECORDING.wav --aligner {out}"
+    return f"hearth say 'Hello.' --model {out}"

@@ -21,12 +21,12 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterable
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from hearth.checkpoint.exported import FORMAT, MANIFEST, find_export
+from hearth.convert.export_files import RUNTIMES, copy_tree, tool_versions, tree_size
 
 if TYPE_CHECKING:
     from hearth.backends.conversions import ConvertedModel
@@ -36,7 +36,6 @@ __all__ = ["PRESETS", "RUNTIMES", "Preset", "export_model"]
 
 log = logging.getLogger("hearth.export")
 
-RUNTIMES = ("openvino", "onnxruntime")
 
 
 @dataclass(frozen=True)
@@ -61,44 +60,6 @@ PRESETS = {
     "mix": Preset({"backend": "onnxruntime", "weights": "mix"}, {"openvino": None, "onnxruntime": "mix"},
                   "talker and first codebook int8, the predictor's 15 codebooks 4-bit, on ONNX Runtime"),
 }
-
-
-def _versions() -> dict[str, str]:
-    from importlib.metadata import PackageNotFoundError, version
-
-    found = {}
-    for package in ("hearth-tts", "openvino", "onnxruntime", "torch", "nncf", "onnxscript"):
-        with suppress(PackageNotFoundError):
-            found[package] = version(package)
-    return found
-
-
-def _copy_tree(source: Path, target: Path, skip: tuple[str, ...] = (".", "converted", "voices", MANIFEST)) -> int:
-    """The files under `source` but those whose first part starts with one of `skip`, hard-linked
-    where the file system allows it, else copied; their bytes. Every file of an export is readable
-    by all (it is copied to other machines and read by other users: a container's, a service's):
-    a file that is not stays apart, copied and made so (safetensors writes its files 0600)."""
-    total = 0
-    for path in sorted(source.rglob("*")):
-        rel = path.relative_to(source)
-        if path.is_dir() or rel.parts[0].startswith(skip):
-            continue
-        dest = target / rel
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        readable = path.stat().st_mode & 0o444 == 0o444
-        try:
-            if not readable:
-                raise OSError("copied, to be made readable")
-            os.link(path.resolve(), dest)
-        except OSError:
-            shutil.copy2(path, dest)
-            dest.chmod(dest.stat().st_mode | 0o444)
-        total += dest.stat().st_size
-    return total
-
-
-def _size(path: Path) -> int:
-    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
 
 
 def _drift(directory: Path, load: dict[str, Any], vocoder: str) -> dict[str, Any]:
@@ -165,8 +126,8 @@ def _conversions(ckpt: Checkpoint, spec: Any, chosen: list[str], tmp: Path) -> l
         log.info("export 2/4: the %s (%d of %d)", what, i, len(steps))
         done = _convert(ckpt, runtime, weights, spec.vocoder[runtime])
         target = tmp / "converted" / runtime / done.directory.name
-        _copy_tree(done.directory, target, skip=("compiled-",))  # not the runtime's ISA-specific blobs
-        converted.append({"what": what, "dir": str(target.relative_to(tmp)), "mb": round(_size(target) / 1e6, 1),
+        copy_tree(done.directory, target, skip=("compiled-",))  # not the runtime's ISA-specific blobs
+        converted.append({"what": what, "dir": str(target.relative_to(tmp)), "mb": round(tree_size(target) / 1e6, 1),
                           "convert_s": round(float(cast(float, done.manifest.get("convert_s", 0.0))), 1)})
     return converted
 
@@ -181,17 +142,21 @@ def _stored_voices(ckpt: Checkpoint, tmp: Path) -> list[str]:
         for name in cloner.usable():
             (tmp / "voices").mkdir(exist_ok=True)
             shutil.copy2(cloner.store.find(name), tmp / "voices" / f"{name}.safetensors")
-            (tmp / "voices" / f"{name}.safetensors").chmod(0o644)  # (see `_copy_tree`)
+            (tmp / "voices" / f"{name}.safetensors").chmod(0o644)  # (see `copy_tree`)
             voices.append(name)
     return voices
 
 
 def export_model(model: str, out: Path, preset: str = "default", runtimes: Iterable[str] = RUNTIMES,
                  drift: bool = False) -> dict[str, Any]:
-    """Write the export of `model` for `preset` into `out` (which must not exist); its manifest."""
+    """Write the export of `model` for `preset` into `out` (which must not exist); its manifest. A
+    hearing model (Qwen3-ASR, Qwen3-ForcedAligner) is exported by hearth/convert/export_hearing.py."""
     from hearth.checkpoint.loading import open_checkpoint
+    from hearth.convert.export_hearing import export_hearing, is_hearing_model
     from hearth.voices.cloning import checkpoint_identity
 
+    if is_hearing_model(model):
+        return export_hearing(model, out, preset, runtimes, drift)
     spec, chosen = _preset_runtimes(preset, runtimes)
     out = Path(out)
     if out.exists():
@@ -205,11 +170,11 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
     try:
         tmp.mkdir(parents=True)
         log.info("export 1/4: the checkpoint's files from %s", ckpt.path)
-        checkpoint_bytes = _copy_tree(ckpt.path, tmp)
+        checkpoint_bytes = copy_tree(ckpt.path, tmp)
         manifest: dict[str, Any] = {
             "format": FORMAT, "preset": preset, "about": spec.about,
             "created": datetime.datetime.now(datetime.UTC).replace(microsecond=0).isoformat(),
-            "versions": _versions(),
+            "versions": tool_versions(),
             "source": {"model": model, "path": str(ckpt.path), "identity": checkpoint_identity(ckpt),
                        "kind": ckpt.config.kind},
             "load_options": dict(spec.load) if len(chosen) == 2 else
@@ -233,7 +198,7 @@ def export_model(model: str, out: Path, preset: str = "default", runtimes: Itera
             manifest["drift"] = figures
         else:
             manifest["drift"] = "not measured (hearth export --drift, or hearth accuracy --model DIR)"
-        manifest["total_mb"] = round(_size(tmp) / 1e6, 1)
+        manifest["total_mb"] = round(tree_size(tmp) / 1e6, 1)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1), encoding="utf-8")
         tmp.rename(out)
     except BaseException:

@@ -7,14 +7,15 @@
     hearth-container slim                             (image builds) drop from this venv what a CPU
                                                       server never opens
 
-HEARTH_MODEL names the model: an export (a `hearth export` directory, read as it is), a checkpoint
-directory, or a hub id. A checkpoint or hub id is exported once into /data/exports/NAME-PRESET and
-read from there on every later start, with no network (HF_HUB_OFFLINE=1 works then). Exporting
-needs the converter (torch, onnx), which the runtime image leaves out: it is installed into
-/data/converter for that one start and removed after (HEARTH_KEEP_CONVERTER=1 keeps it), from the
-package index (HEARTH_TORCH_INDEX: PyTorch's CPU wheels by default on x86-64; HEARTH_TORCH: the
-requirement). HEARTH_PRESET
-(default, fast, small) chooses the export's preset. Logs go to stderr; SIGTERM stops the server.
+HEARTH_MODEL names the speech model: an export (a `hearth export` directory, read as it is), a
+checkpoint directory, or a hub id. HEARTH_LISTEN, if set, names a Qwen3-ASR model the same ways: the
+server then transcribes too (`--listen`; Wyoming's speech-to-text, /v1/audio/transcriptions). A
+checkpoint or hub id is exported once into /data/exports/NAME-PRESET and read from there on every
+later start, with no network (HF_HUB_OFFLINE=1 works then). Exporting needs the converter (torch,
+onnx), which the runtime image leaves out: it is installed into /data/converter for that start and
+removed after (HEARTH_KEEP_CONVERTER=1 keeps it), from the package index (HEARTH_TORCH_INDEX:
+PyTorch's CPU wheels by default on x86-64; HEARTH_TORCH: the requirement). HEARTH_PRESET (default,
+fast, small) chooses the speech export's preset. Logs go to stderr; SIGTERM stops the server.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ def is_export(path: Path) -> bool:
 
 
 def is_checkpoint(path: Path) -> bool:
-    return (path / "config.json").is_file() and (path / "model.safetensors").is_file()
+    weights = (path / "model.safetensors").is_file() or (path / "model.safetensors.index.json").is_file()
+    return (path / "config.json").is_file() and weights
 
 
 def export_name(model: str, preset: str) -> str:
@@ -89,22 +91,24 @@ def converter() -> Path:
     return venv
 
 
-def prepare(model: str, preset: str) -> Path:
-    """The export to serve for HEARTH_MODEL: as given, kept from an earlier start, or made now."""
+def prepare(model: str, preset: str, variable: str = "HEARTH_MODEL") -> Path:
+    """The export to serve for `model` (named by the environment's `variable`): as given, kept from
+    an earlier start, or made now (the converter is removed by `main` once every model is ready)."""
     if preset not in PRESETS:
         fail(f"HEARTH_PRESET={preset!r}: use one of {', '.join(PRESETS)}")
+    model = model.strip()
     given = Path(model)
     try:
         if given.is_dir() and is_export(given):
             return given
         if given.is_absolute() and not given.exists():
-            fail(f"HEARTH_MODEL={model}: no such directory in the container (mount it, e.g. -v "
+            fail(f"{variable}={model}: no such directory in the container (mount it, e.g. -v "
                  "/srv/models:/models:ro)")
         if given.is_absolute() and not is_checkpoint(given):
-            fail(f"HEARTH_MODEL={model}: neither an export (hearth-export.json) nor a checkpoint (config.json and "
+            fail(f"{variable}={model}: neither an export (hearth-export.json) nor a checkpoint (config.json and "
                  "model.safetensors)")
     except PermissionError as e:
-        fail(f"HEARTH_MODEL={model}: the server's user (uid {os.getuid()}) may not read {e.filename}: make the "
+        fail(f"{variable}={model}: the server's user (uid {os.getuid()}) may not read {e.filename}: make the "
              "folder and its files readable by all (chmod -R a+rX on the host)")
     out = DATA / "exports" / export_name(model, preset)
     if is_export(out):
@@ -123,10 +127,20 @@ def prepare(model: str, preset: str) -> Path:
         fail(f"the export of {model} failed (its messages are above)")
     partial.rename(out)
     shutil.rmtree(DATA / "cache" / "convert", ignore_errors=True)
-    if os.environ.get("HEARTH_KEEP_CONVERTER") != "1":
-        shutil.rmtree(venv, ignore_errors=True)
     say(f"exported in {time.monotonic() - t0:.0f} s")
     return out
+
+
+def server_command(mode: str, model: Path, listen: Path | None, flags: list[str],
+                   key: str | None) -> tuple[list[str], int]:
+    """The `hearth wyoming` or `hearth serve` command for the prepared models, on all addresses, and its port."""
+    hearing = ["--listen", str(listen)] if listen is not None else []
+    if mode == "wyoming":
+        port = int(os.environ.get("HEARTH_PORT", "10200"))
+        return ["hearth", "wyoming", "--uri", f"tcp://0.0.0.0:{port}", "--model", str(model), *hearing, *flags], port
+    port = int(os.environ.get("HEARTH_PORT", "8000"))
+    return ["hearth", "serve", "--host", "0.0.0.0", "--port", str(port), "--model", str(model), *hearing,
+            *(["--api-key", key] if key else []), *flags], port
 
 
 def health() -> int:
@@ -197,20 +211,19 @@ def main(argv: list[str]) -> int:
         return slim()
     if mode not in ("wyoming", "serve", "export"):
         fail(f"unknown command {mode!r}: wyoming, serve, export, health or slim")
-    model = prepare(os.environ.get("HEARTH_MODEL", "Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice"),
-                    os.environ.get("HEARTH_PRESET", "default"))
+    try:
+        model = prepare(os.environ.get("HEARTH_MODEL", "Qwen/Qwen3-TTS-12Hz-0.6B-CustomVoice"),
+                        os.environ.get("HEARTH_PRESET", "default"))
+        hearing = os.environ.get("HEARTH_LISTEN", "").strip()
+        listen = prepare(hearing, "default", "HEARTH_LISTEN") if hearing else None  # (its networks: int8)
+    finally:
+        if os.environ.get("HEARTH_KEEP_CONVERTER") != "1":
+            shutil.rmtree(DATA / "converter", ignore_errors=True)
     if mode == "export":
-        say(f"the model is ready: {model}")
+        say(f"the model is ready: {model}" + (f"; the listening model: {listen}" if listen else ""))
         return 0
-    flags = argv[1:]
     key = os.environ.get("HEARTH_API_KEY") if mode == "serve" else None  # (compose passes it from the host)
-    if mode == "wyoming":
-        port = int(os.environ.get("HEARTH_PORT", "10200"))
-        command = ["hearth", "wyoming", "--uri", f"tcp://0.0.0.0:{port}", "--model", str(model), *flags]
-    else:
-        port = int(os.environ.get("HEARTH_PORT", "8000"))
-        command = ["hearth", "serve", "--host", "0.0.0.0", "--port", str(port), "--model", str(model),
-                   *(["--api-key", key] if key else []), *flags]
+    command, port = server_command(mode, model, listen, argv[1:], key)
     STATE.write_text(json.dumps({"mode": mode, "port": port}), encoding="utf-8")
     say(" ".join("***" if key and a == key else a for a in command))
     os.execvp(command[0], command)  # the server takes SIGTERM itself
